@@ -1,0 +1,1 @@
+"""The ``plurm`` command line."""

@@ -1,0 +1,259 @@
+"""The typed, frozen configuration: what slurm.conf and qos.conf mean once defaults apply.
+
+Every field holds an *effective* value: DEFAULT records merged in, legacy aliases resolved,
+node topology inferred, partition fall-backs applied. ``None`` stands for Slurm's INFINITE or
+"not set, use the cluster's value" as each field's doc says. Times are in the unit the key
+uses in Slurm (minutes for partition time limits, seconds elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+
+import attrs
+
+from plurm.conf.values import (
+    OverSubscribe,
+    PreemptMode,
+    SelectTypeParameters,
+)
+from plurm.errors import SourceLocation
+
+__all__ = [
+    "ConfNotice",
+    "ControlHost",
+    "NodeSetSpec",
+    "NodeSpec",
+    "PartitionSpec",
+    "PreemptParameters",
+    "QosSpec",
+    "SchedulerParameters",
+    "SlurmConfig",
+]
+
+
+@attrs.frozen
+class ConfNotice:
+    """A warning about the configuration: Slurm logs it and goes on, and so does Plurm."""
+
+    message: str
+    location: SourceLocation | None = None
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
+
+
+@attrs.frozen
+class ControlHost:
+    """One SlurmctldHost (or ControlMachine) entry: ``name(address)``."""
+
+    name: str
+    address: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.address})" if self.address else self.name
+
+
+@attrs.frozen
+class NodeSpec:
+    """One NodeName line: the nodes it names and their effective attributes.
+
+    ``names`` is the expanded hostlist, in order. ``hostnames`` and ``addresses`` run in
+    parallel with it (NodeHostname and NodeAddr default to the name). ``extra`` holds keys
+    Plurm accepts but does not act on, as written.
+    """
+
+    expression: str
+    names: tuple[str, ...]
+    hostnames: tuple[str, ...]
+    addresses: tuple[str, ...]
+    cpus: int = 1
+    boards: int = 1
+    sockets: int = 1
+    cores_per_socket: int = 1
+    threads_per_core: int = 1
+    real_memory: int = 1
+    tmp_disk: int = 0
+    weight: int = 1
+    features: tuple[str, ...] = ()
+    gres: tuple[str, ...] = ()
+    state: str = "UNKNOWN"
+    reason: str | None = None
+    extra: Mapping[str, str] = attrs.field(factory=dict)
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class NodeSetSpec:
+    """A NodeSet: a name usable in a partition's Nodes=, for the union of its members."""
+
+    name: str
+    nodes: tuple[str, ...]
+    feature: str | None = None
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class PartitionSpec:
+    """One PartitionName line with PartitionName=DEFAULT values and Slurm's defaults applied.
+
+    ``nodes`` lists the member nodes in node-table order (Slurm keeps a bitmap); ``nodes_expr``
+    is the Nodes= value as written. ``preempt_mode`` None means the cluster's PreemptMode.
+    ``max_time``/``default_time`` are minutes, None for UNLIMITED; ``default_time`` already
+    falls back to ``max_time``. Memory limits are MiB, None for unlimited.
+    """
+
+    name: str
+    nodes: tuple[str, ...]
+    nodes_expr: str = ""
+    default: bool = False
+    priority_tier: int = 1
+    priority_job_factor: int = 1
+    oversubscribe: OverSubscribe = OverSubscribe()
+    preempt_mode: PreemptMode | None = None
+    grace_time: int = 0
+    max_time: int | None = None
+    default_time: int | None = None
+    state: str = "UP"
+    max_nodes: int | None = None
+    min_nodes: int = 0
+    def_mem_per_cpu: int | None = None
+    def_mem_per_node: int | None = None
+    max_mem_per_cpu: int | None = None
+    max_mem_per_node: int | None = None
+    qos: str | None = None
+    allow_accounts: tuple[str, ...] | None = None
+    allow_groups: tuple[str, ...] | None = None
+    allow_qos: tuple[str, ...] | None = None
+    deny_accounts: tuple[str, ...] | None = None
+    deny_qos: tuple[str, ...] | None = None
+    hidden: bool = False
+    root_only: bool = False
+    exclusive_user: bool = False
+    lln: bool = False
+    req_resv: bool = False
+    select_type_parameters: SelectTypeParameters | None = None
+    over_time_limit: int | None = None
+    extra: Mapping[str, str] = attrs.field(factory=dict)
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class QosSpec:
+    """One QOS from qos.conf, with sacctmgr's meanings.
+
+    ``preempt_mode`` None means the cluster's PreemptMode (sacctmgr's ``cluster`` or empty).
+    ``preempt_exempt_time`` None means "defer to PreemptExemptTime" (sacctmgr's -1).
+    """
+
+    name: str
+    priority: int = 0
+    preempt: tuple[str, ...] = ()
+    preempt_mode: PreemptMode | None = None
+    preempt_exempt_time: int | None = None
+    grace_time: int = 0
+    usage_factor: float = 1.0
+    flags: frozenset[str] = frozenset()
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class SchedulerParameters:
+    """SchedulerParameters: the options Plurm acts on, typed, plus every option as written."""
+
+    sched_interval: int = 60
+    sched_min_interval: int = 2
+    default_queue_depth: int = 100
+    bf_interval: int = 30
+    bf_window: int = 1440
+    bf_max_job_test: int = 500
+    bf_resolution: int = 60
+    bf_continue: bool = False
+    options: Mapping[str, str | None] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class PreemptParameters:
+    """The preemption tunables, from PreemptParameters or their legacy spellings.
+
+    Slurm 22.05 reads them from SchedulerParameters (``preempt_youngest_first``,
+    ``preempt_strict_order``, ``preempt_reorder_count``) and SlurmctldParameters
+    (``preempt_send_user_signal``); Slurm 23.02 added ``PreemptParameters``.
+    """
+
+    youngest_first: bool = False
+    strict_order: bool = False
+    reorder_count: int = 1
+    min_exempt_priority: int | None = None
+    send_user_signal: bool = False
+    reclaim_licenses: bool = False
+    suspend_grace_time: int = 2
+
+
+@attrs.frozen
+class SlurmConfig:
+    """A whole configuration, effective values only. Build it with :func:`plurm.conf.load`."""
+
+    cluster_name: str
+    control_hosts: tuple[ControlHost, ...]
+    nodes: tuple[NodeSpec, ...] = ()
+    partitions: tuple[PartitionSpec, ...] = ()
+    nodesets: tuple[NodeSetSpec, ...] = ()
+    qos: tuple[QosSpec, ...] = ()
+    select_type: str = "select/linear"
+    select_type_parameters: SelectTypeParameters = SelectTypeParameters()
+    preempt_type: str = "preempt/none"
+    preempt_mode: PreemptMode = PreemptMode()
+    preempt_exempt_time: int | None = None
+    preempt_parameters: PreemptParameters = PreemptParameters()
+    scheduler_type: str = "sched/backfill"
+    scheduler_parameters: SchedulerParameters = SchedulerParameters()
+    scheduler_time_slice: int = 30
+    priority_type: str = "priority/basic"
+    auth_type: str = "auth/munge"
+    auth_alt_types: tuple[str, ...] = ()
+    jobacct_gather_type: str = "jobacct_gather/none"
+    job_requeue: bool = True
+    kill_wait: int = 30
+    message_timeout: int = 10
+    min_job_age: int = 300
+    first_job_id: int = 1
+    max_job_count: int = 10000
+    over_time_limit: int = 0
+    def_mem_per_cpu: int | None = None
+    def_mem_per_node: int | None = None
+    max_mem_per_cpu: int | None = None
+    max_mem_per_node: int | None = None
+    #: Keys Plurm accepts but does not act on: canonical key -> value as written.
+    inactive: Mapping[str, str] = attrs.field(factory=dict)
+    #: Everything Slurm would log without refusing the file.
+    notices: tuple[ConfNotice, ...] = attrs.field(default=(), eq=False)
+    #: The files read, main file first, in reading order.
+    files: tuple[str, ...] = attrs.field(default=(), eq=False)
+
+    @cached_property
+    def node_names(self) -> tuple[str, ...]:
+        """Every node, in node-table order."""
+        return tuple(name for spec in self.nodes for name in spec.names)
+
+    @cached_property
+    def _node_index(self) -> Mapping[str, NodeSpec]:
+        return {name: spec for spec in self.nodes for name in spec.names}
+
+    def node(self, name: str) -> NodeSpec:
+        """The NodeName line that defines node ``name``; KeyError when none does."""
+        return self._node_index[name]
+
+    def partition(self, name: str) -> PartitionSpec:
+        """The partition called ``name``; KeyError when none is."""
+        for part in self.partitions:
+            if part.name == name:
+                return part
+        raise KeyError(name)
+
+    @property
+    def default_partition(self) -> PartitionSpec | None:
+        """The partition marked Default=YES (the last one, as in Slurm), else None."""
+        defaults = [part for part in self.partitions if part.default]
+        return defaults[-1] if defaults else None

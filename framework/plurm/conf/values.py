@@ -1,0 +1,336 @@
+"""Value parsers for slurm.conf, one per kind of value, with Slurm 22.05's rules.
+
+Each parser takes the value text and returns a typed value, or raises :class:`BadValue` with
+the reason. The builder turns that into a :class:`~plurm.errors.ConfValueError` that carries
+the key and the position, so parsers stay free of locations.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+import attrs
+
+__all__ = [
+    "INFINITE",
+    "BadValue",
+    "CrBase",
+    "OverSubscribe",
+    "OverSubscribeKind",
+    "PreemptBase",
+    "PreemptMode",
+    "SelectTypeParameters",
+    "format_minutes",
+    "parse_bool",
+    "parse_int",
+    "parse_preempt_mode",
+    "parse_select_type_parameters",
+    "parse_time",
+]
+
+#: Slurm's INFINITE: every bit of the field set. Plurm keeps it as None in typed fields and
+#: uses this marker only while parsing.
+INFINITE = -1
+
+UINT16_MAX = 0xFFFF
+UINT32_MAX = 0xFFFF_FFFF
+UINT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
+
+
+class BadValue(ValueError):
+    """A value a parser refuses; the message is the reason, in Slurm's words where it has them."""
+
+
+_INFINITE_WORDS = frozenset({"infinite", "unlimited"})
+_INT = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def parse_int(
+    text: str, *, bits: int = 32, infinite: bool = True, k_suffix: bool = False
+) -> int:
+    """An unsigned integer as C's ``strtoul(text, 0)`` reads it, within ``bits`` bits.
+
+    ``0x`` is hexadecimal and a leading ``0`` octal, as in Slurm. ``UNLIMITED`` and
+    ``INFINITE`` (any case) give :data:`INFINITE` where ``infinite`` allows it. With
+    ``k_suffix`` a trailing ``k``/``K`` multiplies by 1024.
+    """
+    word = text.strip().lower()
+    if word in _INFINITE_WORDS:
+        if infinite:
+            return INFINITE
+        raise BadValue(f'"{text}" is not a valid number')
+    multiplier = 1
+    body = text
+    if k_suffix and body[-1:] in ("k", "K"):
+        multiplier = 1024
+        body = body[:-1]
+    match = _INT.fullmatch(body)
+    if match is None:
+        raise BadValue(f'"{text}" is not a valid number')
+    digits = match.group(1)
+    if digits[:2] in ("0x", "0X"):
+        value = int(digits, 16)
+    elif digits.startswith("0"):
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    value *= multiplier
+    if value > (1 << bits) - 1:
+        raise BadValue(f'"{text}" is greater than {(1 << bits) - 1}')
+    return value
+
+
+_TRUE = frozenset({"yes", "up", "true", "1"})
+_FALSE = frozenset({"no", "down", "false", "0"})
+
+
+def parse_bool(text: str) -> bool:
+    """``yes``/``up``/``true``/``1`` or ``no``/``down``/``false``/``0``, any case."""
+    word = text.lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise BadValue(f'"{text}" is not a valid boolean')
+
+
+_TIME_FORMS = re.compile(
+    r"(?:(?P<days>\d+)-(?P<dh>\d+)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?)"
+    r"|(?:(?P<a>\d+)(?::(?P<b>\d+)(?::(?P<c>\d+))?)?)"
+)
+
+
+def parse_time(text: str, *, unit: str) -> int | None:
+    """A Slurm time string in ``unit`` ("seconds" or "minutes"); None means INFINITE.
+
+    Forms: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; ``-1``, ``INFINITE``
+    and ``UNLIMITED`` mean infinite. Fields are not range-checked (``1:60:15`` is 7215 s).
+    Minutes round up, as Slurm's ``time_str2mins`` does.
+    """
+    word = text.lower()
+    if word in _INFINITE_WORDS or word == "-1":
+        return None
+    match = _TIME_FORMS.fullmatch(text)
+    if match is None:
+        raise BadValue(f'"{text}" is not a valid time')
+    groups = {key: int(value) for key, value in match.groupdict().items() if value is not None}
+    if "days" in groups:
+        seconds = (
+            groups["days"] * 86400
+            + groups["dh"] * 3600
+            + groups.get("dm", 0) * 60
+            + groups.get("ds", 0)
+        )
+    elif "c" in groups:
+        seconds = groups["a"] * 3600 + groups["b"] * 60 + groups["c"]
+    elif "b" in groups:
+        seconds = groups["a"] * 60 + groups["b"]
+    else:
+        seconds = groups["a"] * 60
+    if unit == "minutes":
+        return (seconds + 59) // 60
+    return seconds
+
+
+def format_minutes(minutes: int | None) -> str:
+    """Minutes as Slurm prints a time limit: ``UNLIMITED``, ``M:SS``..., ``D-HH:MM:SS``."""
+    if minutes is None:
+        return "UNLIMITED"
+    return format_seconds(minutes * 60)
+
+
+def format_seconds(seconds: int) -> str:
+    """Seconds as Slurm prints an elapsed time or limit: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
+
+
+# --------------------------------------------------------------------------- OverSubscribe
+
+
+class OverSubscribeKind(enum.Enum):
+    """How a partition shares its resources between jobs."""
+
+    NO = "NO"
+    YES = "YES"
+    FORCE = "FORCE"
+    EXCLUSIVE = "EXCLUSIVE"
+
+
+@attrs.frozen
+class OverSubscribe:
+    """A partition's OverSubscribe: the kind and, for YES and FORCE, jobs per resource."""
+
+    kind: OverSubscribeKind = OverSubscribeKind.NO
+    count: int = 1
+
+    def __str__(self) -> str:
+        if self.kind in (OverSubscribeKind.YES, OverSubscribeKind.FORCE):
+            return f"{self.kind.value}:{self.count}"
+        return self.kind.value
+
+
+def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:
+    """OverSubscribe (alias Shared): the value and, when Slurm logs an error but goes on, its text.
+
+    ``YES`` and ``FORCE`` alone mean 4 jobs per resource. ``YES:n`` with n <= 1 is an error
+    that Slurm logs and treats as NO; ``FORCE:n`` needs n >= 1.
+    """
+    word, _, count_text = text.partition(":")
+    kind_name = word.upper()
+    if kind_name == "NO" and not count_text:
+        return OverSubscribe(OverSubscribeKind.NO, 1), None
+    if kind_name == "EXCLUSIVE" and not count_text:
+        return OverSubscribe(OverSubscribeKind.EXCLUSIVE, 1), None
+    if kind_name in ("YES", "FORCE"):
+        kind = OverSubscribeKind(kind_name)
+        if not count_text:
+            return OverSubscribe(kind, 4), None
+        try:
+            count = parse_int(count_text, bits=16, infinite=False)
+        except BadValue:
+            raise BadValue(f'bad OverSubscribe value "{text}"') from None
+        if kind is OverSubscribeKind.YES and count <= 1:
+            return OverSubscribe(OverSubscribeKind.NO, 1), f"Ignoring bad OverSubscribe value: {text}"
+        if kind is OverSubscribeKind.FORCE and count < 1:
+            return OverSubscribe(kind, 4), f"Ignoring bad OverSubscribe value: {text}"
+        return OverSubscribe(kind, count), None
+    raise BadValue(f'bad OverSubscribe value "{text}"')
+
+
+# --------------------------------------------------------------------------- PreemptMode
+
+
+class PreemptBase(enum.Enum):
+    """The one base action of a PreemptMode."""
+
+    OFF = "OFF"
+    CANCEL = "CANCEL"
+    REQUEUE = "REQUEUE"
+    SUSPEND = "SUSPEND"
+
+
+@attrs.frozen
+class PreemptMode:
+    """A PreemptMode: exactly one base action plus the GANG, WITHIN and PRIORITY flags."""
+
+    base: PreemptBase = PreemptBase.OFF
+    gang: bool = False
+    within: bool = False
+    priority: bool = False
+
+    def __str__(self) -> str:
+        words = [self.base.value]
+        if self.gang:
+            words = ["GANG"] if self.base is PreemptBase.OFF else [*words, "GANG"]
+        if self.within:
+            words.append("WITHIN")
+        if self.priority:
+            words.append("PRIORITY")
+        return ",".join(words)
+
+
+_PREEMPT_BASES = {
+    "off": PreemptBase.OFF,
+    "cluster": PreemptBase.OFF,
+    "cancel": PreemptBase.CANCEL,
+    "requeue": PreemptBase.REQUEUE,
+    "suspend": PreemptBase.SUSPEND,
+    "on": PreemptBase.SUSPEND,
+}
+_PREEMPT_FLAGS = ("gang", "within", "priority")
+
+
+def parse_preempt_mode(text: str) -> PreemptMode:
+    """Comma tokens: one base (off/cluster, cancel, requeue, suspend/on) and any flags."""
+    bases: list[PreemptBase] = []
+    flags: set[str] = set()
+    for token in text.split(","):
+        word = token.strip().lower()
+        if word in _PREEMPT_BASES:
+            bases.append(_PREEMPT_BASES[word])
+        elif word in _PREEMPT_FLAGS:
+            flags.add(word)
+        else:
+            raise BadValue(f"invalid PreemptMode token {token!r}")
+    if len(bases) > 1:
+        raise BadValue("PreemptMode takes exactly one of OFF, CANCEL, REQUEUE and SUSPEND")
+    mode = PreemptMode(bases[0] if bases else PreemptBase.OFF, *(f in flags for f in _PREEMPT_FLAGS))
+    if mode.gang and (mode.within or mode.priority):
+        raise BadValue("GANG cannot be combined with WITHIN or PRIORITY")
+    return mode
+
+
+# --------------------------------------------------------------------------- SelectTypeParameters
+
+
+class CrBase(enum.Enum):
+    """The consumable resource a select plugin counts."""
+
+    CPU = "CR_CPU"
+    CPU_MEMORY = "CR_CPU_Memory"
+    CORE = "CR_Core"
+    CORE_MEMORY = "CR_Core_Memory"
+    SOCKET = "CR_Socket"
+    SOCKET_MEMORY = "CR_Socket_Memory"
+    MEMORY = "CR_Memory"
+
+    @property
+    def memory(self) -> bool:
+        return self.value.endswith("Memory")
+
+
+_CR_BASES = {base.value.lower(): base for base in CrBase}
+_CR_FLAGS = {
+    name.lower(): name
+    for name in (
+        "CR_ONE_TASK_PER_CORE",
+        "CR_LLN",
+        "CR_PACK_NODES",
+        "CR_CORE_DEFAULT_DIST_BLOCK",
+        "LL_SHARED_GRES",
+        "MULTIPLE_SHARING_GRES_PJ",
+        "ENFORCE_BINDING_GRES",
+        "ONE_TASK_PER_SHARING_GRES",
+        "OTHER_CONS_RES",
+        "OTHER_CONS_TRES",
+    )
+}
+
+
+@attrs.frozen
+class SelectTypeParameters:
+    """SelectTypeParameters: at most one CR_* base and any flags, spelled as Slurm prints them."""
+
+    base: CrBase | None = None
+    flags: frozenset[str] = frozenset()
+
+    def __str__(self) -> str:
+        words = ([self.base.value] if self.base else []) + sorted(self.flags)
+        return ",".join(words) if words else "NONE"
+
+
+def parse_select_type_parameters(text: str) -> SelectTypeParameters:
+    """Comma list, any case; more than one base is an error, as is an unknown word."""
+    base: CrBase | None = None
+    flags: set[str] = set()
+    for token in text.split(","):
+        word = token.strip().lower()
+        if word in _CR_BASES:
+            if base is not None:
+                raise BadValue("only one of CR_CPU, CR_Core, CR_Socket and CR_Memory may be given")
+            base = _CR_BASES[word]
+        elif word in _CR_FLAGS:
+            flags.add(_CR_FLAGS[word])
+        else:
+            raise BadValue(f"invalid SelectTypeParameters: {token}")
+    if "CR_ONE_TASK_PER_CORE" in flags and base in (CrBase.CPU, CrBase.CPU_MEMORY):
+        raise BadValue("CR_ONE_TASK_PER_CORE is not compatible with CR_CPU")
+    return SelectTypeParameters(base, frozenset(flags))

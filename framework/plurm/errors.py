@@ -1,0 +1,170 @@
+"""Plurm's exception tree.
+
+Every error Plurm raises on purpose derives from :class:`PlurmError`, so a caller can catch one
+type at the boundary. Parsers (configuration, hostlists) raise nothing else, whatever the input.
+
+* PlurmError
+    * HostlistError            - an invalid hostlist expression or an oversized expansion
+    * ConfError                - a slurm.conf or qos.conf that Plurm (like Slurm) refuses
+        * ConfSyntaxError      - the text does not follow slurm.conf's line syntax
+        * ConfKeyError         - a key Slurm does not know, with a "did you mean" suggestion
+        * ConfValueError       - a known key with a value Slurm would reject
+        * ConfIncludeError     - an Include that is missing, unreadable or circular
+        * ConfErrorGroup       - several of the above, found in one pass over the files
+
+Configuration errors carry a :class:`SourceLocation` (file, line, column and the text of the line)
+so that the message can show the offending line with a caret under the column, the way compilers do.
+Expected outcomes of scheduling (a job that cannot run yet) are status values, never exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+__all__ = [
+    "ConfError",
+    "ConfErrorGroup",
+    "ConfIncludeError",
+    "ConfKeyError",
+    "ConfSyntaxError",
+    "ConfValueError",
+    "HostlistError",
+    "PlurmError",
+    "SourceLocation",
+]
+
+
+class PlurmError(Exception):
+    """The root of every error Plurm raises on purpose."""
+
+
+class HostlistError(PlurmError, ValueError):
+    """An invalid hostlist expression, or one that expands past the size cap."""
+
+
+@attrs.frozen
+class SourceLocation:
+    """Where a configuration problem is: 1-based line and column in ``file``.
+
+    ``text`` is the physical line as it stands in the file (without its line break), so that a
+    message can quote it. ``column`` 0 means the problem concerns the whole line.
+    """
+
+    file: str
+    line: int
+    column: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        if self.column:
+            return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}:{self.line}"
+
+    def excerpt(self) -> str:
+        """The offending line and, when the column is known, a caret under it."""
+        if not self.text:
+            return ""
+        shown = self.text.expandtabs(1)
+        lines = [f"    {shown}"]
+        if self.column:
+            lines.append("    " + " " * (self.column - 1) + "^")
+        return "\n".join(lines)
+
+
+class ConfError(PlurmError):
+    """A configuration Plurm refuses, as Slurm 22.05 refuses it.
+
+    ``location`` is None only for whole-configuration problems (for example a missing
+    ``ClusterName``, which Slurm reports without a line either).
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    @property
+    def errors(self) -> tuple[ConfError, ...]:
+        """Every individual error; a single error is a group of one."""
+        return (self,)
+
+    def __str__(self) -> str:
+        if self.location is None:
+            return self.message
+        excerpt = self.location.excerpt()
+        head = f"{self.location}: {self.message}"
+        return f"{head}\n{excerpt}" if excerpt else head
+
+
+class ConfSyntaxError(ConfError):
+    """The text does not follow slurm.conf's line syntax (key=value pairs, Include lines)."""
+
+
+class ConfKeyError(ConfError):
+    """A key that Slurm 22.05 does not recognise; Slurm treats it as fatal."""
+
+    def __init__(
+        self,
+        key: str,
+        location: SourceLocation | None,
+        *,
+        record: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
+        where = f" in a {record} line" if record else ""
+        message = f"unrecognized key {key!r}{where}"
+        if suggestion:
+            message += f"; did you mean {suggestion!r}?"
+        super().__init__(message, location)
+        self.key = key
+        self.record = record
+        self.suggestion = suggestion
+
+
+class ConfValueError(ConfError):
+    """A known key whose value Slurm would reject."""
+
+    def __init__(
+        self, key: str, value: str, reason: str, location: SourceLocation | None = None
+    ) -> None:
+        super().__init__(f"{key}={value}: {reason}", location)
+        self.key = key
+        self.value = value
+        self.reason = reason
+
+
+class ConfIncludeError(ConfError):
+    """An Include that cannot be followed; ``chain`` lists the including files, outermost first."""
+
+    def __init__(
+        self, message: str, location: SourceLocation | None, chain: Sequence[str] = ()
+    ) -> None:
+        if chain:
+            message += " (include chain: " + " -> ".join(chain) + ")"
+        super().__init__(message, location)
+        self.chain = tuple(chain)
+
+
+class ConfErrorGroup(ConfError):
+    """Several configuration errors found in one pass, in file order."""
+
+    def __init__(self, errors: Sequence[ConfError]) -> None:
+        super().__init__(f"{len(errors)} errors in the configuration")
+        self._errors = tuple(errors)
+
+    @property
+    def errors(self) -> tuple[ConfError, ...]:
+        return self._errors
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self._errors)
+
+
+def raise_collected(errors: Sequence[ConfError]) -> None:
+    """Raise nothing, the one error, or a group, so a caller sees every problem at once."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ConfErrorGroup(errors)

@@ -1,0 +1,254 @@
+"""Hostlist expressions, expanded and compressed exactly as Slurm 22.05's scontrol does.
+
+``expand("n[01-03],m7")`` gives ``["n01", "n02", "n03", "m7"]``; ``compress`` goes back.
+The rules were measured on real ``scontrol show hostnames|hostlist`` (the vectors live in
+``tests/data/oracle/hostlist/``):
+
+* Top-level separators are comma, space and tab; a run of them is one break. A separator
+  inside an open bracket does not split (``n[1, 3]`` is one expression).
+* A bracket group is a comma list of ``LO`` or ``LO-HI``; values print zero-padded to the
+  width of ``LO`` as written (``n[08-11]`` -> ``n08``...; ``n[8-11]`` -> ``n8``...). Each
+  element may name at most 65,536 hosts.
+* Several groups form a cartesian product in Slurm's order: the last group varies fastest,
+  the others in left-to-right order, so the second-to-last group is the outermost loop.
+* Order and duplicates are kept; nothing is sorted.
+* Nothing may follow the last ``]`` (22.05 rejects ``n[1-3].ib``).
+* Compression brackets only the trailing number and merges a host into the range just
+  before it when it has the same prefix and is the next number (with compatible width).
+  It neither sorts nor removes duplicates: ``n3,n1,n2`` -> ``n[3,1-2]``.
+
+Where 22.05 silently mangles malformed input, Plurm refuses it with a clear error instead:
+an unclosed ``[`` (Slurm turns ``n[1-3`` into the host ``n]``), range bounds with blanks,
+signs or junk (``n[1y-3]``), numbers past 2**64-1, and expansions past
+:data:`MAX_HOSTS` hosts in total. docs/hostlist.md lists these deviations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from plurm.errors import HostlistError
+
+__all__ = ["MAX_HOSTS", "MAX_RANGE", "HostlistError", "compress", "expand", "iter_expand"]
+
+#: Slurm's cap on the hosts one range element may name.
+MAX_RANGE = 65536
+#: Plurm's cap on a whole expansion, to fail clearly instead of exhausting memory.
+MAX_HOSTS = 1 << 20
+
+_SEPARATORS = ", \t"
+_U64_MAX = (1 << 64) - 1
+
+# A host in structured form: the text before its number, the number (None when the name
+# does not end in digits), and the width the number is printed at.
+_Host = tuple[str, int | None, int]
+
+
+def expand(expression: str) -> list[str]:
+    """Every host the expression names, in Slurm's order, duplicates kept."""
+    return list(iter_expand(expression))
+
+
+def iter_expand(expression: str) -> Iterator[str]:
+    """Like :func:`expand`, but validates everything first and then yields lazily."""
+    hosts = _expand_structured(expression)
+    return (_format(host) for host in hosts)
+
+
+def compress(hosts: Iterable[str] | str) -> str:
+    """The ranged form ``scontrol show hostlist`` prints (without the line break).
+
+    ``hosts`` is a list of names or a hostlist expression (which is expanded first, as
+    scontrol does).
+    """
+    if isinstance(hosts, str):
+        structured = _expand_structured(hosts)
+    else:
+        structured = [_split_literal(name) for name in hosts]
+    return _ranged_string(structured)
+
+
+# ----------------------------------------------------------------------------- tokenizing
+
+
+def _tokens(text: str) -> Iterator[str]:
+    """Top-level expressions, with separators inside an open bracket kept in the token."""
+    length = len(text)
+    position = 0
+    while position < length:
+        while position < length and text[position] in _SEPARATORS:
+            position += 1
+        if position >= length:
+            return
+        start = position
+        end = _next_separator(text, position)
+        check = start
+        while True:
+            opening = text.find("[", check, end)
+            closing = text.find("]", check, end)
+            if opening == -1 or (closing != -1 and closing < opening):
+                break
+            closing = text.find("]", opening, end)
+            if closing != -1:
+                check = closing + 1
+                continue
+            later = text.find("]", end)
+            if later == -1:
+                break
+            check = later + 1
+            end = _next_separator(text, check)
+        yield text[start:end]
+        position = end
+
+
+def _next_separator(text: str, position: int) -> int:
+    length = len(text)
+    while position < length and text[position] not in _SEPARATORS:
+        position += 1
+    return position
+
+
+# ----------------------------------------------------------------------------- expanding
+
+
+def _expand_structured(expression: str) -> list[_Host]:
+    hosts: list[_Host] = []
+    for token in _tokens(expression):
+        for host in _expand_token(token, expression):
+            hosts.append(host)
+            if len(hosts) > MAX_HOSTS:
+                raise HostlistError(
+                    f"Invalid hostlist: {expression} (more than {MAX_HOSTS} hosts)"
+                )
+    return hosts
+
+
+def _expand_token(token: str, expression: str) -> Iterator[_Host]:
+    opening = token.rfind("[")
+    if opening == -1:
+        yield _split_literal(token)
+        return
+    closing = token.find("]", opening)
+    if closing == -1:
+        raise HostlistError(f"Invalid hostlist: {expression} (missing ']' in {token!r})")
+    if closing != len(token) - 1:
+        raise HostlistError(
+            f"Invalid hostlist: {expression} (nothing may follow ']' in {token!r})"
+        )
+    prefix = token[:opening]
+    last = _parse_group(token[opening + 1 : closing], expression)
+    earlier = _last_group(prefix)
+    if earlier is None:
+        for low, high, width in last:
+            for number in range(low, high + 1):
+                yield prefix, number, width
+        return
+    # Slurm's order: the second-to-last group is the outer loop; each of its values is
+    # substituted as text and the remaining token expanded again.
+    start, end = earlier
+    outer = _parse_group(prefix[start + 1 : end], expression)
+    head, middle = prefix[:start], prefix[end + 1 :]
+    tail = token[opening:]
+    for low, high, width in outer:
+        for number in range(low, high + 1):
+            yield from _expand_token(f"{head}{number:0{width}d}{middle}{tail}", expression)
+
+
+def _last_group(prefix: str) -> tuple[int, int] | None:
+    """The span of a bracket group in ``prefix``: its last ``[`` and the last ``]`` after it."""
+    opening = prefix.rfind("[")
+    closing = prefix.rfind("]")
+    if opening == -1 or closing < opening:
+        return None
+    return opening, closing
+
+
+def _parse_group(text: str, expression: str) -> list[tuple[int, int, int]]:
+    """Range elements ``(low, high, width)`` of a bracket group's text."""
+    elements = []
+    for element in text.split(","):
+        low_text, dash, high_text = element.partition("-")
+        if dash and not high_text:
+            high_text = low_text
+        if not (_is_number(low_text) and (not dash or _is_number(high_text))):
+            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+        low = int(low_text)
+        high = int(high_text) if dash else low
+        if high > _U64_MAX:
+            raise HostlistError(f"Invalid hostlist: {expression} (number too large in {element!r})")
+        if low > high:
+            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+        if high - low + 1 > MAX_RANGE:
+            raise HostlistError(
+                f"Invalid hostlist: {expression} (too many hosts in range {element!r})"
+            )
+        elements.append((low, high, len(low_text)))
+    return elements
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _split_literal(name: str) -> _Host:
+    """A literal name as (text before the trailing digits, number, digit count)."""
+    end = len(name)
+    start = end
+    while start > 0 and "0" <= name[start - 1] <= "9":
+        start -= 1
+    if start == end or end - start > 20 or int(name[start:]) > _U64_MAX:
+        return name, None, 0
+    return name[:start], int(name[start:]), end - start
+
+
+def _format(host: _Host) -> str:
+    prefix, number, width = host
+    if number is None:
+        return prefix
+    return f"{prefix}{number:0{width}d}"
+
+
+# ----------------------------------------------------------------------------- compressing
+
+
+def _ranged_string(hosts: list[_Host]) -> str:
+    # Each range is [prefix, low, high, width]; a host extends the range just before it only.
+    ranges: list[tuple[str, int | None, int, int]] = []
+    for prefix, number, width in hosts:
+        if number is not None and ranges:
+            last_prefix, low, high, last_width = ranges[-1]
+            if (
+                low is not None
+                and last_prefix == prefix
+                and number == high + 1
+                and (last_width == width or len(str(number)) >= max(last_width, width))
+            ):
+                ranges[-1] = (prefix, low, number, last_width)
+                continue
+        ranges.append((prefix, number, number if number is not None else 0, width))
+    return ",".join(_blocks(ranges))
+
+
+def _blocks(ranges: list[tuple[str, int | None, int, int]]) -> Iterator[str]:
+    """Neighbouring numbered ranges with one prefix share one bracket."""
+    index = 0
+    while index < len(ranges):
+        prefix, low, high, width = ranges[index]
+        if low is None:
+            yield prefix
+            index += 1
+            continue
+        parts = []
+        while index < len(ranges):
+            same_prefix, low, high, width = ranges[index]
+            if same_prefix != prefix or low is None:
+                break
+            if low == high:
+                parts.append(f"{low:0{width}d}")
+            else:
+                parts.append(f"{low:0{width}d}-{high:0{width}d}")
+            index += 1
+        if len(parts) == 1 and "-" not in parts[0]:
+            yield f"{prefix}{parts[0]}"
+        else:
+            yield f"{prefix}[{','.join(parts)}]"

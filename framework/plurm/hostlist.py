@@ -117,9 +117,7 @@ def _expand_structured(expression: str) -> list[_Host]:
         for host in _expand_token(token, expression):
             hosts.append(host)
             if len(hosts) > MAX_HOSTS:
-                raise HostlistError(
-                    f"Invalid hostlist: {expression} (more than {MAX_HOSTS} hosts)"
-                )
+                raise HostlistError(f"Invalid hostlist: {expression} (more than {MAX_HOSTS} hosts)")
     return hosts
 
 
@@ -132,9 +130,7 @@ def _expand_token(token: str, expression: str) -> Iterator[_Host]:
     if closing == -1:
         raise HostlistError(f"Invalid hostlist: {expression} (missing ']' in {token!r})")
     if closing != len(token) - 1:
-        raise HostlistError(
-            f"Invalid hostlist: {expression} (nothing may follow ']' in {token!r})"
-        )
+        raise HostlistError(f"Invalid hostlist: {expression} (nothing may follow ']' in {token!r})")
     prefix = token[:opening]
     last = _parse_group(token[opening + 1 : closing], expression)
     earlier = _last_group(prefix)

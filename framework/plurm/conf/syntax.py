@@ -75,7 +75,9 @@ class _ToStatements(lark.Transformer[lark.Token, list[Statement]]):
         quoted = value.type == "QUOTED"
         text = str(value)[1:-1] if quoted else str(value)
         op = str(middle[0]) if middle else ""
-        return self._index(key), Pair(str(key), text, op, key.column or 1, value.column or 1, quoted)
+        return self._index(key), Pair(
+            str(key), text, op, key.column or 1, value.column or 1, quoted
+        )
 
     def quoted(self, children: list[lark.Token]) -> lark.Token:
         return children[0]
@@ -127,7 +129,8 @@ def _syntax_error(
         if expected <= {"QUOTED", "BARE"}:
             message = 'a value must follow "=" (write Key="" for an empty value)'
         elif "EQUAL" in expected:
-            message = f'expected "=" after key {str(error.token_history[-1]) if error.token_history else ""!r}'
+            previous_key = str(error.token_history[-1]) if error.token_history else ""
+            message = f'expected "=" after key {previous_key!r}'
             if token.type != "_NL" and token.column:
                 column = token.column
             elif error.token_history:
@@ -138,5 +141,5 @@ def _syntax_error(
         elif token.type == "BARE" and token.column:
             message = f"not a key=value pair: {token.value!r}"
     elif isinstance(error, UnexpectedCharacters):
-        message = f"unexpected character {text[column - 1: column]!r}"
+        message = f"unexpected character {text[column - 1 : column]!r}"
     return ConfSyntaxError(message, source.locate(index, column))

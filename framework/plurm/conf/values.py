@@ -46,9 +46,7 @@ _INFINITE_WORDS = frozenset({"infinite", "unlimited"})
 _INT = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
-def parse_int(
-    text: str, *, bits: int = 32, infinite: bool = True, k_suffix: bool = False
-) -> int:
+def parse_int(text: str, *, bits: int = 32, infinite: bool = True, k_suffix: bool = False) -> int:
     """An unsigned integer as C's ``strtoul(text, 0)`` reads it, within ``bits`` bits.
 
     ``0x`` is hexadecimal and a leading ``0`` octal, as in Slurm. ``UNLIMITED`` and
@@ -174,7 +172,7 @@ class OverSubscribe:
     def __str__(self) -> str:
         if self.kind in (OverSubscribeKind.YES, OverSubscribeKind.FORCE):
             return f"{self.kind.value}:{self.count}"
-        return self.kind.value
+        return str(self.kind.value)
 
 
 def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:
@@ -198,7 +196,9 @@ def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:
         except BadValue:
             raise BadValue(f'bad OverSubscribe value "{text}"') from None
         if kind is OverSubscribeKind.YES and count <= 1:
-            return OverSubscribe(OverSubscribeKind.NO, 1), f"Ignoring bad OverSubscribe value: {text}"
+            return OverSubscribe(
+                OverSubscribeKind.NO, 1
+            ), f"Ignoring bad OverSubscribe value: {text}"
         if kind is OverSubscribeKind.FORCE and count < 1:
             return OverSubscribe(kind, 4), f"Ignoring bad OverSubscribe value: {text}"
         return OverSubscribe(kind, count), None
@@ -262,7 +262,9 @@ def parse_preempt_mode(text: str) -> PreemptMode:
             raise BadValue(f"invalid PreemptMode token {token!r}")
     if len(bases) > 1:
         raise BadValue("PreemptMode takes exactly one of OFF, CANCEL, REQUEUE and SUSPEND")
-    mode = PreemptMode(bases[0] if bases else PreemptBase.OFF, *(f in flags for f in _PREEMPT_FLAGS))
+    mode = PreemptMode(
+        bases[0] if bases else PreemptBase.OFF, *(f in flags for f in _PREEMPT_FLAGS)
+    )
     if mode.gang and (mode.within or mode.priority):
         raise BadValue("GANG cannot be combined with WITHIN or PRIORITY")
     return mode

@@ -1,0 +1,100 @@
+"""slurm.conf (and qos.conf), read as Slurm 22.05 reads them, into frozen typed values.
+
+The data path, one stage a module:
+
+``source``  physical lines -> logical lines (comments, continuation, escapes)
+``syntax``  the lark grammar (slurm.lark) -> Include and key=value statements with positions
+``reader``  statements -> raw settings and records (one global per line, DEFAULT merging,
+            duplicates, Include resolution), each value checked against its key (``keys``)
+``build``   raw -> :class:`SlurmConfig` with defaults, aliases, topology and Nodes= resolved
+``qos``     qos.conf -> :class:`QosSpec` records
+
+Use :func:`load` for a file on disk and :func:`parse_text` for text in hand. Both raise only
+:class:`~plurm.errors.ConfError` subclasses, with every error found in one pass.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from plurm.conf.build import build_config
+from plurm.conf.model import (
+    ConfNotice,
+    ControlHost,
+    NodeSetSpec,
+    NodeSpec,
+    PartitionSpec,
+    PreemptParameters,
+    QosSpec,
+    SchedulerParameters,
+    SlurmConfig,
+)
+from plurm.conf.qos import read_qos
+from plurm.conf.reader import decode, read_config
+from plurm.conf.values import (
+    OverSubscribe,
+    OverSubscribeKind,
+    PreemptBase,
+    PreemptMode,
+    SelectTypeParameters,
+)
+from plurm.errors import ConfIncludeError, raise_collected
+
+__all__ = [
+    "ConfNotice",
+    "ControlHost",
+    "NodeSetSpec",
+    "NodeSpec",
+    "OverSubscribe",
+    "OverSubscribeKind",
+    "PartitionSpec",
+    "PreemptBase",
+    "PreemptMode",
+    "PreemptParameters",
+    "QosSpec",
+    "SchedulerParameters",
+    "SelectTypeParameters",
+    "SlurmConfig",
+    "default_path",
+    "load",
+    "parse_text",
+]
+
+
+def default_path() -> Path:
+    """Where Slurm looks: ``$SLURM_CONF``, else /etc/slurm/slurm.conf."""
+    return Path(os.environ.get("SLURM_CONF") or "/etc/slurm/slurm.conf")
+
+
+def load(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
+    """Read slurm.conf at ``path`` (default :func:`default_path`) and qos.conf beside it."""
+    main = Path(path) if path is not None else default_path()
+    try:
+        text = decode(main.read_bytes())
+    except OSError as error:
+        raise ConfIncludeError(f"cannot read {main}: {error.strerror or error}", None) from None
+    return parse_text(text, path=main)
+
+
+def parse_text(
+    text: str, *, path: str | os.PathLike[str] = "slurm.conf", qos_text: str | None = None
+) -> SlurmConfig:
+    """Parse slurm.conf ``text`` as if it were the file ``path`` (Includes resolve beside it).
+
+    ``qos_text`` stands for qos.conf; when None, a qos.conf beside ``path`` is read if present.
+    """
+    main = Path(path)
+    raw = read_config(main, text=text)
+    config, errors = build_config(raw)
+    qos_path = main.parent / "qos.conf"
+    if qos_text is None and qos_path.is_file():
+        qos_text = decode(qos_path.read_bytes())
+    qos, qos_errors, qos_notices = read_qos(str(qos_path), qos_text or "")
+    errors = errors + qos_errors
+    raise_collected(errors)
+    assert config is not None
+    files = config.files + ((str(qos_path),) if qos_text else ())
+    return attrs.evolve(config, qos=qos, notices=config.notices + tuple(qos_notices), files=files)

@@ -1,0 +1,614 @@
+"""Turn what the reader collected into a typed :class:`~plurm.conf.model.SlurmConfig`.
+
+Here live Slurm's defaults, legacy aliases, topology inference, Nodes= resolution and the
+whole-configuration checks (a ClusterName, a SlurmctldHost, PreemptMode against PreemptType).
+Every problem is collected, so one run reports all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+import attrs
+
+from plurm import hostlist
+from plurm.conf import keys
+from plurm.conf.model import (
+    ConfNotice,
+    ControlHost,
+    NodeSetSpec,
+    NodeSpec,
+    PartitionSpec,
+    PreemptParameters,
+    SchedulerParameters,
+    SlurmConfig,
+)
+from plurm.conf.reader import RawConfig, RawRecord, Setting
+from plurm.conf.values import (
+    BadValue,
+    OverSubscribe,
+    PreemptBase,
+    PreemptMode,
+    SelectTypeParameters,
+    parse_bool,
+    parse_int,
+    parse_oversubscribe,
+    parse_preempt_mode,
+    parse_select_type_parameters,
+    parse_time,
+)
+from plurm.errors import ConfError, ConfValueError, HostlistError
+
+__all__ = ["build_config"]
+
+T = TypeVar("T")
+
+
+def build_config(raw: RawConfig) -> tuple[SlurmConfig | None, list[ConfError]]:
+    """The configuration, or None and every error found."""
+    builder = _Builder(raw)
+    config = builder.build()
+    return (config if not builder.errors else None), builder.errors
+
+
+def _uint(bits: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        return parse_int(text, bits=bits)
+
+    return parse
+
+
+def _uint_or_none(bits: int) -> Callable[[str], int | None]:
+    """An integer where INFINITE/UNLIMITED (and Slurm's all-ones value) mean None."""
+
+    def parse(text: str) -> int | None:
+        value = parse_int(text, bits=bits)
+        return None if value in (-1, (1 << bits) - 1) else value
+
+    return parse
+
+
+def _memory(text: str) -> int | None:
+    """MiB; 0 and UNLIMITED mean no limit."""
+    value = parse_int(text, bits=64)
+    return None if value in (0, -1) else value
+
+
+def _minutes(text: str) -> int | None:
+    return parse_time(text, unit="minutes")
+
+
+def _seconds(text: str) -> int | None:
+    return parse_time(text, unit="seconds")
+
+
+def _comma_list(text: str) -> tuple[str, ...]:
+    return tuple(word for word in text.split(",") if word)
+
+
+def _access_list(text: str) -> tuple[str, ...] | None:
+    """AllowAccounts and friends: ``ALL`` (any case) means no restriction."""
+    words = _comma_list(text)
+    return None if any(word.upper() == "ALL" for word in words) else words
+
+
+def _options(text: str) -> dict[str, str | None]:
+    """``a,b=1,c``: a comma list of options, each with an optional ``=value``."""
+    options: dict[str, str | None] = {}
+    for word in text.split(","):
+        if not word:
+            continue
+        name, equals, value = word.partition("=")
+        options[name.strip().lower()] = value if equals else None
+    return options
+
+
+class _Builder:
+    def __init__(self, raw: RawConfig) -> None:
+        self.raw = raw
+        self.errors: list[ConfError] = list(raw.errors)
+        self.notices: list[ConfNotice] = list(raw.notices)
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def parse(self, setting: Setting | None, parse: Callable[[str], T], default: T) -> T:
+        if setting is None:
+            return default
+        try:
+            return parse(setting.value)
+        except BadValue as error:
+            self.fail(setting, str(error))
+            return default
+
+    def scalar(self, key: str, parse: Callable[[str], T], default: T) -> T:
+        return self.parse(self.raw.scalars.get(key), parse, default)
+
+    def fail(self, setting: Setting, reason: str) -> None:
+        self.errors.append(
+            ConfValueError(setting.key, setting.value, reason, setting.value_location)
+        )
+
+    def notice(self, message: str, setting: Setting | None = None) -> None:
+        self.notices.append(ConfNotice(message, setting.location if setting else None))
+
+    def expand(self, setting: Setting) -> tuple[str, ...]:
+        try:
+            return tuple(hostlist.expand(setting.value))
+        except HostlistError as error:
+            self.fail(setting, str(error))
+            return ()
+
+    # ----------------------------------------------------------------------------- whole
+
+    def build(self) -> SlurmConfig:
+        nodes = tuple(self.node(record) for record in self._records("NodeName"))
+        self.check_duplicate_nodes(nodes)
+        nodesets = tuple(self.nodeset(record, nodes) for record in self._records("NodeSet"))
+        partitions = self.partitions(nodes, nodesets)
+        config = SlurmConfig(
+            cluster_name=self.cluster_name(),
+            control_hosts=self.control_hosts(),
+            nodes=nodes,
+            partitions=partitions,
+            nodesets=nodesets,
+            select_type=self.scalar("SelectType", str, "select/linear"),
+            select_type_parameters=self.scalar(
+                "SelectTypeParameters", parse_select_type_parameters, SelectTypeParameters()
+            ),
+            preempt_type=self.preempt_type(),
+            preempt_mode=self.scalar("PreemptMode", parse_preempt_mode, PreemptMode()),
+            preempt_exempt_time=self.scalar("PreemptExemptTime", _seconds, None),
+            preempt_parameters=self.preempt_parameters(),
+            scheduler_type=self.scalar("SchedulerType", str, "sched/backfill"),
+            scheduler_parameters=self.scheduler_parameters(),
+            scheduler_time_slice=self.time_slice(),
+            priority_type=self.scalar("PriorityType", str, "priority/basic"),
+            auth_type=self.scalar("AuthType", str, "auth/munge"),
+            auth_alt_types=self.scalar("AuthAltTypes", _comma_list, ()),
+            jobacct_gather_type=self.scalar("JobAcctGatherType", str, "jobacct_gather/none"),
+            job_requeue=self.scalar("JobRequeue", lambda t: parse_int(t, bits=16) >= 1, True),
+            kill_wait=self.scalar("KillWait", _uint(16), 30),
+            message_timeout=self.scalar("MessageTimeout", _uint(16), 10),
+            min_job_age=self.scalar("MinJobAge", _uint(32), 300),
+            first_job_id=self.scalar("FirstJobId", _uint(32), 1),
+            max_job_count=self.scalar("MaxJobCount", _uint(32), 10000),
+            over_time_limit=self.scalar("OverTimeLimit", _uint(16), 0),
+            def_mem_per_cpu=self.scalar("DefMemPerCPU", _memory, None),
+            def_mem_per_node=self.scalar("DefMemPerNode", _memory, None),
+            max_mem_per_cpu=self.scalar("MaxMemPerCPU", _memory, None),
+            max_mem_per_node=self.scalar("MaxMemPerNode", _memory, None),
+            inactive=self.inactive(),
+            files=tuple(self.raw.files),
+        )
+        self.check_preemption(config)
+        for check in keys.WHOLE_CONFIG_CHECKS:
+            for message in check(self.raw.scalars):
+                self.errors.append(ConfError(message, None))
+        return attrs.evolve(config, notices=tuple(self.notices))
+
+    def _records(self, kind: str) -> list[RawRecord]:
+        return [record for record in self.raw.records if record.kind == kind]
+
+    def cluster_name(self) -> str:
+        name = self.raw.get("ClusterName")
+        if not name:
+            self.errors.append(ConfError("ClusterName needs to be specified", None))
+            return ""
+        # Slurm lower-cases the cluster name it stores.
+        return name.lower()
+
+    def control_hosts(self) -> tuple[ControlHost, ...]:
+        hosts = [_control_host(s.value) for s in self.raw.multi.get("SlurmctldHost", [])]
+        if not hosts:
+            legacy = self.raw.get("ControlMachine")
+            if legacy:
+                address = self.raw.get("ControlAddr")
+                hosts.append(ControlHost(legacy, address))
+                backup = self.raw.get("BackupController")
+                if backup:
+                    hosts.append(ControlHost(backup, self.raw.get("BackupAddr")))
+        if not hosts:
+            self.errors.append(ConfError("No SlurmctldHost defined.", None))
+        return tuple(hosts)
+
+    def inactive(self) -> dict[str, str]:
+        """Keys Plurm accepts without acting on them, reported once each."""
+        inactive = {}
+        for name, setting in self.raw.scalars.items():
+            spec = keys.top(name)
+            if spec is not None and not spec.effect:
+                inactive[name] = setting.value
+        for name, settings in self.raw.multi.items():
+            spec = keys.top(name)
+            if spec is not None and not spec.effect:
+                inactive[name] = ",".join(s.value for s in settings)
+        return inactive
+
+    # ----------------------------------------------------------------------------- scheduling
+
+    def preempt_type(self) -> str:
+        value = self.raw.get("PreemptType")
+        # Slurm takes preempt/none as "no preemption plugin".
+        return value if value else "preempt/none"
+
+    def check_preemption(self, config: SlurmConfig) -> None:
+        setting = self.raw.scalars.get("PreemptMode")
+        mode = config.preempt_mode
+        if setting is None:
+            return
+        if mode.base is PreemptBase.SUSPEND and not mode.gang:
+            self.errors.append(
+                ConfValueError(
+                    "PreemptMode",
+                    setting.value,
+                    "PreemptMode=SUSPEND requires GANG too",
+                    setting.value_location,
+                )
+            )
+        has_plugin = config.preempt_type != "preempt/none"
+        if mode.base is not PreemptBase.OFF and not has_plugin:
+            self.errors.append(
+                ConfValueError(
+                    "PreemptMode",
+                    setting.value,
+                    "PreemptMode is not OFF but no PreemptType is set",
+                    setting.value_location,
+                )
+            )
+
+    def time_slice(self) -> int:
+        setting = self.raw.scalars.get("SchedulerTimeSlice")
+        value = self.parse(setting, _uint(16), 30)
+        if setting is not None and value < 5:
+            self.notice("SchedulerTimeSlice must be at least 5 seconds", setting)
+            return 30
+        return value
+
+    def scheduler_parameters(self) -> SchedulerParameters:
+        setting = self.raw.scalars.get("SchedulerParameters")
+        options: dict[str, str | None] = self.parse(setting, _options, {})
+        typed: dict[str, int | bool] = {}
+        for name, default in (
+            ("sched_interval", 60),
+            ("sched_min_interval", 2),
+            ("default_queue_depth", 100),
+            ("bf_interval", 30),
+            ("bf_window", 1440),
+            ("bf_max_job_test", 500),
+            ("bf_resolution", 60),
+        ):
+            if name in options:
+                text = options[name] or ""
+                try:
+                    typed[name] = parse_int(text, bits=32, infinite=False)
+                except BadValue:
+                    self.notice(f"Invalid SchedulerParameters {name}: {text}", setting)
+                    typed[name] = default
+        typed["bf_continue"] = "bf_continue" in options
+        return SchedulerParameters(options=options, **typed)  # type: ignore[arg-type]
+
+    def preempt_parameters(self) -> PreemptParameters:
+        """PreemptParameters (Slurm 23.02+) over the legacy 22.05 spellings."""
+        sched: dict[str, str | None] = self.parse(
+            self.raw.scalars.get("SchedulerParameters"), _options, {}
+        )
+        ctld: dict[str, str | None] = self.parse(
+            self.raw.scalars.get("SlurmctldParameters"), _options, {}
+        )
+        setting = self.raw.scalars.get("PreemptParameters")
+        modern: dict[str, str | None] = self.parse(setting, _options, {})
+        values: dict[str, object] = {}
+        if "preempt_youngest_first" in sched:
+            values["youngest_first"] = True
+        if "preempt_strict_order" in sched:
+            values["strict_order"] = True
+        if "preempt_reorder_count" in sched:
+            values["reorder_count"] = self._option_int(
+                "preempt_reorder_count", sched, self.raw.scalars.get("SchedulerParameters"), 1
+            )
+        if "preempt_send_user_signal" in ctld:
+            values["send_user_signal"] = True
+        for flag in ("youngest_first", "strict_order", "send_user_signal", "reclaim_licenses"):
+            if flag in modern:
+                values[flag] = True
+        for name, default in (("reorder_count", 1), ("suspend_grace_time", 2)):
+            if name in modern:
+                values[name] = self._option_int(name, modern, setting, default)
+        if "min_exempt_priority" in modern:
+            values["min_exempt_priority"] = self._option_int(
+                "min_exempt_priority", modern, setting, 0
+            )
+        unknown = set(modern) - {
+            "youngest_first",
+            "strict_order",
+            "send_user_signal",
+            "reclaim_licenses",
+            "reorder_count",
+            "suspend_grace_time",
+            "min_exempt_priority",
+        }
+        if setting is not None and unknown:
+            self.fail(setting, "unknown option " + ", ".join(sorted(unknown)))
+        return PreemptParameters(**values)  # type: ignore[arg-type]
+
+    def _option_int(
+        self, name: str, options: Mapping[str, str | None], setting: Setting | None, default: int
+    ) -> int:
+        text = options.get(name) or ""
+        try:
+            return parse_int(text, bits=32, infinite=False)
+        except BadValue:
+            if setting is not None:
+                self.fail(setting, f"{name} needs a number, not {text!r}")
+            return default
+
+    # ----------------------------------------------------------------------------- nodes
+
+    def node(self, record: RawRecord) -> NodeSpec:
+        settings = record.settings
+        name_setting = settings["NodeName"]
+        if record.name.upper() == "ALL":
+            self.fail(name_setting, "NodeName=ALL is reserved")
+        names = self.expand(name_setting)
+        hostnames = self._parallel(settings.get("NodeHostname"), names)
+        addresses = self._parallel(settings.get("NodeAddr"), hostnames)
+        topology = self.topology(settings)
+        extra = _inactive_keys(record)
+        return NodeSpec(
+            expression=record.name,
+            names=names,
+            hostnames=hostnames,
+            addresses=addresses,
+            cpus=topology["cpus"],
+            boards=topology["boards"],
+            sockets=topology["sockets"],
+            cores_per_socket=topology["cores"],
+            threads_per_core=topology["threads"],
+            real_memory=self.parse(settings.get("RealMemory"), _uint(64), 1),
+            tmp_disk=self.parse(settings.get("TmpDisk"), _uint(32), 0),
+            weight=self.parse(settings.get("Weight"), _weight, 1),
+            features=self.parse(
+                settings.get("Features") or settings.get("Feature"), _comma_list, ()
+            ),
+            gres=self.parse(settings.get("Gres"), _comma_list, ()),
+            state=self.parse(settings.get("State"), str.upper, "UNKNOWN"),
+            reason=settings["Reason"].value if "Reason" in settings else None,
+            extra=extra,
+            location=record.location,
+        )
+
+    def _parallel(self, setting: Setting | None, names: tuple[str, ...]) -> tuple[str, ...]:
+        """NodeHostname/NodeAddr lists run in parallel with NodeName; missing ones default."""
+        if setting is None:
+            return names
+        try:
+            values = tuple(hostlist.expand(setting.value))
+        except HostlistError as error:
+            # scontrol accepts the file; only slurmctld expands these lists. Plurm warns and
+            # falls back to the node names, which is all the simulator needs.
+            self.notice(f"{setting.key}: {error}; using the node names instead", setting)
+            return names
+        if len(values) < len(names):
+            return values + names[len(values) :]
+        return values[: len(names)]
+
+    def topology(self, settings: Mapping[str, Setting]) -> dict[str, int]:
+        """Sockets, cores, threads and CPUs, the missing ones inferred as Slurm does."""
+
+        def get(key: str) -> int | None:
+            setting = settings.get(key)
+            return None if setting is None else self.parse(setting, _uint(16), 1)
+
+        cpus = get("CPUs") if "CPUs" in settings else get("Procs")
+        boards = get("Boards")
+        sockets = get("Sockets")
+        sockets_per_board = get("SocketsPerBoard")
+        cores = get("CoresPerSocket") or 1
+        threads = get("ThreadsPerCore") or 1
+        if boards is None:
+            boards = 1
+            if sockets is None and sockets_per_board is not None:
+                sockets = sockets_per_board
+        elif sockets is None:
+            sockets = boards * (sockets_per_board or 1)
+        if sockets is None:
+            sockets = max(1, (cpus or 1) // (cores * threads)) if cpus else 1
+        if cpus is None:
+            cpus = sockets * cores * threads
+        elif cpus not in (sockets, sockets * cores, sockets * cores * threads):
+            setting = settings.get("CPUs")
+            self.notice(
+                f"NodeNames={settings['NodeName'].value} CPUs={cpus} doesn't match "
+                f"Sockets*CoresPerSocket*ThreadsPerCore ({sockets * cores * threads}), "
+                "resetting CPUs",
+                setting,
+            )
+            cpus = sockets * cores * threads
+        return {
+            "cpus": cpus,
+            "boards": boards,
+            "sockets": sockets,
+            "cores": cores,
+            "threads": threads,
+        }
+
+    def check_duplicate_nodes(self, nodes: tuple[NodeSpec, ...]) -> None:
+        seen: set[str] = set()
+        for spec in nodes:
+            for name in spec.names:
+                if name in seen:
+                    self.errors.append(ConfError(f"Duplicated NodeName {name}", spec.location))
+                seen.add(name)
+
+    def nodeset(self, record: RawRecord, nodes: tuple[NodeSpec, ...]) -> NodeSetSpec:
+        members: list[str] = []
+        feature = record.settings.get("Feature")
+        if feature is not None:
+            members += [
+                name for spec in nodes if feature.value in spec.features for name in spec.names
+            ]
+        listed = record.settings.get("Nodes")
+        if listed is not None:
+            members += self._node_names(listed, nodes, {})
+        return NodeSetSpec(
+            record.name,
+            tuple(dict.fromkeys(members)),
+            feature.value if feature else None,
+            record.location,
+        )
+
+    # ----------------------------------------------------------------------------- partitions
+
+    def partitions(
+        self, nodes: tuple[NodeSpec, ...], nodesets: tuple[NodeSetSpec, ...]
+    ) -> tuple[PartitionSpec, ...]:
+        sets = {nodeset.name: nodeset for nodeset in nodesets}
+        built: list[PartitionSpec] = []
+        seen: set[str] = set()
+        for record in self._records("PartitionName"):
+            if record.name in seen:
+                self.errors.append(
+                    ConfError(f"Duplicated PartitionName {record.name}", record.location)
+                )
+                continue
+            seen.add(record.name)
+            built.append(self.partition(record, nodes, sets))
+        return tuple(built)
+
+    def _node_names(
+        self, setting: Setting, nodes: tuple[NodeSpec, ...], sets: Mapping[str, NodeSetSpec]
+    ) -> list[str]:
+        """A Nodes= value: ALL, NodeSet names and hostlists, in node-table order."""
+        if setting.value == "":
+            return []
+        known = {name for spec in nodes for name in spec.names}
+        wanted: set[str] = set()
+        for name in self.expand(setting):
+            if name.upper() == "ALL":
+                wanted |= known
+            elif name in sets:
+                wanted.update(sets[name].nodes)
+            elif name in known:
+                wanted.add(name)
+            else:
+                self.notice(f"{setting.key}: node {name!r} is not defined; ignored", setting)
+        return [name for spec in nodes for name in spec.names if name in wanted]
+
+    def partition(
+        self, record: RawRecord, nodes: tuple[NodeSpec, ...], sets: Mapping[str, NodeSetSpec]
+    ) -> PartitionSpec:
+        s = record.settings
+        members = self._node_names(s["Nodes"], nodes, sets) if "Nodes" in s else []
+        tier = self.parse(s.get("PriorityTier"), _uint(16), None)
+        factor = self.parse(s.get("PriorityJobFactor"), _uint(16), None)
+        legacy = self.parse(s.get("Priority"), _uint(16), None)
+        oversubscribe = OverSubscribe()
+        shared = s.get("OverSubscribe") or s.get("Shared")
+        if shared is not None:
+            try:
+                oversubscribe, complaint = parse_oversubscribe(shared.value)
+            except BadValue as error:
+                self.fail(shared, str(error))
+            else:
+                if complaint:
+                    self.notice(complaint, shared)
+        preempt_mode = self.parse(s.get("PreemptMode"), parse_preempt_mode, None)
+        if preempt_mode is not None and preempt_mode.gang:
+            self.notice(
+                "PreemptMode=GANG is a cluster-wide option and cannot be set at "
+                "partition level, option ignored",
+                s.get("PreemptMode"),
+            )
+            preempt_mode = attrs.evolve(preempt_mode, gang=False)
+        max_time = self.parse(s.get("MaxTime"), _minutes, None)
+        default_time = self.parse(s.get("DefaultTime"), _minutes, max_time)
+        memory = {
+            key: self.parse(s.get(key), _memory, None)
+            for key in ("DefMemPerCPU", "DefMemPerNode", "MaxMemPerCPU", "MaxMemPerNode")
+        }
+        for per_cpu, per_node in (
+            ("DefMemPerCPU", "DefMemPerNode"),
+            ("MaxMemPerCPU", "MaxMemPerNode"),
+        ):
+            if per_cpu in s and per_node in s:
+                self.notice(
+                    f"PartitionName={record.name}: {per_cpu} and {per_node} are "
+                    f"mutually exclusive; {per_node} used",
+                    s[per_cpu],
+                )
+                memory[per_cpu] = None
+        extra = _inactive_keys(record)
+        return PartitionSpec(
+            name=record.name,
+            nodes=tuple(members),
+            nodes_expr=s["Nodes"].value if "Nodes" in s else "",
+            default=self.parse(s.get("Default"), parse_bool, False),
+            priority_tier=tier if tier is not None else (legacy if legacy is not None else 1),
+            priority_job_factor=(
+                factor if factor is not None else (legacy if legacy is not None else 1)
+            ),
+            oversubscribe=oversubscribe,
+            preempt_mode=preempt_mode,
+            grace_time=self.parse(s.get("GraceTime"), _uint(32), 0),
+            max_time=max_time,
+            default_time=default_time,
+            state=self.parse(s.get("State"), _partition_state, "UP"),
+            max_nodes=self.parse(s.get("MaxNodes"), _uint_or_none(32), None),
+            min_nodes=self.parse(s.get("MinNodes"), _uint(32), 0),
+            def_mem_per_cpu=memory["DefMemPerCPU"],
+            def_mem_per_node=memory["DefMemPerNode"],
+            max_mem_per_cpu=memory["MaxMemPerCPU"],
+            max_mem_per_node=memory["MaxMemPerNode"],
+            qos=s["QOS"].value if "QOS" in s else None,
+            allow_accounts=self.parse(s.get("AllowAccounts"), _access_list, None),
+            allow_groups=self.parse(s.get("AllowGroups"), _access_list, None),
+            allow_qos=self.parse(s.get("AllowQos"), _access_list, None),
+            deny_accounts=self.parse(s.get("DenyAccounts"), _comma_list, None),
+            deny_qos=self.parse(s.get("DenyQos"), _comma_list, None),
+            hidden=self.parse(s.get("Hidden"), parse_bool, False),
+            root_only=self.parse(s.get("RootOnly"), parse_bool, False),
+            exclusive_user=self.parse(s.get("ExclusiveUser"), parse_bool, False),
+            lln=self.parse(s.get("LLN"), parse_bool, False),
+            req_resv=self.parse(s.get("ReqResv"), parse_bool, False),
+            select_type_parameters=self.parse(
+                s.get("SelectTypeParameters"), parse_select_type_parameters, None
+            ),
+            over_time_limit=self.parse(s.get("OverTimeLimit"), _uint_or_none(16), None),
+            extra=extra,
+            location=record.location,
+        )
+
+
+def _inactive_keys(record: RawRecord) -> dict[str, str]:
+    """The record's keys that Plurm accepts without acting on them, as written."""
+    table = keys.record_keys(record.kind)
+    return {
+        key: setting.value
+        for key, setting in record.settings.items()
+        if key != record.kind and not table[key.lower()].effect
+    }
+
+
+def _weight(text: str) -> int:
+    """Weight is a uint32; INFINITE is clamped to one less, as in Slurm."""
+    value = parse_int(text, bits=32)
+    return 0xFFFF_FFFE if value in (-1, 0xFFFF_FFFF) else value
+
+
+_PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+
+
+def _partition_state(text: str) -> str:
+    """A prefix of UP, DOWN, DRAIN or INACTIVE, any case."""
+    word = text.upper()
+    for state in _PARTITION_STATES:
+        if word and state.startswith(word):
+            return state
+    raise BadValue(f"invalid partition State {text!r}")
+
+
+def _control_host(text: str) -> ControlHost:
+    """``name`` or ``name(address)``."""
+    name, _, rest = text.partition("(")
+    return ControlHost(name, rest.rstrip(")") or None)

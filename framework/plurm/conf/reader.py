@@ -1,0 +1,310 @@
+"""Read slurm.conf and its Includes into raw settings and records, in file order.
+
+This is the layer that knows Slurm's line rules: one global key per line, record lines that
+carry many pairs, DEFAULT records that merge and apply to later records, the last value of a
+duplicated key winning with a warning, Include resolution. Values are checked against their
+key's kind here (so every bad value is reported with its position), but their meaning is
+the builder's business (build.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from plurm.conf import keys
+from plurm.conf.model import ConfNotice
+from plurm.conf.source import SourceFile, split_logical_lines
+from plurm.conf.syntax import Include, Pair, PairLine, parse_source
+from plurm.conf.values import BadValue
+from plurm.errors import (
+    ConfError,
+    ConfIncludeError,
+    ConfKeyError,
+    ConfSyntaxError,
+    ConfValueError,
+    SourceLocation,
+)
+
+__all__ = ["RawConfig", "RawRecord", "Setting", "decode", "read_config"]
+
+#: Include depth at which Plurm stops, whatever the files: a cycle check catches loops, this
+#: catches pathological chains of distinct files.
+MAX_INCLUDE_DEPTH = 64
+
+
+@attrs.frozen
+class Setting:
+    """One key=value as written, with where it was written."""
+
+    key: str
+    value: str
+    location: SourceLocation
+    value_location: SourceLocation
+
+
+@attrs.frozen
+class RawRecord:
+    """A record line (NodeName=..., PartitionName=...) with DEFAULT values merged in.
+
+    ``settings`` maps the canonical sub-key to its setting; the record's own name is under the
+    record key itself (for example "NodeName").
+    """
+
+    kind: str
+    name: str
+    settings: dict[str, Setting]
+    location: SourceLocation
+
+
+@attrs.define
+class RawConfig:
+    """Everything read: scalar settings (last one wins) and records in reading order."""
+
+    scalars: dict[str, Setting] = attrs.Factory(dict)
+    multi: dict[str, list[Setting]] = attrs.Factory(dict)
+    records: list[RawRecord] = attrs.Factory(list)
+    errors: list[ConfError] = attrs.Factory(list)
+    notices: list[ConfNotice] = attrs.Factory(list)
+    files: list[str] = attrs.Factory(list)
+    main_dir: Path = Path(".")
+
+    def get(self, key: str) -> str | None:
+        setting = self.scalars.get(key)
+        return setting.value if setting else None
+
+
+Reader = Callable[[Path], bytes]
+
+
+def _read_bytes(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def read_config(
+    path: str | os.PathLike[str], *, text: str | None = None, read: Reader = _read_bytes
+) -> RawConfig:
+    """Read ``path`` (or ``text`` standing for it) and every file it includes."""
+    main = Path(path)
+    raw = RawConfig(main_dir=main.parent)
+    _FileReader(raw, read).read(main, text=text, chain=())
+    return raw
+
+
+class _FileReader:
+    def __init__(self, raw: RawConfig, read: Reader) -> None:
+        self.raw = raw
+        self.read_bytes = read
+        self.defaults: dict[str, dict[str, Setting]] = {}
+
+    # ----------------------------------------------------------------------------- files
+
+    def read(self, path: Path, *, text: str | None, chain: tuple[str, ...]) -> None:
+        if text is None:
+            text = decode(self.read_bytes(path))
+        self.raw.files.append(str(path))
+        source = split_logical_lines(str(path), text)
+        statements, syntax_errors = parse_source(source)
+        pending = iter(sorted(syntax_errors, key=lambda e: _line_of(e)))
+        next_error = next(pending, None)
+        for statement in statements:
+            while (
+                next_error is not None
+                and _line_of(next_error) <= source.lines[statement.index].first_line
+            ):
+                self.raw.errors.append(next_error)
+                next_error = next(pending, None)
+            if isinstance(statement, Include):
+                self._include(source, statement, (*chain, str(path)))
+            else:
+                self._pairs(source, statement)
+        while next_error is not None:
+            self.raw.errors.append(next_error)
+            next_error = next(pending, None)
+
+    def _include(self, source: SourceFile, include: Include, chain: tuple[str, ...]) -> None:
+        location = source.locate(include.index, include.column)
+        if include.column != 1:
+            self.raw.errors.append(
+                ConfSyntaxError(
+                    f"parse error: {source.lines[include.index].text.strip()!r} "
+                    "(Include must start in column 1)",
+                    location,
+                )
+            )
+            return
+        name = include.path
+        if "%c" in name:
+            cluster = self.raw.get("ClusterName")
+            if cluster is None:
+                self.raw.errors.append(
+                    ConfIncludeError(
+                        f"Include {name}: %c needs ClusterName to be set before this line",
+                        location,
+                        chain,
+                    )
+                )
+                return
+            name = name.replace("%c", cluster.lower())
+        target = Path(name)
+        if not target.is_absolute():
+            target = self.raw.main_dir / target
+        if str(target) in chain:
+            self.raw.errors.append(
+                ConfIncludeError(f"Include {include.path}: circular include", location, chain)
+            )
+            return
+        if len(chain) >= MAX_INCLUDE_DEPTH:
+            self.raw.errors.append(
+                ConfIncludeError(
+                    f"Include {include.path}: includes nest deeper than {MAX_INCLUDE_DEPTH}",
+                    location,
+                    chain,
+                )
+            )
+            return
+        try:
+            text = decode(self.read_bytes(target))
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            self.raw.errors.append(
+                ConfIncludeError(f"Include failed: cannot read {target}: {reason}", location, chain)
+            )
+            return
+        self.read(target, text=text, chain=chain)
+
+    # ----------------------------------------------------------------------------- lines
+
+    def _pairs(self, source: SourceFile, line: PairLine) -> None:
+        first = line.pairs[0]
+        record = keys.record_kind(first.key)
+        if record is not None:
+            self._record(source, line, record)
+            return
+        spec = keys.top(first.key)
+        location = source.locate(line.index, first.key_column)
+        if spec is None:
+            self.raw.errors.append(
+                ConfKeyError(first.key, location, suggestion=keys.suggest(first.key))
+            )
+            return
+        if len(line.pairs) > 1:
+            extra = line.pairs[1]
+            self.raw.errors.append(
+                ConfSyntaxError(
+                    f"only one key=value may appear on a line with {spec.name}; "
+                    f"found {extra.key}={extra.value} after it",
+                    source.locate(line.index, extra.key_column),
+                )
+            )
+            return
+        self._scalar(source, line.index, first, spec)
+
+    def _scalar(self, source: SourceFile, index: int, pair: Pair, spec: keys.KeySpec) -> None:
+        setting = _setting(source, index, pair, spec.name)
+        if spec.removed:
+            self.raw.errors.append(ConfError(spec.removed, setting.location))
+            return
+        if spec.defunct:
+            self.raw.notices.append(
+                ConfNotice(f"{spec.name} is defunct, please remove it", setting.location)
+            )
+        if pair.op:
+            self.raw.errors.append(
+                ConfSyntaxError(
+                    f"{pair.key}{pair.op}=: the {pair.op}= operator is for scontrol and sacctmgr, "
+                    "not slurm.conf",
+                    setting.location,
+                )
+            )
+            return
+        if not self._check(spec, setting):
+            return
+        if spec.multi:
+            self.raw.multi.setdefault(spec.name, []).append(setting)
+            return
+        if spec.name in self.raw.scalars:
+            self.raw.notices.append(
+                ConfNotice(
+                    f"{spec.name} specified more than once, latest value used", setting.location
+                )
+            )
+        self.raw.scalars[spec.name] = setting
+
+    def _check(self, spec: keys.KeySpec, setting: Setting) -> bool:
+        if spec.check is None:
+            return True
+        try:
+            spec.check(setting.value)
+        except BadValue as error:
+            self.raw.errors.append(
+                ConfValueError(spec.name, setting.value, str(error), setting.value_location)
+            )
+            return False
+        return True
+
+    def _record(self, source: SourceFile, line: PairLine, kind: str) -> None:
+        table = keys.record_keys(kind)
+        first = line.pairs[0]
+        location = source.locate(line.index, first.key_column)
+        if kind in keys.FATAL_RECORDS:
+            self.raw.errors.append(ConfError(keys.FATAL_RECORDS[kind], location))
+            return
+        settings: dict[str, Setting] = {}
+        for pair in line.pairs[1:]:
+            spec = table.get(pair.key.lower())
+            if spec is None:
+                self.raw.errors.append(
+                    ConfKeyError(
+                        pair.key,
+                        source.locate(line.index, pair.key_column),
+                        record=kind,
+                        suggestion=keys.suggest(pair.key, kind),
+                    )
+                )
+                return
+            setting = _setting(source, line.index, pair, spec.name)
+            if not self._check(spec, setting):
+                return
+            if spec.name in settings:
+                self.raw.notices.append(
+                    ConfNotice(
+                        f"{spec.name} specified more than once, latest value used",
+                        setting.location,
+                    )
+                )
+            settings[spec.name] = setting
+        name = first.value
+        if kind in keys.DEFAULTABLE_RECORDS and name.lower() == "default":
+            merged = dict(self.defaults.get(kind, {}))
+            merged.update(settings)
+            self.defaults[kind] = merged
+            return
+        effective = dict(self.defaults.get(kind, {}))
+        effective.update(settings)
+        effective[kind] = _setting(source, line.index, first, kind)
+        self.raw.records.append(RawRecord(kind, name, effective, location))
+
+
+def _setting(source: SourceFile, index: int, pair: Pair, canonical: str) -> Setting:
+    return Setting(
+        canonical,
+        pair.value,
+        source.locate(index, pair.key_column),
+        source.locate(index, pair.value_column + (1 if pair.quoted else 0)),
+    )
+
+
+def _line_of(error: ConfError) -> int:
+    return error.location.line if error.location else 0
+
+
+def decode(data: bytes) -> str:
+    """UTF-8, else Latin-1: every byte survives, as it does for Slurm's byte-oriented reader."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

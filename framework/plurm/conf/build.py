@@ -27,6 +27,7 @@ from plurm.conf.model import (
 from plurm.conf.reader import RawConfig, RawRecord, Setting
 from plurm.conf.values import (
     BadValue,
+    CrBase,
     OverSubscribe,
     PreemptBase,
     PreemptMode,
@@ -53,17 +54,15 @@ def build_config(raw: RawConfig) -> tuple[SlurmConfig | None, list[ConfError]]:
 
 
 def _uint(bits: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        return parse_int(text, bits=bits)
-
-    return parse
+    """Slurm's unsigned integer of ``bits`` bits (the same parser the key tables check with)."""
+    return {16: keys.UINT16, 32: keys.UINT32, 64: keys.UINT64}[bits]  # type: ignore[return-value]
 
 
 def _uint_or_none(bits: int) -> Callable[[str], int | None]:
     """An integer where INFINITE/UNLIMITED (and Slurm's all-ones value) mean None."""
 
     def parse(text: str) -> int | None:
-        value = parse_int(text, bits=bits)
+        value = _uint(bits)(text)
         return None if value in (-1, (1 << bits) - 1) else value
 
     return parse
@@ -71,7 +70,7 @@ def _uint_or_none(bits: int) -> Callable[[str], int | None]:
 
 def _memory(text: str) -> int | None:
     """MiB; 0 and UNLIMITED mean no limit."""
-    value = parse_int(text, bits=64)
+    value = _uint(64)(text)
     return None if value in (0, -1) else value
 
 
@@ -199,7 +198,13 @@ class _Builder:
         return name.lower()
 
     def control_hosts(self) -> tuple[ControlHost, ...]:
-        hosts = [_control_host(s.value) for s in self.raw.multi.get("SlurmctldHost", [])]
+        hosts = []
+        for setting in self.raw.multi.get("SlurmctldHost", []):
+            host = _control_host(setting.value)
+            if host is None:
+                self.fail(setting, f'Bad value "{setting.value}" for SlurmctldHost')
+            else:
+                hosts.append(host)
         if not hosts:
             legacy = self.raw.get("ControlMachine")
             if legacy:
@@ -233,29 +238,23 @@ class _Builder:
         return value if value else "preempt/none"
 
     def check_preemption(self, config: SlurmConfig) -> None:
-        setting = self.raw.scalars.get("PreemptMode")
+        """Slurm's rules tying PreemptMode to PreemptType, with its messages."""
         mode = config.preempt_mode
-        if setting is None:
-            return
-        if mode.base is PreemptBase.SUSPEND and not mode.gang:
-            self.errors.append(
-                ConfValueError(
-                    "PreemptMode",
-                    setting.value,
-                    "PreemptMode=SUSPEND requires GANG too",
-                    setting.value_location,
-                )
-            )
+        setting = self.raw.scalars.get("PreemptMode") or self.raw.scalars.get("PreemptType")
+        location = setting.value_location if setting else None
         has_plugin = config.preempt_type != "preempt/none"
-        if mode.base is not PreemptBase.OFF and not has_plugin:
-            self.errors.append(
-                ConfValueError(
-                    "PreemptMode",
-                    setting.value,
-                    "PreemptMode is not OFF but no PreemptType is set",
-                    setting.value_location,
-                )
-            )
+        # Slurm checks OFF against the two plugins it ships; another name is left for the
+        # plugin loader to judge.
+        slurm_plugin = config.preempt_type in ("preempt/partition_prio", "preempt/qos")
+        if mode.base is PreemptBase.SUSPEND and not mode.gang:
+            message = "PreemptMode=SUSPEND requires GANG too"
+        elif slurm_plugin and mode.base is PreemptBase.OFF:
+            message = "PreemptType and PreemptMode values incompatible"
+        elif not has_plugin and (mode.base is not PreemptBase.OFF or mode.within or mode.priority):
+            message = "PreemptType and PreemptMode values incompatible"
+        else:
+            return
+        self.errors.append(ConfError(message, location))
 
     def time_slice(self) -> int:
         setting = self.raw.scalars.get("SchedulerTimeSlice")
@@ -401,6 +400,13 @@ class _Builder:
             return None if setting is None else self.parse(setting, _uint(16), 1)
 
         cpus = get("CPUs") if "CPUs" in settings else get("Procs")
+        if cpus == 0:
+            cpu_setting = settings.get("CPUs") or settings.get("Procs")
+            self.notice(
+                f"NodeNames={settings['NodeName'].value} CPUs=0 is invalid, reset to 1",
+                cpu_setting,
+            )
+            cpus = 1
         boards = get("Boards")
         sockets = get("Sockets")
         sockets_per_board = get("SocketsPerBoard")
@@ -572,12 +578,21 @@ class _Builder:
             lln=self.parse(s.get("LLN"), parse_bool, False),
             req_resv=self.parse(s.get("ReqResv"), parse_bool, False),
             select_type_parameters=self.parse(
-                s.get("SelectTypeParameters"), parse_select_type_parameters, None
+                s.get("SelectTypeParameters"), _partition_select_parameters, None
             ),
             over_time_limit=self.parse(s.get("OverTimeLimit"), _uint_or_none(16), None),
             extra=extra,
             location=record.location,
         )
+
+
+def _partition_select_parameters(text: str) -> SelectTypeParameters:
+    """A partition may only narrow the consumable resource to cores or sockets."""
+    params = parse_select_type_parameters(text)
+    allowed = (CrBase.CORE, CrBase.CORE_MEMORY, CrBase.SOCKET, CrBase.SOCKET_MEMORY)
+    if params.base not in allowed or params.flags:
+        raise BadValue(f"Bad value for SelectTypeParameters: {text}")
+    return params
 
 
 def _inactive_keys(record: RawRecord) -> dict[str, str]:
@@ -608,7 +623,11 @@ def _partition_state(text: str) -> str:
     raise BadValue(f"invalid partition State {text!r}")
 
 
-def _control_host(text: str) -> ControlHost:
-    """``name`` or ``name(address)``."""
-    name, _, rest = text.partition("(")
-    return ControlHost(name, rest.rstrip(")") or None)
+def _control_host(text: str) -> ControlHost | None:
+    """``name`` or ``name(address)``; None when the parenthesis is not closed at the end."""
+    name, paren, rest = text.partition("(")
+    if not paren:
+        return ControlHost(name)
+    if not rest.endswith(")") or not name:
+        return None
+    return ControlHost(name, rest[:-1] or None)

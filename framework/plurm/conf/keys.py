@@ -772,7 +772,7 @@ def _number(scalars: Mapping[str, object], key: str) -> int | None:
     if setting is None:
         return None
     try:
-        return parse_int(getattr(setting, "value"), bits=64)  # noqa: B009
+        return int(UINT64(getattr(setting, "value")))  # type: ignore[call-overload]  # noqa: B009
     except BadValue:
         return None
 

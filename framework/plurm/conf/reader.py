@@ -151,7 +151,8 @@ class _FileReader:
             name = name.replace("%c", cluster.lower())
         target = Path(name)
         if not target.is_absolute():
-            target = self.raw.main_dir / target
+            # Relative to the file that holds the Include line, as Slurm resolves it.
+            target = Path(source.path).parent / target
         if str(target) in chain:
             self.raw.errors.append(
                 ConfIncludeError(f"Include {include.path}: circular include", location, chain)
@@ -164,6 +165,12 @@ class _FileReader:
                     location,
                     chain,
                 )
+            )
+            return
+        if target.is_dir():
+            # Slurm reads a directory as an empty file and goes on.
+            self.raw.notices.append(
+                ConfNotice(f"Include {include.path}: is a directory; nothing read", location)
             )
             return
         try:
@@ -205,6 +212,7 @@ class _FileReader:
 
     def _scalar(self, source: SourceFile, index: int, pair: Pair, spec: keys.KeySpec) -> None:
         setting = _setting(source, index, pair, spec.name)
+        self._note_operator(pair, setting)
         if spec.removed:
             self.raw.errors.append(ConfError(spec.removed, setting.location))
             return
@@ -212,15 +220,6 @@ class _FileReader:
             self.raw.notices.append(
                 ConfNotice(f"{spec.name} is defunct, please remove it", setting.location)
             )
-        if pair.op:
-            self.raw.errors.append(
-                ConfSyntaxError(
-                    f"{pair.key}{pair.op}=: the {pair.op}= operator is for scontrol and sacctmgr, "
-                    "not slurm.conf",
-                    setting.location,
-                )
-            )
-            return
         if not self._check(spec, setting):
             return
         if spec.multi:
@@ -233,6 +232,11 @@ class _FileReader:
                 )
             )
         self.raw.scalars[spec.name] = setting
+
+    def _note_operator(self, pair: Pair, setting: Setting) -> None:
+        notice = _operator_notice(pair, setting)
+        if notice is not None:
+            self.raw.notices.append(notice)
 
     def _check(self, spec: keys.KeySpec, setting: Setting) -> bool:
         if spec.check is None:
@@ -267,6 +271,7 @@ class _FileReader:
                 )
                 return
             setting = _setting(source, line.index, pair, spec.name)
+            self._note_operator(pair, setting)
             if not self._check(spec, setting):
                 return
             if spec.name in settings:
@@ -287,6 +292,17 @@ class _FileReader:
         effective.update(settings)
         effective[kind] = _setting(source, line.index, first, kind)
         self.raw.records.append(RawRecord(kind, name, effective, location))
+
+
+def _operator_notice(pair: Pair, setting: Setting) -> ConfNotice | None:
+    """slurm.conf takes ``K+=V`` (and -=, *=, /=) but simply sets K to V, as Slurm does."""
+    if not pair.op:
+        return None
+    return ConfNotice(
+        f"{setting.key}{pair.op}={pair.value}: the {pair.op}= operator has no meaning in "
+        f"slurm.conf; {setting.key} is set to {pair.value!r}",
+        setting.location,
+    )
 
 
 def _setting(source: SourceFile, index: int, pair: Pair, canonical: str) -> Setting:

@@ -114,6 +114,9 @@ def split_logical_lines(path: str, text: str) -> SourceFile:
     physical = text.split("\n")
     if physical and physical[-1] == "":
         physical.pop()
+    if "\0" in text:
+        # Slurm reads lines as C strings: whatever follows a NUL byte on its line is unseen.
+        physical = [line.partition("\0")[0] for line in physical]
     return SourceFile(path, tuple(_join(physical)))
 
 

@@ -94,7 +94,7 @@ def parse_bool(text: str) -> bool:
 
 
 _TIME_FORMS = re.compile(
-    r"(?:(?P<days>\d+)-(?P<dh>\d+)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?)"
+    r"(?:(?P<days>\d+)-(?P<dh>\d*)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?)"
     r"|(?:(?P<a>\d+)(?::(?P<b>\d+)(?::(?P<c>\d+))?)?)"
 )
 
@@ -112,7 +112,7 @@ def parse_time(text: str, *, unit: str) -> int | None:
     match = _TIME_FORMS.fullmatch(text)
     if match is None:
         raise BadValue(f'"{text}" is not a valid time')
-    groups = {key: int(value) for key, value in match.groupdict().items() if value is not None}
+    groups = {key: int(value or 0) for key, value in match.groupdict().items() if value is not None}
     if "days" in groups:
         seconds = (
             groups["days"] * 86400
@@ -175,34 +175,32 @@ class OverSubscribe:
         return str(self.kind.value)
 
 
+def _c_int(text: str) -> int:
+    """C's ``strtol``: optional blanks and sign, then the leading digits; none gives 0."""
+    match = re.match(r"\s*([+-]?\d+)", text)
+    return int(match.group(1)) if match else 0
+
+
 def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:
     """OverSubscribe (alias Shared): the value and, when Slurm logs an error but goes on, its text.
 
-    ``YES`` and ``FORCE`` alone mean 4 jobs per resource. ``YES:n`` with n <= 1 is an error
-    that Slurm logs and treats as NO; ``FORCE:n`` needs n >= 1.
+    ``YES`` and ``FORCE`` alone mean 4 jobs per resource. A count Slurm cannot use (``YES:n``
+    with n <= 1, ``FORCE:n`` with n < 1, or no number at all) is logged and the partition
+    falls back to NO; a count is kept in 16 bits, as Slurm stores it. Anything else is fatal.
     """
-    word, _, count_text = text.partition(":")
+    word, colon, count_text = text.partition(":")
     kind_name = word.upper()
-    if kind_name == "NO" and not count_text:
-        return OverSubscribe(OverSubscribeKind.NO, 1), None
-    if kind_name == "EXCLUSIVE" and not count_text:
-        return OverSubscribe(OverSubscribeKind.EXCLUSIVE, 1), None
-    if kind_name in ("YES", "FORCE"):
-        kind = OverSubscribeKind(kind_name)
-        if not count_text:
-            return OverSubscribe(kind, 4), None
-        try:
-            count = parse_int(count_text, bits=16, infinite=False)
-        except BadValue:
-            raise BadValue(f'bad OverSubscribe value "{text}"') from None
-        if kind is OverSubscribeKind.YES and count <= 1:
-            return OverSubscribe(
-                OverSubscribeKind.NO, 1
-            ), f"Ignoring bad OverSubscribe value: {text}"
-        if kind is OverSubscribeKind.FORCE and count < 1:
-            return OverSubscribe(kind, 4), f"Ignoring bad OverSubscribe value: {text}"
-        return OverSubscribe(kind, count), None
-    raise BadValue(f'bad OverSubscribe value "{text}"')
+    if not colon and kind_name in ("NO", "EXCLUSIVE"):
+        return OverSubscribe(OverSubscribeKind(kind_name), 1), None
+    if kind_name not in ("YES", "FORCE"):
+        raise BadValue(f'Bad value "{text}" for OverSubscribe')
+    kind = OverSubscribeKind(kind_name)
+    if not colon:
+        return OverSubscribe(kind, 4), None
+    count = _c_int(count_text)
+    if count <= (1 if kind is OverSubscribeKind.YES else 0):
+        return OverSubscribe(), f"Ignoring bad OverSubscribe value: {text}"
+    return OverSubscribe(kind, count & UINT16_MAX), None
 
 
 # --------------------------------------------------------------------------- PreemptMode
@@ -227,9 +225,10 @@ class PreemptMode:
     priority: bool = False
 
     def __str__(self) -> str:
+        # Spelled as scontrol shows it: GANG first, then the base (OFF is left out with GANG).
         words = [self.base.value]
         if self.gang:
-            words = ["GANG"] if self.base is PreemptBase.OFF else [*words, "GANG"]
+            words = ["GANG"] if self.base is PreemptBase.OFF else ["GANG", *words]
         if self.within:
             words.append("WITHIN")
         if self.priority:
@@ -249,7 +248,11 @@ _PREEMPT_FLAGS = ("gang", "within", "priority")
 
 
 def parse_preempt_mode(text: str) -> PreemptMode:
-    """Comma tokens: one base (off/cluster, cancel, requeue, suspend/on) and any flags."""
+    """Comma tokens: one base (off/cluster, cancel, requeue, suspend/on) and any flags.
+
+    Slurm refuses two bases, GANG with WITHIN or PRIORITY, PRIORITY on its own, and any
+    other word, all with the message ``PreemptMode=<value> invalid``.
+    """
     bases: list[PreemptBase] = []
     flags: set[str] = set()
     for token in text.split(","):
@@ -259,14 +262,15 @@ def parse_preempt_mode(text: str) -> PreemptMode:
         elif word in _PREEMPT_FLAGS:
             flags.add(word)
         else:
-            raise BadValue(f"invalid PreemptMode token {token!r}")
+            raise BadValue(f"PreemptMode={text} invalid")
     if len(bases) > 1:
-        raise BadValue("PreemptMode takes exactly one of OFF, CANCEL, REQUEUE and SUSPEND")
-    mode = PreemptMode(
-        bases[0] if bases else PreemptBase.OFF, *(f in flags for f in _PREEMPT_FLAGS)
-    )
+        raise BadValue(f"PreemptMode={text} invalid")
+    base = bases[0] if bases else PreemptBase.OFF
+    mode = PreemptMode(base, *(flag in flags for flag in _PREEMPT_FLAGS))
     if mode.gang and (mode.within or mode.priority):
-        raise BadValue("GANG cannot be combined with WITHIN or PRIORITY")
+        raise BadValue(f"PreemptMode={text} invalid")
+    if mode.priority and not bases and not mode.gang:
+        raise BadValue(f"PreemptMode={text} invalid")
     return mode
 
 
@@ -325,6 +329,8 @@ def parse_select_type_parameters(text: str) -> SelectTypeParameters:
     flags: set[str] = set()
     for token in text.split(","):
         word = token.strip().lower()
+        if not word:
+            continue
         if word in _CR_BASES:
             if base is not None:
                 raise BadValue("only one of CR_CPU, CR_Core, CR_Socket and CR_Memory may be given")

@@ -7,6 +7,7 @@ Every problem is collected, so one run reports all of them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -157,7 +158,7 @@ class _Builder:
             ),
             preempt_type=self.preempt_type(),
             preempt_mode=self.scalar("PreemptMode", parse_preempt_mode, PreemptMode()),
-            preempt_exempt_time=self.scalar("PreemptExemptTime", _seconds, None),
+            preempt_exempt_time=self.scalar("PreemptExemptTime", keys.exempt_time, None),
             preempt_parameters=self.preempt_parameters(),
             scheduler_type=self.scalar("SchedulerType", str, "sched/backfill"),
             scheduler_parameters=self.scheduler_parameters(),
@@ -166,7 +167,7 @@ class _Builder:
             auth_type=self.scalar("AuthType", str, "auth/munge"),
             auth_alt_types=self.scalar("AuthAltTypes", _comma_list, ()),
             jobacct_gather_type=self.scalar("JobAcctGatherType", str, "jobacct_gather/none"),
-            job_requeue=self.scalar("JobRequeue", lambda t: parse_int(t, bits=16) >= 1, True),
+            job_requeue=self.scalar("JobRequeue", lambda t: _uint(16)(t) >= 1, True),
             kill_wait=self.scalar("KillWait", _uint(16), 30),
             message_timeout=self.scalar("MessageTimeout", _uint(16), 10),
             min_job_age=self.scalar("MinJobAge", _uint(32), 300),
@@ -207,7 +208,7 @@ class _Builder:
                 hosts.append(host)
         if not hosts:
             legacy = self.raw.get("ControlMachine")
-            if legacy:
+            if legacy is not None:
                 address = self.raw.get("ControlAddr")
                 hosts.append(ControlHost(legacy, address))
                 backup = self.raw.get("BackupController")
@@ -246,11 +247,11 @@ class _Builder:
         # Slurm checks OFF against the two plugins it ships; another name is left for the
         # plugin loader to judge.
         slurm_plugin = config.preempt_type in ("preempt/partition_prio", "preempt/qos")
+        # Without a plugin only OFF and plain GANG make sense.
+        needs_plugin = mode.base is not PreemptBase.OFF or mode.within or mode.priority
         if mode.base is PreemptBase.SUSPEND and not mode.gang:
             message = "PreemptMode=SUSPEND requires GANG too"
-        elif slurm_plugin and mode.base is PreemptBase.OFF:
-            message = "PreemptType and PreemptMode values incompatible"
-        elif not has_plugin and (mode.base is not PreemptBase.OFF or mode.within or mode.priority):
+        elif (slurm_plugin and mode.base is PreemptBase.OFF) or (needs_plugin and not has_plugin):
             message = "PreemptType and PreemptMode values incompatible"
         else:
             return
@@ -501,6 +502,20 @@ class _Builder:
                 self.notice(f"{setting.key}: node {name!r} is not defined; ignored", setting)
         return [name for spec in nodes for name in spec.names if name in wanted]
 
+    def over_time_limit(self, setting: Setting | None) -> int | None:
+        """A partition's OverTimeLimit: minutes, UNLIMITED (None), or unset (None).
+
+        Slurm reads it leniently: text without digits counts as 0, and a number outside
+        0..65534 is logged ("Ignoring bad OverTimeLimit value") and ignored.
+        """
+        if setting is None or setting.value.upper() in ("UNLIMITED", "INFINITE"):
+            return None
+        minutes = _c_long(setting.value)
+        if not 0 <= minutes < 0xFFFF:
+            self.notice(f"Ignoring bad OverTimeLimit value: {setting.value}", setting)
+            return None
+        return minutes
+
     def partition(
         self, record: RawRecord, nodes: tuple[NodeSpec, ...], sets: Mapping[str, NodeSetSpec]
     ) -> PartitionSpec:
@@ -580,10 +595,16 @@ class _Builder:
             select_type_parameters=self.parse(
                 s.get("SelectTypeParameters"), _partition_select_parameters, None
             ),
-            over_time_limit=self.parse(s.get("OverTimeLimit"), _uint_or_none(16), None),
+            over_time_limit=self.over_time_limit(s.get("OverTimeLimit")),
             extra=extra,
             location=record.location,
         )
+
+
+def _c_long(text: str) -> int:
+    """C's ``strtol``: the leading (signed) digits, 0 when there are none."""
+    match = re.match(r"\s*([+-]?\d+)", text)
+    return int(match.group(1)) if match else 0
 
 
 def _partition_select_parameters(text: str) -> SelectTypeParameters:
@@ -607,7 +628,7 @@ def _inactive_keys(record: RawRecord) -> dict[str, str]:
 
 def _weight(text: str) -> int:
     """Weight is a uint32; INFINITE is clamped to one less, as in Slurm."""
-    value = parse_int(text, bits=32)
+    value = _uint(32)(text)
     return 0xFFFF_FFFE if value in (-1, 0xFFFF_FFFF) else value
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 
 import attrs
@@ -114,13 +115,21 @@ def _one_of(key: str, allowed: str) -> Check:
 
 
 def _log_level(text: str) -> object:
+    """A level name, or a number read as C's strtoul reads it and kept in 16 bits.
+
+    Slurm takes any text that starts with digits (``3x`` is 3) and clamps levels above 9;
+    the one number it refuses is its "no value" marker, 65534 once truncated to 16 bits.
+    """
     levels = "quiet fatal error info verbose debug debug2 debug3 debug4 debug5"
     if text.lower() in levels.split():
         return text
-    try:
-        return parse_int(text, bits=64, infinite=False)
-    except BadValue:
-        raise BadValue(f"invalid log level {text!r}") from None
+    digits = re.match(r"\d+", text)
+    if digits is None:
+        raise BadValue(f"Invalid log level {text!r}")
+    level = min(int(digits.group()), 2**64 - 1) & 0xFFFF
+    if level == 0xFFFE:
+        raise BadValue(f"Invalid log level {text!r}")
+    return min(level, 9)
 
 
 def _plugin_dirs(text: str) -> object:
@@ -140,20 +149,54 @@ def _bcast_exclude(text: str) -> object:
 
 
 def _port_range(text: str) -> object:
+    """``N`` or ``N-M``, decimal, N at least 1 and M not below N."""
     low, dash, high = text.partition("-")
-    if not low.isdigit() or (dash and not high.isdigit()):
+    valid = low.isdigit() and (not dash or high.isdigit())
+    if valid:
+        first = int(low)
+        last = int(high) if dash else first
+        valid = 1 <= first <= last < 2**63 - 1
+    if not valid:
         raise BadValue(f"Invalid SlurmctldPort {text}")
     return text
 
 
 def _positive_minutes(text: str) -> object:
     minutes = parse_time(text, unit="minutes")
-    if minutes is None or minutes <= 0:
+    if minutes is None or not 0 < minutes < 0xFFFF_FFFE:
         raise BadValue(f'Bad value "{text}" for PriorityCalcPeriod')
     return minutes
 
 
-def _exempt_time(text: str) -> object:
+def _decay_half_life(text: str) -> object:
+    """A time in minutes; 0 and values past 32 bits leave Slurm's decay rolling over."""
+    minutes = parse_time(text, unit="minutes")
+    if minutes is not None and not 0 < minutes < 0xFFFF_FFFF:
+        raise BadValue(
+            "You have to either have PriorityDecayHalfLife != 0 or PriorityUsageResetPeriod "
+            "set to something or the priority plugin will result in rolling over."
+        )
+    return minutes
+
+
+def _suspend_time(text: str) -> object:
+    """A partition's SuspendTime: any text, but a number must fit 32 bits (or be -1)."""
+    if re.fullmatch(r"[+-]?\d+", text):
+        value = int(text)
+        if value != -1 and not 0 <= value <= 0xFFFF_FFFF:
+            raise BadValue(f'Bad value "{text}" for SuspendTime')
+    return text
+
+
+def _propagate_prio_process(text: str) -> object:
+    value = UINT16(text)
+    if value not in (0, 1, 2):
+        raise BadValue(f"Bad PropagatePrioProcess: {value}")
+    return value
+
+
+def exempt_time(text: str) -> int | None:
+    """PreemptExemptTime: a time in seconds; -1, -2 and INFINITE mean none."""
     if text == "-2":
         return None
     try:
@@ -188,8 +231,6 @@ def _accounting_enforce(text: str) -> object:
         "qos",
         "safe",
         "wckeys",
-        "0",
-        "none",
     }
     for word in _words(text):
         if word.lower() not in allowed:
@@ -536,7 +577,9 @@ _TOP_KINDS.update(
         "EnforcePartLimits": _enforce_part_limits,
         "HealthCheckNodeState": STRING,  # bad items are logged and ignored
         "PluginDir": _plugin_dirs,
-        "PreemptExemptTime": _exempt_time,
+        "PreemptExemptTime": exempt_time,
+        "PriorityDecayHalfLife": _decay_half_life,
+        "PropagatePrioProcess": _propagate_prio_process,
         "PreemptMode": _preempt_mode,
         "PriorityCalcPeriod": _positive_minutes,
         "PriorityUsageResetPeriod": _one_of(
@@ -571,7 +614,7 @@ _PARTITION_KINDS.update(
         "SelectTypeParameters": _select_type_parameters,
         "State": _partition_state,
         "OverTimeLimit": STRING,  # Slurm accepts any text here and logs bad numbers
-        "SuspendTime": STRING,
+        "SuspendTime": _suspend_time,
     }
 )
 
@@ -772,9 +815,11 @@ def _number(scalars: Mapping[str, object], key: str) -> int | None:
     if setting is None:
         return None
     try:
-        return int(UINT64(getattr(setting, "value")))  # type: ignore[call-overload]  # noqa: B009
+        value = int(UINT64(getattr(setting, "value")))  # type: ignore[call-overload]  # noqa: B009
     except BadValue:
         return None
+    # INFINITE is all bits set; every key checked here is 32 bits wide.
+    return 0xFFFF_FFFF if value == -1 else value
 
 
 def _text(scalars: Mapping[str, object], key: str) -> str | None:
@@ -788,7 +833,7 @@ def _cross_checks(scalars: Mapping[str, object]) -> Iterator[str]:
     maximum = _number(scalars, "MaxJobId")
     if first == 0:
         yield "FirstJobId cannot be zero"
-    if first is not None and first > (maximum if maximum is not None else 0x03FF0000):
+    elif (first or 1) > (maximum if maximum is not None else 0x03FF0000):
         yield "FirstJobId > MaxJobId"
     if _number(scalars, "MaxJobCount") == 0:
         yield "MaxJobCount=0, No jobs permitted"
@@ -798,8 +843,11 @@ def _cross_checks(scalars: Mapping[str, object]) -> Iterator[str]:
     if dbd is not None and dbd < 10000:
         yield f"MaxDBDMsgs value ({dbd}) needs to be greater than 10000"
     mcs = _text(scalars, "MCSParameters")
-    if mcs and _text(scalars, "MCSPlugin") in (None, "", "mcs/none"):
+    mcs_plugin = _text(scalars, "MCSPlugin")
+    if mcs and mcs_plugin in (None, "", "mcs/none"):
         yield f"MCSParameters={mcs} used and no MCSPlugin"
+    if mcs_plugin == "mcs/group" and not mcs:
+        yield f"MCSPlugin is {mcs_plugin} and no MCSParameters"
     if _text(scalars, "MaxNodeCount") is not None and _text(scalars, "SelectType") not in (
         "select/cons_tres",
     ):

@@ -255,6 +255,8 @@ def parse_preempt_mode(text: str) -> PreemptMode:
     """
     bases: list[PreemptBase] = []
     flags: set[str] = set()
+    if text == "":
+        return PreemptMode()
     for token in text.split(","):
         word = token.strip().lower()
         if word in _PREEMPT_BASES:

@@ -49,7 +49,8 @@ class SourceLocation:
     """Where a configuration problem is: 1-based line and column in ``file``.
 
     ``text`` is the physical line as it stands in the file (without its line break), so that a
-    message can quote it. ``column`` 0 means the problem concerns the whole line.
+    message can quote it. ``column`` 0 means the problem concerns the whole line, and ``line``
+    0 the whole file (a key that is missing altogether, for instance).
     """
 
     file: str
@@ -58,6 +59,8 @@ class SourceLocation:
     text: str = ""
 
     def __str__(self) -> str:
+        if not self.line:
+            return self.file
         if self.column:
             return f"{self.file}:{self.line}:{self.column}"
         return f"{self.file}:{self.line}"

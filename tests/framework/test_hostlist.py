@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from plurm import hostlist
 from plurm.errors import HostlistError, PlurmError
+
 from tests.conftest import DATA, ORACLE
 
 EXPAND = json.loads((ORACLE / "hostlist" / "expand.json").read_text())
@@ -26,7 +26,9 @@ def _slurm_rejects(vector: dict[str, object]) -> bool:
     return "Invalid hostlist" in str(vector["stderr"]) or vector["exit"] != 0
 
 
-def _check(vector: dict[str, object], deviations: dict[str, str], run: Callable[[str], str]) -> None:
+def _check(
+    vector: dict[str, object], deviations: dict[str, str], run: Callable[[str], str]
+) -> None:
     expression = str(vector["input"])
     reason = deviations.get(expression)
     if reason is None and _slurm_rejects(vector):
@@ -68,7 +70,14 @@ def test_vectors_cover_the_documented_cases() -> None:
 
 def test_three_groups_use_slurms_order() -> None:
     assert hostlist.expand("a[1-2]b[1-2]c[1-2]") == [
-        "a1b1c1", "a1b1c2", "a2b1c1", "a2b1c2", "a1b2c1", "a1b2c2", "a2b2c1", "a2b2c2",
+        "a1b1c1",
+        "a1b1c2",
+        "a2b1c1",
+        "a2b1c2",
+        "a1b2c1",
+        "a1b2c2",
+        "a2b2c1",
+        "a2b2c2",
     ]
 
 

@@ -40,7 +40,7 @@ from plurm.conf.values import (
     parse_select_type_parameters,
     parse_time,
 )
-from plurm.errors import ConfError, ConfValueError, HostlistError
+from plurm.errors import ConfError, ConfValueError, HostlistError, SourceLocation
 
 __all__ = ["build_config"]
 
@@ -76,7 +76,8 @@ def _memory(text: str) -> int | None:
 
 
 def _minutes(text: str) -> int | None:
-    return parse_time(text, unit="minutes")
+    """A partition time limit in minutes (None: UNLIMITED)."""
+    return parse_time(text, unit="minutes", wrap=True)
 
 
 def _seconds(text: str) -> int | None:
@@ -128,6 +129,10 @@ class _Builder:
         self.errors.append(
             ConfValueError(setting.key, setting.value, reason, setting.value_location)
         )
+
+    def whole_file(self) -> SourceLocation:
+        """The main file as a whole: where a problem with no single line is reported."""
+        return SourceLocation(self.raw.files[0] if self.raw.files else "slurm.conf", 0)
 
     def notice(self, message: str, setting: Setting | None = None) -> None:
         self.notices.append(ConfNotice(message, setting.location if setting else None))
@@ -183,8 +188,10 @@ class _Builder:
         )
         self.check_preemption(config)
         for check in keys.WHOLE_CONFIG_CHECKS:
-            for message in check(self.raw.scalars):
-                self.errors.append(ConfError(message, None))
+            for key, message in check(self.raw.scalars):
+                setting = self.raw.scalars.get(key)
+                where = setting.location if setting else self.whole_file()
+                self.errors.append(ConfError(message, where))
         return attrs.evolve(config, notices=tuple(self.notices))
 
     def _records(self, kind: str) -> list[RawRecord]:
@@ -193,7 +200,7 @@ class _Builder:
     def cluster_name(self) -> str:
         name = self.raw.get("ClusterName")
         if not name:
-            self.errors.append(ConfError("ClusterName needs to be specified", None))
+            self.errors.append(ConfError("ClusterName needs to be specified", self.whole_file()))
             return ""
         # Slurm lower-cases the cluster name it stores.
         return name.lower()
@@ -215,7 +222,7 @@ class _Builder:
                 if backup:
                     hosts.append(ControlHost(backup, self.raw.get("BackupAddr")))
         if not hosts:
-            self.errors.append(ConfError("No SlurmctldHost defined.", None))
+            self.errors.append(ConfError("No SlurmctldHost defined.", self.whole_file()))
         return tuple(hosts)
 
     def inactive(self) -> dict[str, str]:
@@ -242,7 +249,7 @@ class _Builder:
         """Slurm's rules tying PreemptMode to PreemptType, with its messages."""
         mode = config.preempt_mode
         setting = self.raw.scalars.get("PreemptMode") or self.raw.scalars.get("PreemptType")
-        location = setting.value_location if setting else None
+        location = setting.value_location if setting else self.whole_file()
         has_plugin = config.preempt_type != "preempt/none"
         # Slurm checks OFF against the two plugins it ships; another name is left for the
         # plugin loader to judge.
@@ -394,47 +401,55 @@ class _Builder:
         return values[: len(names)]
 
     def topology(self, settings: Mapping[str, Setting]) -> dict[str, int]:
-        """Sockets, cores, threads and CPUs, the missing ones inferred as Slurm does."""
+        """Boards, sockets, cores, threads and CPUs, the missing ones inferred as Slurm does.
+
+        Sockets come from SocketsPerBoard (times Boards), else Sockets, else CPUs divided by
+        cores and threads. CPUs must then equal the sockets, the cores or the threads of the
+        node; any other count is reset to the threads, with Slurm's message.
+        """
+        name = settings["NodeName"].value
 
         def get(key: str) -> int | None:
             setting = settings.get(key)
             return None if setting is None else self.parse(setting, _uint(16), 1)
 
-        cpus = get("CPUs") if "CPUs" in settings else get("Procs")
-        if cpus == 0:
-            cpu_setting = settings.get("CPUs") or settings.get("Procs")
-            self.notice(
-                f"NodeNames={settings['NodeName'].value} CPUs=0 is invalid, reset to 1",
-                cpu_setting,
-            )
-            cpus = 1
+        cpu_setting = settings.get("CPUs") or settings.get("Procs")
+        cpus = get(cpu_setting.key) if cpu_setting else None
         boards = get("Boards")
         sockets = get("Sockets")
-        sockets_per_board = get("SocketsPerBoard")
+        per_board = get("SocketsPerBoard")
         cores = get("CoresPerSocket") or 1
         threads = get("ThreadsPerCore") or 1
-        if boards is None:
-            boards = 1
-            if sockets is None and sockets_per_board is not None:
-                sockets = sockets_per_board
-        elif sockets is None:
-            sockets = boards * (sockets_per_board or 1)
-        if sockets is None:
-            sockets = max(1, (cpus or 1) // (cores * threads)) if cpus else 1
-        if cpus is None:
-            cpus = sockets * cores * threads
-        elif cpus not in (sockets, sockets * cores, sockets * cores * threads):
-            setting = settings.get("CPUs")
+        if cpus == 0:
+            self.notice(f"NodeNames={name} CPUs=0 is invalid, reset to 1", cpu_setting)
+            cpus = 1
+        if sockets == 0:
+            self.notice(f"NodeNames={name} Sockets=0 is invalid, reset to 1", settings["Sockets"])
+            sockets = 1
+        if per_board is not None and sockets is not None and boards is None:
             self.notice(
-                f"NodeNames={settings['NodeName'].value} CPUs={cpus} doesn't match "
-                f"Sockets*CoresPerSocket*ThreadsPerCore ({sockets * cores * threads}), "
-                "resetting CPUs",
-                setting,
+                f"NodeNames={name} Sockets=# and SocketsPerBoard=# is invalid , "
+                "using SocketsPerBoard",
+                settings["Sockets"],
             )
-            cpus = sockets * cores * threads
+            sockets = None
+        if per_board is not None:
+            sockets = (boards or 1) * per_board
+        elif sockets is None:
+            sockets = max(1, cpus // (cores * threads)) if cpus is not None else boards or 1
+        threads_total = sockets * cores * threads
+        if cpus is None:
+            cpus = threads_total
+        elif cpus not in (sockets, sockets * cores, threads_total):
+            self.notice(
+                f"NodeNames={name} CPUs={cpus} match no Sockets, Sockets*CoresPerSocket or "
+                "Sockets*CoresPerSocket*ThreadsPerCore. Resetting CPUs.",
+                cpu_setting,
+            )
+            cpus = threads_total
         return {
             "cpus": cpus,
-            "boards": boards,
+            "boards": boards or 1,
             "sockets": sockets,
             "cores": cores,
             "threads": threads,
@@ -481,6 +496,10 @@ class _Builder:
                 continue
             seen.add(record.name)
             built.append(self.partition(record, nodes, sets))
+        # Only the last partition marked Default=YES is the default, as in Slurm.
+        defaults = [index for index, part in enumerate(built) if part.default]
+        for index in defaults[:-1]:
+            built[index] = attrs.evolve(built[index], default=False)
         return tuple(built)
 
     def _node_names(
@@ -536,14 +555,26 @@ class _Builder:
                     self.notice(complaint, shared)
         preempt_mode = self.parse(s.get("PreemptMode"), parse_preempt_mode, None)
         if preempt_mode is not None and preempt_mode.gang:
+            # 22.05 keeps and shows the bit, but gang scheduling is switched on only by the
+            # cluster's PreemptMode.
             self.notice(
-                "PreemptMode=GANG is a cluster-wide option and cannot be set at "
-                "partition level, option ignored",
+                "PreemptMode=GANG on a partition has no effect; GANG is a cluster-wide option",
                 s.get("PreemptMode"),
             )
-            preempt_mode = attrs.evolve(preempt_mode, gang=False)
         max_time = self.parse(s.get("MaxTime"), _minutes, None)
         default_time = self.parse(s.get("DefaultTime"), _minutes, max_time)
+        configured = "DefaultTime" in s
+        if (
+            configured
+            and max_time is not None
+            and (default_time is None or default_time > max_time)
+        ):
+            self.notice(
+                f"partition {record.name} DefaultTime exceeds MaxTime "
+                f"({_minutes_text(default_time)} > {max_time})",
+                s["DefaultTime"],
+            )
+            default_time, configured = max_time, False
         memory = {
             key: self.parse(s.get(key), _memory, None)
             for key in ("DefMemPerCPU", "DefMemPerNode", "MaxMemPerCPU", "MaxMemPerNode")
@@ -565,15 +596,17 @@ class _Builder:
             nodes=tuple(members),
             nodes_expr=s["Nodes"].value if "Nodes" in s else "",
             default=self.parse(s.get("Default"), parse_bool, False),
-            priority_tier=tier if tier is not None else (legacy if legacy is not None else 1),
+            # The legacy Priority sets both and wins over either, wherever it stands.
+            priority_tier=legacy if legacy is not None else (tier if tier is not None else 1),
             priority_job_factor=(
-                factor if factor is not None else (legacy if legacy is not None else 1)
+                legacy if legacy is not None else (factor if factor is not None else 1)
             ),
             oversubscribe=oversubscribe,
             preempt_mode=preempt_mode,
             grace_time=self.parse(s.get("GraceTime"), _uint(32), 0),
             max_time=max_time,
             default_time=default_time,
+            default_time_configured=configured,
             state=self.parse(s.get("State"), _partition_state, "UP"),
             max_nodes=self.parse(s.get("MaxNodes"), _uint_or_none(32), None),
             min_nodes=self.parse(s.get("MinNodes"), _uint(32), 0),
@@ -599,6 +632,10 @@ class _Builder:
             extra=extra,
             location=record.location,
         )
+
+
+def _minutes_text(minutes: int | None) -> str:
+    return "UNLIMITED" if minutes is None else str(minutes)
 
 
 def _c_long(text: str) -> int:

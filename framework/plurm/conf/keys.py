@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 
 from plurm.conf.values import (
+    INFINITE,
     BadValue,
     parse_bool,
     parse_int,
@@ -69,7 +70,9 @@ def _integer(bits: int, *, k_suffix: bool) -> Check:
     def check(text: str) -> int:
         if text == "":
             return 0  # Key="" is 0 for Slurm's number parsers
-        return parse_int(text, bits=bits, k_suffix=k_suffix)
+        value = parse_int(text, bits=bits, k_suffix=k_suffix)
+        # UNLIMITED/INFINITE is every bit set, as Slurm stores it.
+        return (1 << bits) - 1 if value == INFINITE else value
 
     return check
 
@@ -827,47 +830,54 @@ def _text(scalars: Mapping[str, object], key: str) -> str | None:
     return None if setting is None else str(getattr(setting, "value"))  # noqa: B009
 
 
-def _cross_checks(scalars: Mapping[str, object]) -> Iterator[str]:
-    """Slurm's whole-configuration checks on global keys, with its messages."""
+def _cross_checks(scalars: Mapping[str, object]) -> Iterator[tuple[str, str]]:
+    """Slurm's whole-configuration checks on global keys: (the key at fault, its message)."""
     first = _number(scalars, "FirstJobId")
     maximum = _number(scalars, "MaxJobId")
     if first == 0:
-        yield "FirstJobId cannot be zero"
+        yield "FirstJobId", "FirstJobId cannot be zero"
     elif (first or 1) > (maximum if maximum is not None else 0x03FF0000):
-        yield "FirstJobId > MaxJobId"
+        yield "FirstJobId", "FirstJobId > MaxJobId"
     if _number(scalars, "MaxJobCount") == 0:
-        yield "MaxJobCount=0, No jobs permitted"
+        yield "MaxJobCount", "MaxJobCount=0, No jobs permitted"
     if _number(scalars, "MaxStepCount") == 0:
-        yield "MaxStepCount=0, No steps permitted"
+        yield "MaxStepCount", "MaxStepCount=0, No steps permitted"
     dbd = _number(scalars, "MaxDBDMsgs")
     if dbd is not None and dbd < 10000:
-        yield f"MaxDBDMsgs value ({dbd}) needs to be greater than 10000"
+        yield "MaxDBDMsgs", f"MaxDBDMsgs value ({dbd}) needs to be greater than 10000"
     mcs = _text(scalars, "MCSParameters")
     mcs_plugin = _text(scalars, "MCSPlugin")
     if mcs and mcs_plugin in (None, "", "mcs/none"):
-        yield f"MCSParameters={mcs} used and no MCSPlugin"
+        yield "MCSParameters", f"MCSParameters={mcs} used and no MCSPlugin"
     if mcs_plugin == "mcs/group" and not mcs:
-        yield f"MCSPlugin is {mcs_plugin} and no MCSParameters"
+        yield "MCSPlugin", f"MCSPlugin is {mcs_plugin} and no MCSParameters"
     if _text(scalars, "MaxNodeCount") is not None and _text(scalars, "SelectType") not in (
         "select/cons_tres",
     ):
-        yield "MaxNodeCount only compatible with cons_tres"
+        yield "MaxNodeCount", "MaxNodeCount only compatible with cons_tres"
     if _text(scalars, "SlurmSchedLogLevel") is not None and not _text(scalars, "SlurmSchedLogFile"):
-        yield "SlurmSchedLogLevel requires SlurmSchedLogFile value"
+        yield "SlurmSchedLogLevel", "SlurmSchedLogLevel requires SlurmSchedLogFile value"
     prolog_flags = (_text(scalars, "PrologFlags") or "").lower().split(",")
     if _text(scalars, "JobContainerType") == "job_container/tmpfs" and "contain" not in (
         prolog_flags
     ):
-        yield "PrologFlags=Contain is required for use with job_container/tmpfs"
+        yield "JobContainerType", "PrologFlags=Contain is required for use with job_container/tmpfs"
     if _text(scalars, "AccountingStorageType") == "accounting_storage/mysql":
-        yield "AccountingStorageType=accounting_storage/mysql only permitted in SlurmDBD."
+        yield (
+            "AccountingStorageType",
+            "AccountingStorageType=accounting_storage/mysql only permitted in SlurmDBD.",
+        )
     communication = (_text(scalars, "CommunicationParameters") or "").lower().split(",")
     if "disableipv4" in communication and "enableipv6" not in communication:
-        yield "Both IPv4 and IPv6 support disabled, cannot communicate"
+        yield "CommunicationParameters", "Both IPv4 and IPv6 support disabled, cannot communicate"
     if _text(scalars, "SlurmctldHost") is None:
         machine = _text(scalars, "ControlMachine") or ""
         if "," in machine and not _text(scalars, "ControlAddr"):
-            yield "ControlMachine has multiple host names, so ControlAddr must be specified."
+            yield (
+                "ControlMachine",
+                "ControlMachine has multiple host names, so ControlAddr must be specified.",
+            )
 
 
-WHOLE_CONFIG_CHECKS: tuple[Callable[[Mapping[str, object]], Iterator[str]], ...] = (_cross_checks,)
+CrossCheck = Callable[[Mapping[str, object]], Iterator[tuple[str, str]]]
+WHOLE_CONFIG_CHECKS: tuple[CrossCheck, ...] = (_cross_checks,)

@@ -100,8 +100,10 @@ class PartitionSpec:
 
     ``nodes`` lists the member nodes in node-table order (Slurm keeps a bitmap); ``nodes_expr``
     is the Nodes= value as written. ``preempt_mode`` None means the cluster's PreemptMode.
-    ``max_time``/``default_time`` are minutes, None for UNLIMITED; ``default_time`` already
-    falls back to ``max_time``. Memory limits are MiB, None for unlimited.
+    ``max_time``/``default_time`` are minutes, None for UNLIMITED. ``default_time`` is the
+    limit a job without ``--time`` gets, so it falls back to ``max_time`` when DefaultTime is
+    not configured (``default_time_configured`` says which; scontrol shows NONE then).
+    Memory limits are MiB, None for unlimited.
     """
 
     name: str
@@ -115,6 +117,7 @@ class PartitionSpec:
     grace_time: int = 0
     max_time: int | None = None
     default_time: int | None = None
+    default_time_configured: bool = False
     state: str = "UP"
     max_nodes: int | None = None
     min_nodes: int = 0

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from plurm import hostlist
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
-from plurm.conf.values import PreemptMode, format_minutes, format_seconds
+from plurm.conf.values import PreemptMode, format_seconds, format_time_limit
 
 __all__ = ["render"]
 
@@ -142,6 +142,7 @@ def _node(node: NodeSpec) -> str:
 
 def _partition(part: PartitionSpec, cluster_mode: PreemptMode) -> str:
     mode = part.preempt_mode if part.preempt_mode is not None else cluster_mode
+    default_time = format_time_limit(part.default_time) if part.default_time_configured else "NONE"
     words = [
         f"PartitionName={part.name}",
         f"Nodes={hostlist.compress(part.nodes) if part.nodes else '(null)'}",
@@ -152,8 +153,8 @@ def _partition(part: PartitionSpec, cluster_mode: PreemptMode) -> str:
         f"OverSubscribe={part.oversubscribe}",
         f"PreemptMode={mode}",
         f"GraceTime={part.grace_time}",
-        f"MaxTime={format_minutes(part.max_time)}",
-        f"DefaultTime={format_minutes(part.default_time)}",
+        f"MaxTime={format_time_limit(part.max_time)}",
+        f"DefaultTime={default_time}",
         f"MaxNodes={_limit(part.max_nodes)}",
         f"MinNodes={part.min_nodes}",
     ]

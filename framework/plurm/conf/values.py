@@ -22,6 +22,8 @@ __all__ = [
     "PreemptMode",
     "SelectTypeParameters",
     "format_minutes",
+    "format_seconds",
+    "format_time_limit",
     "parse_bool",
     "parse_int",
     "parse_preempt_mode",
@@ -99,12 +101,13 @@ _TIME_FORMS = re.compile(
 )
 
 
-def parse_time(text: str, *, unit: str) -> int | None:
+def parse_time(text: str, *, unit: str, wrap: bool = False) -> int | None:
     """A Slurm time string in ``unit`` ("seconds" or "minutes"); None means INFINITE.
 
     Forms: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; ``-1``, ``INFINITE``
     and ``UNLIMITED`` mean infinite. Fields are not range-checked (``1:60:15`` is 7215 s).
-    Minutes round up, as Slurm's ``time_str2mins`` does.
+    Minutes round up, as Slurm's ``time_str2mins`` does; ``wrap`` keeps the seconds in
+    32 bits first, as Slurm does for partition limits.
     """
     word = text.lower()
     if word in _INFINITE_WORDS or word == "-1":
@@ -126,6 +129,10 @@ def parse_time(text: str, *, unit: str) -> int | None:
         seconds = groups["a"] * 60 + groups["b"]
     else:
         seconds = groups["a"] * 60
+    if wrap:
+        # For partition time limits Slurm counts the seconds in 32 bits before rounding up
+        # to minutes, so a huge value wraps (MaxTime=99999999 becomes 28417211 minutes).
+        seconds &= 0xFFFF_FFFF
     if unit == "minutes":
         return (seconds + 59) // 60
     return seconds
@@ -136,6 +143,16 @@ def format_minutes(minutes: int | None) -> str:
     if minutes is None:
         return "UNLIMITED"
     return format_seconds(minutes * 60)
+
+
+def format_time_limit(minutes: int | None) -> str:
+    """A limit in minutes as scontrol shows it: ``UNLIMITED``, ``HH:MM:SS``, ``D-HH:MM:SS``."""
+    if minutes is None:
+        return "UNLIMITED"
+    days, rest = divmod(minutes * 60, 86400)
+    hours, rest = divmod(rest, 3600)
+    clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{clock}" if days else clock
 
 
 def format_seconds(seconds: int) -> str:
@@ -225,15 +242,16 @@ class PreemptMode:
     priority: bool = False
 
     def __str__(self) -> str:
-        # Spelled as scontrol shows it: GANG first, then the base (OFF is left out with GANG).
-        words = [self.base.value]
-        if self.gang:
-            words = ["GANG"] if self.base is PreemptBase.OFF else ["GANG", *words]
+        # Spelled as scontrol shows it: GANG first, then the base, then the other flags;
+        # OFF only when nothing else is set.
+        words = ["GANG"] if self.gang else []
+        if self.base is not PreemptBase.OFF:
+            words.append(self.base.value)
         if self.within:
             words.append("WITHIN")
         if self.priority:
             words.append("PRIORITY")
-        return ",".join(words)
+        return ",".join(words) or "OFF"
 
 
 _PREEMPT_BASES = {

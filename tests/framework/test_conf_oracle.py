@@ -50,7 +50,9 @@ def _materialize(case: dict[str, Any], root: Path) -> Path:
     return root / case["main"]
 
 
-def _load_case(case: dict[str, Any], root: Path, monkeypatch: pytest.MonkeyPatch) -> conf.SlurmConfig:
+def _load_case(
+    case: dict[str, Any], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> conf.SlurmConfig:
     main = _materialize(case, root)
     # The recorder ran Slurm from an empty directory beside the files, so that relative
     # paths resolved against the working directory would fail there too.
@@ -142,7 +144,9 @@ def _partition_view(config: conf.SlurmConfig, name: str) -> dict[str, str]:
 def _effective_cases() -> Iterator[dict[str, Any]]:
     for case in CASES:
         effective = case.get("effective") or {}
-        if case["scontrol"]["exit"] == 0 and (effective.get("nodes") or effective.get("partitions")):
+        if case["scontrol"]["exit"] == 0 and (
+            effective.get("nodes") or effective.get("partitions")
+        ):
             yield case
 
 

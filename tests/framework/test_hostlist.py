@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from plurm import hostlist
 from plurm.errors import HostlistError, PlurmError
-
 from tests.conftest import DATA, ORACLE
 
 EXPAND = json.loads((ORACLE / "hostlist" / "expand.json").read_text())

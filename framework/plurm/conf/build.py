@@ -110,6 +110,7 @@ class _Builder:
         self.raw = raw
         self.errors: list[ConfError] = list(raw.errors)
         self.notices: list[ConfNotice] = list(raw.notices)
+        self._order: dict[str, int] | None = None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -508,18 +509,24 @@ class _Builder:
         """A Nodes= value: ALL, NodeSet names and hostlists, in node-table order."""
         if setting.value == "":
             return []
-        known = {name for spec in nodes for name in spec.names}
+        order = self.node_order(nodes)
         wanted: set[str] = set()
         for name in self.expand(setting):
             if name.upper() == "ALL":
-                wanted |= known
-            elif name in sets:
+                return list(order)
+            if name in sets:
                 wanted.update(sets[name].nodes)
-            elif name in known:
+            elif name in order:
                 wanted.add(name)
             else:
                 self.notice(f"{setting.key}: node {name!r} is not defined; ignored", setting)
-        return [name for spec in nodes for name in spec.names if name in wanted]
+        return sorted(wanted, key=order.__getitem__)
+
+    def node_order(self, nodes: tuple[NodeSpec, ...]) -> dict[str, int]:
+        """Each node's place in the node table (computed once)."""
+        if self._order is None:
+            self._order = {name: i for i, name in enumerate(n for s in nodes for n in s.names)}
+        return self._order
 
     def over_time_limit(self, setting: Setting | None) -> int | None:
         """A partition's OverTimeLimit: minutes, UNLIMITED (None), or unset (None).

@@ -38,12 +38,28 @@ MAX_INCLUDE_DEPTH = 64
 
 @attrs.frozen
 class Setting:
-    """One key=value as written, with where it was written."""
+    """One key=value as written, with where it was written.
+
+    Positions are kept as (file, logical line, column) and mapped to the physical line only
+    when a message needs them, so reading a large file builds no locations at all.
+    """
 
     key: str
     value: str
-    location: SourceLocation
-    value_location: SourceLocation
+    source: SourceFile = attrs.field(repr=False, eq=False)
+    index: int = attrs.field(eq=False)
+    key_column: int = attrs.field(eq=False)
+    value_column: int = attrs.field(eq=False)
+
+    @property
+    def location(self) -> SourceLocation:
+        """Where the key starts."""
+        return self.source.locate(self.index, self.key_column)
+
+    @property
+    def value_location(self) -> SourceLocation:
+        """Where the value starts (inside the quotes of a quoted value)."""
+        return self.source.locate(self.index, self.value_column)
 
 
 @attrs.frozen
@@ -306,12 +322,8 @@ def _operator_notice(pair: Pair, setting: Setting) -> ConfNotice | None:
 
 
 def _setting(source: SourceFile, index: int, pair: Pair, canonical: str) -> Setting:
-    return Setting(
-        canonical,
-        pair.value,
-        source.locate(index, pair.key_column),
-        source.locate(index, pair.value_column + (1 if pair.quoted else 0)),
-    )
+    value_column = pair.value_column + (1 if pair.quoted else 0)
+    return Setting(canonical, pair.value, source, index, pair.key_column, value_column)
 
 
 def _line_of(error: ConfError) -> int:

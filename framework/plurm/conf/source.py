@@ -47,7 +47,10 @@ class SourceFile:
     def locate(self, index: int, column: int) -> SourceLocation:
         """Map a 0-based logical line ``index`` and 1-based logical ``column`` to the file."""
         logical = self.lines[index]
-        physical, physical_column = _map_column(logical.raw, column)
+        if len(logical.raw) == 1 and "\\" not in logical.raw[0]:
+            physical, physical_column = 0, column  # nothing moved: the common case
+        else:
+            physical, physical_column = _map_column(logical.raw, column)
         return SourceLocation(
             self.path,
             logical.first_line + physical,

@@ -54,11 +54,7 @@ Statement = Include | PairLine
 
 
 class _ToStatements(lark.Transformer[lark.Token, list[Statement]]):
-    """Builds statements from the parse tree; ``offset`` is added to every line index."""
-
-    def __init__(self, offset: int) -> None:
-        super().__init__()
-        self._offset = offset
+    """Builds statements while the LALR parser reduces, so no parse tree is ever built."""
 
     def start(self, children: list[Statement]) -> list[Statement]:
         return children
@@ -86,12 +82,18 @@ class _ToStatements(lark.Transformer[lark.Token, list[Statement]]):
         return children[0]
 
     def _index(self, token: lark.Token) -> int:
-        return (token.line or 1) - 1 + self._offset
+        return (token.line or 1) - 1
 
 
 def _make_parser() -> lark.Lark:
     grammar = resources.files("plurm.conf").joinpath("slurm.lark").read_text(encoding="utf-8")
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False)
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=False,
+        transformer=_ToStatements(),
+    )
 
 
 _PARSER = _make_parser()
@@ -101,21 +103,24 @@ def parse_source(source: SourceFile) -> tuple[list[Statement], list[ConfSyntaxEr
     """The statements of ``source``, and a syntax error for each logical line that has one."""
     text = "\n".join(line.text for line in source.lines) + "\n"
     try:
-        return _transform(_PARSER.parse(text), offset=0), []
+        return _parse(text), []
     except UnexpectedInput:
         pass
     statements: list[Statement] = []
     errors: list[ConfSyntaxError] = []
     for index, line in enumerate(source.lines):
         try:
-            statements.extend(_transform(_PARSER.parse(line.text + "\n"), offset=index))
+            parsed = _parse(line.text + "\n")
         except UnexpectedInput as error:
             errors.append(_syntax_error(source, index, line.text, error))
+            continue
+        statements.extend(attrs.evolve(statement, index=index) for statement in parsed)
     return statements, errors
 
 
-def _transform(tree: lark.Tree[lark.Token], *, offset: int) -> list[Statement]:
-    return _ToStatements(offset).transform(tree)
+def _parse(text: str) -> list[Statement]:
+    result: list[Statement] = _PARSER.parse(text)  # type: ignore[assignment]
+    return result
 
 
 def _syntax_error(

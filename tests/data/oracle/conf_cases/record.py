@@ -22,10 +22,13 @@ Per case:
     Verdict "running" once it logs "Running as primary controller", "exited" if it exits first,
     "timeout" otherwise.  Its stderr lines (minus environment noise matching NOISE) are recorded.
     While running, `scontrol -o show partition`, `scontrol -o show node` and `scontrol show config`
-    are run against it (inside the same kind of namespace); partitions (all fields), nodes (the NODE_KEYS fields) and the config keys the
-    case asks for go to "effective".  Everything started is stopped (SIGTERM, then SIGKILL) by pid.
+    are run against it (inside the same kind of namespace); partitions (all fields), nodes (the NODE_KEYS
+    fields) and the config keys the case asks for go to "effective".  Everything started is stopped
+    (SIGTERM, then SIGKILL) by process group.
 
-Cases that Include a missing file take ~60 s (Slurm retries stat() for 60 s); cases run in parallel.
+Cases that Include a missing file take ~60 s (Slurm retries stat() for 60 s); cases run in parallel
+(16 scontrol workers; 4 slurmctld workers on ports 16917, 16927, 16937, 16947, slurmd port +1 unused).
+Scratch space: /tmp/plurm-conf-cases (removed per case).  Whole run: about 3 minutes.
 """
 import json
 import os

@@ -1,0 +1,44 @@
+"""Real-world slurm.conf files (../shared/conf-corpus) get Slurm 22.05's verdict.
+
+Each accepted file must also give the node counts Slurm gave, NodeName line by line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plurm import conf
+from plurm.errors import ConfError
+from tests.conftest import SHARED
+
+CORPUS = SHARED / "conf-corpus"
+VERDICTS: dict[str, Any] = (
+    json.loads((CORPUS / "verdicts.json").read_text()) if CORPUS.is_dir() else {}
+)
+
+pytestmark = pytest.mark.skipif(not VERDICTS, reason="../shared/conf-corpus is not beside the repo")
+
+
+def test_the_corpus_is_all_there() -> None:
+    assert len(VERDICTS) == 30
+    assert sum(v["slurm_22_05"] == "accepted" for v in VERDICTS.values()) == 12
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_corpus_file_gets_slurms_verdict(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    verdict = VERDICTS[name]
+    monkeypatch.chdir(tmp_path)  # relative PluginDir entries must not resolve into the repo
+    try:
+        config = conf.load(CORPUS / name)
+    except ConfError as error:
+        assert verdict["slurm_22_05"] == "rejected", f"Slurm accepts {name}; Plurm said:\n{error}"
+        return
+    assert verdict["slurm_22_05"] == "accepted", "Slurm said: " + " | ".join(verdict["errors"])
+    counts = {spec.expression: len(spec.names) for spec in config.nodes}
+    assert counts == verdict["nodes"]

@@ -189,6 +189,14 @@ class _FileReader:
                 ConfNotice(f"Include {include.path}: is a directory; nothing read", location)
             )
             return
+        if target.exists() and not target.is_file():
+            # A device or a pipe could block or never end; Plurm reads regular files only.
+            self.raw.errors.append(
+                ConfIncludeError(
+                    f"Include failed: {target} is not a regular file", location, chain
+                )
+            )
+            return
         try:
             text = decode(self.read_bytes(target))
         except OSError as error:

@@ -20,7 +20,7 @@ The rules were measured on real ``scontrol show hostnames|hostlist`` (the vector
 Where 22.05 silently mangles malformed input, Plurm refuses it with a clear error instead:
 an unclosed ``[`` (Slurm turns ``n[1-3`` into the host ``n]``), range bounds with blanks,
 signs or junk (``n[1y-3]``), numbers past 2**64-1, and expansions past
-:data:`MAX_HOSTS` hosts in total. docs/hostlist.md lists these deviations.
+:data:`MAX_HOSTS` hosts in total. docs/configuration.md lists these deviations.
 """
 
 from __future__ import annotations

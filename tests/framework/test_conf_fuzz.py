@@ -129,7 +129,9 @@ def _check(tmp_path: Path, text: str) -> None:
 
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("PLURM_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=int(os.environ.get("PLURM_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

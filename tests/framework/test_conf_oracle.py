@@ -97,7 +97,12 @@ def _node_view(config: conf.SlurmConfig, name: str) -> dict[str, str]:
     """Our values for one node, spelled as ``scontrol show node`` spells them."""
     spec = config.node(name)
     index = spec.names.index(name)
-    return {
+    state, reason = config.node_state(name)
+    shown_state = {"UNKNOWN": "UNKNOWN", "DOWN": "DOWN", "DRAIN": "UNKNOWN+DRAIN"}
+    view = {"State": shown_state[state]} if state in shown_state else {}
+    if reason is not None:
+        view["Reason"] = reason
+    return view | {
         "CPUTot": str(spec.cpus),
         "Boards": str(spec.boards),
         "Sockets": str(spec.sockets),

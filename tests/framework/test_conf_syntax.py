@@ -125,6 +125,22 @@ def test_inactive_keys_are_reported_once_each(tmp_path: Path) -> None:
     assert "KillWait" not in config.inactive
 
 
+def test_unused_scheduler_options_are_reported(tmp_path: Path) -> None:
+    config = load(
+        tmp_path, HEAD + "SchedulerParameters=bf_window=60,nohold_on_prolog_fail,bf_busy_nodes\n"
+    )
+    assert config.scheduler_parameters.bf_window == 60
+    assert config.inactive["SchedulerParameters"] == "nohold_on_prolog_fail,bf_busy_nodes"
+
+
+def test_down_nodes_lines(tmp_path: Path) -> None:
+    config = load(
+        tmp_path, HEAD + NODES + "DownNodes=n[1-2] State=DRAIN Reason=maint\nDownNodes=n3\n"
+    )
+    assert config.node_state("n1") == ("DRAIN", "maint")
+    assert config.node_state("n3") == ("DOWN", "Set in slurm.conf")
+
+
 def test_duplicate_scalar_warns_and_the_last_wins(tmp_path: Path) -> None:
     config = load(tmp_path, HEAD + "KillWait=5\nKillWait=7\n")
     assert config.kill_wait == 7

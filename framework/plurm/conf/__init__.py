@@ -24,6 +24,7 @@ from plurm.conf.build import build_config
 from plurm.conf.model import (
     ConfNotice,
     ControlHost,
+    DownNodesSpec,
     NodeSetSpec,
     NodeSpec,
     PartitionSpec,
@@ -46,6 +47,7 @@ from plurm.errors import ConfIncludeError, raise_collected
 __all__ = [
     "ConfNotice",
     "ControlHost",
+    "DownNodesSpec",
     "NodeSetSpec",
     "NodeSpec",
     "OverSubscribe",

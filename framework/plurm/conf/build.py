@@ -18,6 +18,7 @@ from plurm.conf import keys
 from plurm.conf.model import (
     ConfNotice,
     ControlHost,
+    DownNodesSpec,
     NodeSetSpec,
     NodeSpec,
     PartitionSpec,
@@ -152,12 +153,14 @@ class _Builder:
         self.check_duplicate_nodes(nodes)
         nodesets = tuple(self.nodeset(record, nodes) for record in self._records("NodeSet"))
         partitions = self.partitions(nodes, nodesets)
+        down_nodes = tuple(self.down(record, nodes) for record in self._records("DownNodes"))
         config = SlurmConfig(
             cluster_name=self.cluster_name(),
             control_hosts=self.control_hosts(),
             nodes=nodes,
             partitions=partitions,
             nodesets=nodesets,
+            down_nodes=down_nodes,
             select_type=self.scalar("SelectType", str, "select/linear"),
             select_type_parameters=self.scalar(
                 "SelectTypeParameters", parse_select_type_parameters, SelectTypeParameters()
@@ -237,6 +240,18 @@ class _Builder:
             spec = keys.top(name)
             if spec is not None and not spec.effect:
                 inactive[name] = ",".join(s.value for s in settings)
+        # Option lists Plurm reads only in part: the options it leaves alone are listed too.
+        for name, used in _USED_OPTIONS.items():
+            setting = self.raw.scalars.get(name)
+            if setting is None:
+                continue
+            unused = [
+                word
+                for word in setting.value.split(",")
+                if word and word.partition("=")[0].strip().lower() not in used
+            ]
+            if unused:
+                inactive[name] = ",".join(unused)
         return inactive
 
     # ----------------------------------------------------------------------------- scheduling
@@ -481,6 +496,23 @@ class _Builder:
             record.location,
         )
 
+    def down(self, record: RawRecord, nodes: tuple[NodeSpec, ...]) -> DownNodesSpec:
+        """A DownNodes line: its nodes start DOWN (or the State it names) with its Reason."""
+        names = self._node_names(record.settings["DownNodes"], nodes, {})
+        state_setting = record.settings.get("State")
+        state = state_setting.value.upper() if state_setting else "DOWN"
+        if state not in _DOWN_STATES:
+            # slurmctld ignores the line; Plurm says so.
+            self.notice(f"DownNodes: invalid State {state!r}; line ignored", state_setting)
+            names = []
+        reason = record.settings.get("Reason")
+        return DownNodesSpec(
+            tuple(names),
+            state,
+            reason.value if reason else "Set in slurm.conf",
+            record.location,
+        )
+
     # ----------------------------------------------------------------------------- partitions
 
     def partitions(
@@ -675,6 +707,29 @@ def _weight(text: str) -> int:
     value = _uint(32)(text)
     return 0xFFFF_FFFE if value in (-1, 0xFFFF_FFFF) else value
 
+
+# The options of these keys that Plurm acts on; the others are reported as inactive.
+_USED_OPTIONS = {
+    "SchedulerParameters": frozenset(
+        {
+            "sched_interval",
+            "sched_min_interval",
+            "default_queue_depth",
+            "bf_interval",
+            "bf_window",
+            "bf_max_job_test",
+            "bf_resolution",
+            "bf_continue",
+            "preempt_youngest_first",
+            "preempt_strict_order",
+            "preempt_reorder_count",
+        }
+    ),
+    "SlurmctldParameters": frozenset({"preempt_send_user_signal"}),
+}
+
+# States a DownNodes line may set (slurmctld ignores the line for any other).
+_DOWN_STATES = ("DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "UNKNOWN")
 
 _PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 

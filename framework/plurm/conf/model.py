@@ -23,6 +23,7 @@ from plurm.errors import SourceLocation
 __all__ = [
     "ConfNotice",
     "ControlHost",
+    "DownNodesSpec",
     "NodeSetSpec",
     "NodeSpec",
     "PartitionSpec",
@@ -81,6 +82,16 @@ class NodeSpec:
     state: str = "UNKNOWN"
     reason: str | None = None
     extra: Mapping[str, str] = attrs.field(factory=dict)
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class DownNodesSpec:
+    """A DownNodes line: nodes that start in ``state`` (DOWN unless given) with ``reason``."""
+
+    names: tuple[str, ...]
+    state: str = "DOWN"
+    reason: str | None = None
     location: SourceLocation | None = attrs.field(default=None, eq=False)
 
 
@@ -203,6 +214,7 @@ class SlurmConfig:
     nodes: tuple[NodeSpec, ...] = ()
     partitions: tuple[PartitionSpec, ...] = ()
     nodesets: tuple[NodeSetSpec, ...] = ()
+    down_nodes: tuple[DownNodesSpec, ...] = ()
     qos: tuple[QosSpec, ...] = ()
     select_type: str = "select/linear"
     select_type_parameters: SelectTypeParameters = SelectTypeParameters()
@@ -247,6 +259,14 @@ class SlurmConfig:
     def node(self, name: str) -> NodeSpec:
         """The NodeName line that defines node ``name``; KeyError when none does."""
         return self._node_index[name]
+
+    def node_state(self, name: str) -> tuple[str, str | None]:
+        """The state and reason node ``name`` starts in: a DownNodes line wins over NodeName."""
+        for down in reversed(self.down_nodes):
+            if name in down.names:
+                return down.state, down.reason
+        spec = self.node(name)
+        return spec.state, spec.reason
 
     def partition(self, name: str) -> PartitionSpec:
         """The partition called ``name``; KeyError when none is."""

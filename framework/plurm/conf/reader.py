@@ -192,9 +192,7 @@ class _FileReader:
         if target.exists() and not target.is_file():
             # A device or a pipe could block or never end; Plurm reads regular files only.
             self.raw.errors.append(
-                ConfIncludeError(
-                    f"Include failed: {target} is not a regular file", location, chain
-                )
+                ConfIncludeError(f"Include failed: {target} is not a regular file", location, chain)
             )
             return
         try:

@@ -242,12 +242,12 @@ class _Builder:
                 inactive[name] = ",".join(s.value for s in settings)
         # Option lists Plurm reads only in part: the options it leaves alone are listed too.
         for name, used in _USED_OPTIONS.items():
-            setting = self.raw.scalars.get(name)
-            if setting is None:
+            options = self.raw.get(name)
+            if options is None:
                 continue
             unused = [
                 word
-                for word in setting.value.split(",")
+                for word in options.split(",")
                 if word and word.partition("=")[0].strip().lower() not in used
             ]
             if unused:

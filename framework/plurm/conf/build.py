@@ -190,6 +190,7 @@ class _Builder:
             inactive=self.inactive(),
             files=tuple(self.raw.files),
         )
+        config = self.legacy_gang(config)
         self.check_preemption(config)
         for check in keys.WHOLE_CONFIG_CHECKS:
             for key, message in check(self.raw.scalars):
@@ -260,6 +261,33 @@ class _Builder:
         value = self.raw.get("PreemptType")
         # Slurm takes preempt/none as "no preemption plugin".
         return value if value else "preempt/none"
+
+    def legacy_gang(self, config: SlurmConfig) -> SlurmConfig:
+        """SchedulerType=sched/gang is Slurm 1.3's spelling of what 2.0 and later write as
+        the builtin scheduler with PreemptType=preempt/partition_prio and SUSPEND,GANG."""
+        if config.scheduler_type != "sched/gang":
+            return config
+        setting = self.raw.scalars["SchedulerType"]
+        if config.preempt_type != "preempt/none":
+            self.notice(
+                "SchedulerType=sched/gang (Slurm 1.3) read as sched/builtin with GANG", setting
+            )
+            return attrs.evolve(
+                config,
+                scheduler_type="sched/builtin",
+                preempt_mode=attrs.evolve(config.preempt_mode, gang=True),
+            )
+        self.notice(
+            "SchedulerType=sched/gang (Slurm 1.3) read as SchedulerType=sched/builtin, "
+            "PreemptType=preempt/partition_prio, PreemptMode=SUSPEND,GANG",
+            setting,
+        )
+        return attrs.evolve(
+            config,
+            scheduler_type="sched/builtin",
+            preempt_type="preempt/partition_prio",
+            preempt_mode=PreemptMode(PreemptBase.SUSPEND, gang=True),
+        )
 
     def check_preemption(self, config: SlurmConfig) -> None:
         """Slurm's rules tying PreemptMode to PreemptType, with its messages."""

@@ -247,6 +247,28 @@ class SlurmConfig:
     #: The files read, main file first, in reading order.
     files: tuple[str, ...] = attrs.field(default=(), eq=False)
 
+    @property
+    def gang_scheduling(self) -> bool:
+        """Gang scheduling is on: PreemptMode has GANG."""
+        return self.preempt_mode.gang
+
+    def plugin_types(self) -> dict[str, tuple[str, ...]]:
+        """The plugin type strings this configuration names, by plugin type.
+
+        The sched type lists the scheduler that orders the queue first and, when gang
+        scheduling is on, the gang plugin (``sched/gang``) after it.
+        """
+        sched = (
+            (self.scheduler_type, "sched/gang") if self.gang_scheduling else (self.scheduler_type,)
+        )
+        return {
+            "select": (self.select_type,),
+            "preempt": (self.preempt_type,),
+            "sched": sched,
+            "jobacct_gather": (self.jobacct_gather_type,),
+            "auth": (self.auth_type, *self.auth_alt_types),
+        }
+
     @cached_property
     def node_names(self) -> tuple[str, ...]:
         """Every node, in node-table order."""

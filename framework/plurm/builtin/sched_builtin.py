@@ -1,0 +1,45 @@
+"""sched/builtin: the pending queue in Slurm's order, nothing else.
+
+Slurm's ``sort_job_queue2`` puts a job that can preempt another ahead of it, then orders by
+the partition's PriorityTier (higher first), the job's priority (higher first), submit time
+and job id.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from plurm._markers import HOOK_API_VERSION, hookimpl
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job
+from plurm.registry import PluginContext
+
+
+class BuiltinScheduler:
+    """The queue order of Slurm's main scheduler."""
+
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+
+    @hookimpl
+    def sched_queue_order(
+        self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
+    ) -> list[Job]:
+        def compare(first: Job, second: Job) -> int:
+            if preempts(first, second) and not preempts(second, first):
+                return -1
+            if preempts(second, first) and not preempts(first, second):
+                return 1
+            a, b = _key(first, cluster), _key(second, cluster)
+            return (a > b) - (a < b)
+
+        ordered = sorted(jobs, key=lambda job: _key(job, cluster))
+        return sorted(ordered, key=functools.cmp_to_key(compare))
+
+
+def _key(job: Job, cluster: Cluster) -> tuple[int, int, float, int]:
+    tier = cluster.partition(job.partition).priority_tier
+    return (-tier, -job.priority, job.submit_time, job.job_id)

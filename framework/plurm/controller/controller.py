@@ -1,0 +1,498 @@
+"""The controller: a synchronous, deterministic state machine that asks plugins and applies.
+
+Events come in as method calls: a command (:meth:`submit`, :meth:`cancel`, :meth:`suspend`,
+:meth:`resume`, :meth:`requeue`, :meth:`update_partition`), a job's end reported by the
+executor (:meth:`job_ended`), or a timer the controller set itself. Actions go out through the
+executor (start, suspend, resume, signal, kill). Nothing here knows a policy by name.
+
+One scheduling pass (:meth:`schedule`) runs this hook sequence:
+
+1. ``sched_queue_order`` orders the eligible pending jobs (with ``preempt_job_preempt_check``
+   as the "may preempt" relation);
+2. for each job, in that order, unless its partition is already blocked in this pass:
+
+   a. ``select_job_test`` (RUN_NOW, no candidates) on the job's usable nodes, one weight tier
+      at a time, lightest first (Slurm adds whole tiers and lets select place within them);
+   b. if that fails and preemption is enabled: the core builds the candidates, running or
+      suspended jobs that ``preempt_preemptable`` allows, that overlap the job's partition and
+      are not exempt, in ``preempt_priority`` order (or youngest first), each with its
+      ``preempt_mode``; then ``select_job_test`` with every tier and the candidates;
+   c. the core applies the answer: victims whose mode is SUSPEND under gang scheduling are
+      only marked (gang suspends them); CANCEL and REQUEUE victims are killed and the job
+      waits (reason Resources) until their resources are free, Slurm's two phases; with no
+      blocking victim the job starts: ``select_job_begin``, the executor's start, then
+      ``sched_gang_job_start`` and its suspend/resume decision.
+
+A job's end runs ``select_job_fini`` and ``sched_gang_job_fini`` and then a new pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from itertools import groupby
+from typing import Any
+
+import attrs
+
+from plurm.conf.model import SlurmConfig
+from plurm.conf.values import PreemptBase
+from plurm.controller.runtime import Executor, Timer, TimerHandle
+from plurm.errors import PlurmError
+from plurm.manager import Plugins
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
+
+__all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a requeued job waits (reason BeginTime) before it may start again; observed on
+#: real Slurm 22.05 as about two minutes.
+REQUEUE_DELAY = 120
+#: Period of Slurm's time-limit check, which also ends GraceTime.
+TIME_LIMIT_CHECK = 30
+
+
+class RequestError(PlurmError):
+    """A command the controller refuses; ``message`` is Slurm's text for it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@attrs.define
+class _Ending:
+    """Why the controller killed a job, so that its end gets the right state."""
+
+    state: JobState
+    requeue: bool = False
+
+
+class Controller:
+    """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
+    an executor; then feed it commands and the executor's reports."""
+
+    def __init__(
+        self, config: SlurmConfig, plugins: Plugins, timer: Timer, executor: Executor
+    ) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.timer = timer
+        self.executor = executor
+        self.cluster = Cluster.from_config(config)
+        self._next_id = config.first_job_id
+        self._ending: dict[int, _Ending] = {}
+        self._limit_timers: dict[int, TimerHandle] = {}
+        self._pass_at: set[float] = set()
+        self._slice_timer: TimerHandle | None = None
+        self.cluster.now = timer.now()
+        plugins.select_node_init(self.cluster)
+        self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
+
+    # ----------------------------------------------------------------------------- helpers
+
+    @property
+    def now(self) -> float:
+        return self.timer.now()
+
+    def _tick(self) -> None:
+        self.cluster.now = self.timer.now()
+
+    def job(self, job_id: int) -> Job:
+        try:
+            return self.cluster.job(job_id)
+        except KeyError:
+            raise RequestError("Invalid job id specified") from None
+
+    def _set_state(self, job: Job, state: JobState) -> None:
+        old = job.state
+        if old is state:
+            return
+        job.state = state
+        self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
+
+    # ----------------------------------------------------------------------------- commands
+
+    def submit(self, request: JobRequest) -> Job:
+        """Queue a batch job (sbatch); it may start at once. Refusals are RequestErrors with
+        Slurm's message."""
+        self._tick()
+        partition = self._partition_for(request)
+        self._validate(request, partition)
+        part = self.cluster.partition(partition)
+        limit = request.time_limit if request.time_limit is not None else part.default_time
+        requeue = request.requeue if request.requeue is not None else self.config.job_requeue
+        job = Job(
+            job_id=self._next_id,
+            request=request,
+            submit_time=self.now,
+            partition=partition,
+            priority=part.priority_job_factor,
+            eligible_time=self.now,
+            time_limit=limit,
+            requeue=requeue,
+        )
+        self._next_id += 1
+        self.cluster.jobs[job.job_id] = job
+        self.schedule()
+        return job
+
+    def _partition_for(self, request: JobRequest) -> str:
+        if request.partitions:
+            for name in request.partitions:
+                if name not in self.cluster.partitions:
+                    raise RequestError("invalid partition specified: " + name)
+            return request.partitions[0]
+        default = self.cluster.default_partition()
+        if default is None:
+            raise RequestError("No partition specified or system default partition")
+        return default.name
+
+    def _validate(self, request: JobRequest, partition: str) -> None:
+        part = self.cluster.partition(partition)
+        if request.qos is not None and self.cluster.qos(request.qos) is None:
+            raise RequestError("Invalid qos specification")
+        nodes = [name for name in part.nodes if name not in request.exclude]
+        if request.min_nodes > len(nodes) or any(n not in part.nodes for n in request.nodelist):
+            raise RequestError("Requested node configuration is not available")
+        if part.max_nodes is not None and request.min_nodes > part.max_nodes:
+            raise RequestError("Node count specification invalid")
+        cpus = sum(self.cluster.node(name).cpus for name in nodes)
+        if request.cpus > cpus:
+            raise RequestError("Requested node configuration is not available")
+        if (
+            part.max_time is not None
+            and request.time_limit is not None
+            and request.time_limit > part.max_time
+        ):
+            raise RequestError("Requested time limit is invalid (missing or exceeds some limit)")
+
+    def cancel(self, job_id: int) -> None:
+        """scancel: a pending job is cancelled at once, a running one is killed."""
+        self._tick()
+        job = self.job(job_id)
+        if job.state.finished:
+            raise RequestError("Job/step already completing or completed")
+        if job.state is JobState.PENDING:
+            job.end_time = self.now
+            job.reason = PendingReason.NONE
+            self._set_state(job, JobState.CANCELLED)
+            self.schedule()
+            return
+        self._kill(job, _Ending(JobState.CANCELLED))
+
+    def suspend(self, job_id: int) -> None:
+        """scontrol suspend: an admin suspension, which gang scheduling will not undo."""
+        self._tick()
+        job = self.job(job_id)
+        if job.state is not JobState.RUNNING:
+            raise RequestError(
+                "Job is not running"
+                if job.state is not JobState.SUSPENDED
+                else "Job already suspended"
+            )
+        self._suspend(job, indefinite=True)
+        self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
+        self.schedule()
+
+    def resume(self, job_id: int) -> None:
+        """scontrol resume: undo an admin suspension."""
+        self._tick()
+        job = self.job(job_id)
+        if job.state is not JobState.SUSPENDED:
+            raise RequestError("Job is not suspended")
+        self._resume(job, indefinite=True)
+        self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
+
+    def requeue(self, job_id: int) -> None:
+        """scontrol requeue: back to the queue, eligible again after the requeue delay."""
+        self._tick()
+        job = self.job(job_id)
+        if job.state is JobState.PENDING or job.state.finished:
+            raise RequestError(
+                "Job is pending execution"
+                if job.state is JobState.PENDING
+                else "Job/step already completing or completed"
+            )
+        self._kill(job, _Ending(JobState.PENDING, requeue=True))
+
+    def update_partition(self, name: str, **changes: Any) -> None:
+        """scontrol update PartitionName=NAME key=value...: changes take effect at once."""
+        self._tick()
+        if name not in self.cluster.partitions:
+            raise RequestError("Invalid partition name specified")
+        try:
+            updated = attrs.evolve(self.cluster.partitions[name], **changes)
+        except TypeError as error:
+            raise RequestError(f"Invalid partition update: {error}") from None
+        self.cluster.partitions[name] = updated
+        self.plugins.select_reconfigure(self.cluster)
+        self._apply(self.plugins.sched_gang_reconfig(self.cluster))
+        self.schedule()
+
+    # ----------------------------------------------------------------------------- executor
+
+    def job_ended(self, job_id: int, exit_code: int = 0) -> None:
+        """The executor reports that a job's processes ended."""
+        self._tick()
+        job = self.cluster.job(job_id)
+        if not job.state.holds_resources:
+            return
+        ending = self._ending.pop(job_id, None)
+        self._cancel_limit(job_id)
+        if job.state is JobState.RUNNING:
+            job.pre_suspend_time = job.run_time(self.now)
+        self.plugins.select_job_fini(job, self.cluster)
+        if ending is not None and ending.requeue:
+            job.nodes = ()
+            job.start_time = None
+            job.suspend_time = None
+            job.pre_suspend_time = 0.0
+            job.restarts += 1
+            job.reason = PendingReason.BEGIN_TIME
+            job.eligible_time = self.now + REQUEUE_DELAY
+            self._set_state(job, JobState.PENDING)
+            self._pass_after(job.eligible_time)
+        else:
+            job.end_time = self.now
+            job.exit_code = exit_code
+            if ending is not None:
+                state = ending.state
+            else:
+                state = JobState.COMPLETED if exit_code == 0 else JobState.FAILED
+            job.reason = PendingReason.NONE
+            self._set_state(job, state)
+        self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
+        self.schedule()
+
+    # ----------------------------------------------------------------------------- timers
+
+    def _pass_after(self, when: float) -> None:
+        """A scheduling pass at the first periodic pass at or after ``when``, as Slurm's
+        main scheduler notices time-driven eligibility only on its periodic run."""
+        interval = max(1, self.config.scheduler_parameters.sched_interval)
+        at = math.ceil(when / interval) * interval
+        if at in self._pass_at:
+            return
+        self._pass_at.add(at)
+
+        def run() -> None:
+            self._pass_at.discard(at)
+            self._tick()
+            self.schedule()
+
+        self.timer.call_at(max(at, self.now), run)
+
+    def _arm_limit(self, job: Job) -> None:
+        """End the job at the first time-limit check after its limit runs out."""
+        if job.time_limit is None or job.start_time is None:
+            return
+        # The limit counts run time only: time spent suspended does not use it up.
+        due = self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now))
+        at = math.ceil(due / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
+
+        def run() -> None:
+            self._limit_timers.pop(job.job_id, None)
+            self._tick()
+            if job.state.holds_resources and job.job_id not in self._ending:
+                self._kill(job, _Ending(JobState.TIMEOUT))
+
+        self._limit_timers[job.job_id] = self.timer.call_at(max(at, self.now), run)
+
+    def _cancel_limit(self, job_id: int) -> None:
+        handle = self._limit_timers.pop(job_id, None)
+        if handle is not None:
+            self.timer.cancel(handle)
+
+    def _arm_timeslice(self) -> None:
+        if self._slice_interval is None or self._slice_timer is not None:
+            return
+
+        def run() -> None:
+            self._slice_timer = None
+            self._tick()
+            if not any(self.cluster.allocated()):
+                return
+            self._apply(self.plugins.sched_gang_timeslice(self.cluster))
+            self._arm_timeslice()
+
+        self._slice_timer = self.timer.call_at(self.now + self._slice_interval, run)
+
+    # ----------------------------------------------------------------------------- the pass
+
+    def schedule(self) -> None:
+        """One scheduling pass over the eligible pending jobs (the hook sequence above)."""
+        self._tick()
+        pending = [
+            job
+            for job in self.cluster.jobs_in(JobState.PENDING)
+            if job.eligible_time <= self.now and job.job_id not in self._ending
+        ]
+        for job in pending:
+            if job.reason is PendingReason.BEGIN_TIME:
+                job.reason = PendingReason.NONE
+        ordered = self.plugins.sched_queue_order(pending, self._preempts, self.cluster)
+        blocked: set[str] = set()
+        for job in ordered:
+            if job.state is not JobState.PENDING:
+                continue
+            if job.partition in blocked:
+                job.reason = PendingReason.PRIORITY
+                continue
+            if self.cluster.partition(job.partition).state != "UP":
+                job.reason = PendingReason.PARTITION_DOWN
+                continue
+            if not self._try_start(job):
+                blocked.add(job.partition)
+
+    def _preempts(self, first: Job, second: Job) -> bool:
+        return self.plugins.preempt_job_preempt_check(first, second, self.cluster)
+
+    def _usable_nodes(self, job: Job) -> list[str]:
+        part = self.cluster.partition(job.partition)
+        request = job.request
+        return [
+            name
+            for name in part.nodes
+            if self.cluster.node_available(name) and name not in request.exclude
+        ]
+
+    def _try_start(self, job: Job) -> bool:
+        """Test, preempt or start one job; False when it must wait."""
+        usable = self._usable_nodes(job)
+        result = self._test_by_weight(job, usable)
+        if result.status is not SelectStatus.SUCCESS:
+            candidates = self._candidates(job)
+            if candidates:
+                result = self.plugins.select_job_test(
+                    job, usable, SelectMode.RUN_NOW, candidates, self.cluster
+                )
+        if result.status is not SelectStatus.SUCCESS:
+            job.reason = PendingReason.RESOURCES
+            return False
+        if self._preempt(job, result):
+            job.reason = PendingReason.RESOURCES
+            return False
+        self._start(job, result.nodes)
+        return True
+
+    def _test_by_weight(self, job: Job, usable: Sequence[str]) -> SelectResult:
+        """Slurm's weight gate: add whole weight tiers, lightest first; select places the
+        job anywhere in the pool so far (node-table order), not by weight."""
+        index = self.cluster.node_index
+        by_weight = sorted(usable, key=lambda name: (self.cluster.node(name).weight, index[name]))
+        pool: list[str] = []
+        result = SelectResult.busy()
+        for _, tier in groupby(by_weight, key=lambda name: self.cluster.node(name).weight):
+            pool = sorted([*pool, *tier], key=index.__getitem__)
+            result = self.plugins.select_job_test(job, pool, SelectMode.RUN_NOW, (), self.cluster)
+            if result.status is SelectStatus.SUCCESS:
+                return result
+        return result
+
+    def _candidates(self, preemptor: Job) -> list[Candidate]:
+        """The jobs ``preemptor`` may preempt, most desirable victim first."""
+        part_nodes = set(self.cluster.partition(preemptor.partition).nodes)
+        exempt = self.config.preempt_exempt_time
+        candidates = []
+        for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
+            if victim.job_id in self._ending or not part_nodes.intersection(victim.nodes):
+                continue
+            if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:
+                continue
+            if not self.plugins.preempt_preemptable(preemptor, victim, self.cluster):
+                continue
+            mode = self.plugins.preempt_mode(victim, self.cluster).base
+            if mode is PreemptBase.OFF:
+                continue
+            priority = self.plugins.preempt_priority(victim, self.cluster)
+            candidates.append(Candidate(victim, mode, priority))
+        if self.config.preempt_parameters.youngest_first:
+            candidates.sort(key=lambda c: (-(c.job.start_time or 0.0), c.job_id))
+        else:
+            candidates.sort(key=lambda c: (c.priority, c.job_id))
+        return candidates
+
+    def _preempt(self, preemptor: Job, result: SelectResult) -> bool:
+        """Carry out the victims of ``result``; True when the preemptor must wait for them."""
+        waiting = False
+        for victim_id in result.victims:
+            victim = self.cluster.job(victim_id)
+            mode = self.plugins.preempt_mode(victim, self.cluster).base
+            if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
+                victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
+                continue
+            if victim.job_id not in self._ending:
+                victim.preempt_time = self.now
+                self._kill(victim, self._preempt_ending(victim, mode))
+            waiting = True
+        return waiting
+
+    # ----------------------------------------------------------------------------- actions
+
+    def _start(self, job: Job, nodes: Iterable[str]) -> None:
+        job.nodes = self.cluster.in_table_order(nodes)
+        job.start_time = self.now
+        job.suspend_time = None
+        job.pre_suspend_time = 0.0
+        job.reason = PendingReason.NONE
+        self._set_state(job, JobState.RUNNING)
+        self.plugins.select_job_begin(job, self.cluster)
+        self.executor.start(job)
+        self._arm_limit(job)
+        self._arm_timeslice()
+        self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
+
+    def _kill(self, job: Job, ending: _Ending) -> None:
+        self._ending[job.job_id] = ending
+        if job.state is JobState.SUSPENDED:
+            self.executor.resume(job)
+        self.executor.kill(job)
+
+    def _suspend(self, job: Job, *, indefinite: bool) -> None:
+        job.pre_suspend_time = job.run_time(self.now)
+        job.suspend_time = self.now
+        self._set_state(job, JobState.SUSPENDED)
+        self._cancel_limit(job.job_id)
+        self.executor.suspend(job)
+        self.plugins.select_job_suspend(job, indefinite, self.cluster)
+
+    def _resume(self, job: Job, *, indefinite: bool) -> None:
+        job.suspend_time = self.now
+        self._set_state(job, JobState.RUNNING)
+        self.executor.resume(job)
+        self.plugins.select_job_resume(job, indefinite, self.cluster)
+        self._arm_limit(job)
+
+    def _apply(self, decision: GangDecision) -> None:
+        """Carry out gang scheduling's decision."""
+        for job_id in decision.suspend:
+            job = self.cluster.job(job_id)
+            if job.state is JobState.RUNNING and job_id not in self._ending:
+                self._suspend(job, indefinite=False)
+        for job_id in decision.resume:
+            job = self.cluster.job(job_id)
+            if job.state is JobState.SUSPENDED and job_id not in self._ending:
+                self._resume(job, indefinite=False)
+        for job_id in decision.preempt:
+            # Under a higher tier's shadow: suspended, or cancelled/requeued by its mode.
+            job = self.cluster.job(job_id)
+            if not job.state.holds_resources or job_id in self._ending:
+                continue
+            mode = self.plugins.preempt_mode(job, self.cluster).base
+            if mode in (PreemptBase.CANCEL, PreemptBase.REQUEUE):
+                job.preempt_time = self.now
+                self._kill(job, self._preempt_ending(job, mode))
+            elif job.state is JobState.RUNNING:
+                self._suspend(job, indefinite=False)
+
+    @staticmethod
+    def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending:
+        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels."""
+        if mode is PreemptBase.REQUEUE and job.requeue:
+            return _Ending(JobState.PENDING, requeue=True)
+        return _Ending(JobState.PREEMPTED)

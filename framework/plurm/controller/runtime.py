@@ -1,0 +1,62 @@
+"""What the controller needs from its driver: a clock with timers, and an executor.
+
+The simulator drives the controller with a simulated clock (an event heap) and an executor
+that only pretends to run jobs; the live daemons will drive the same controller with the wall
+clock and real processes. The controller calls nothing else from the outside world.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from plurm.model.job import Job
+
+__all__ = ["Executor", "Timer", "TimerHandle"]
+
+
+class TimerHandle(Protocol):
+    """Something :meth:`Timer.cancel` accepts."""
+
+
+class Timer(Protocol):
+    """The controller's clock."""
+
+    def now(self) -> float:
+        """Seconds since the clock's epoch."""
+        ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+        """Call ``callback`` at time ``when`` (never before ``now()``); ties run in the order
+        they were scheduled."""
+        ...
+
+    def cancel(self, handle: TimerHandle) -> None:
+        """Forget a callback that has not run yet."""
+        ...
+
+
+class Executor(Protocol):
+    """Runs, pauses and stops jobs' processes. Each method returns at once; when a job's
+    processes end, for whatever reason, the executor calls ``Controller.job_ended`` later,
+    from a timer callback, never from inside one of these calls."""
+
+    def start(self, job: Job) -> None:
+        """Launch the job on ``job.nodes``."""
+        ...
+
+    def suspend(self, job: Job) -> None:
+        """Stop the job's processes (SIGTSTP, then SIGSTOP)."""
+        ...
+
+    def resume(self, job: Job) -> None:
+        """Continue them (SIGCONT)."""
+        ...
+
+    def signal(self, job: Job, signal: str) -> None:
+        """Send ``signal`` (a name such as "TERM") to the job's processes."""
+        ...
+
+    def kill(self, job: Job) -> None:
+        """SIGKILL the job's processes; its end is reported as usual."""
+        ...

@@ -1,0 +1,51 @@
+"""auth: credentials for the messages between commands and daemons.
+
+The simulator sends no messages and loads no auth plugin; the live daemons (a later issue)
+do. ``auth/none`` ships in the core.
+"""
+
+from __future__ import annotations
+
+from plurm._markers import hookspec
+
+
+@hookspec(firstresult=True)
+def auth_create(uid: int, gid: int, payload: bytes) -> bytes | None:
+    """An opaque credential for ``uid``/``gid`` that covers ``payload``.
+
+    When called: by a command or daemon before it sends a message.
+
+    :returns: the credential. Exclusive: first non-None result wins.
+    Purity: pure apart from reading keys.
+    Slurm equivalent: ``auth_p_create``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def auth_verify(credential: bytes, payload: bytes) -> bool | None:
+    """Is ``credential`` valid for ``payload``?
+
+    When called: by a daemon for every message it receives.
+
+    :returns: True or False. Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: ``auth_p_verify``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def auth_get_ids(credential: bytes) -> tuple[int, int] | None:
+    """The (uid, gid) a verified ``credential`` speaks for.
+
+    When called: after ``auth_verify``.
+
+    :returns: (uid, gid). Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: ``auth_p_get_ids``.
+
+    .. versionadded:: 1.0
+    """

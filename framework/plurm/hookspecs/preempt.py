@@ -1,0 +1,87 @@
+"""preempt: small questions about who may preempt whom, and how.
+
+The core builds the candidate list, orders it, and carries out the preemption; the preempt
+plugin only answers these questions (Slurm's split, which keeps each policy about 60 lines).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plurm._markers import hookspec
+
+if TYPE_CHECKING:
+    from plurm.conf.values import PreemptMode
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job
+
+
+@hookspec(firstresult=True)
+def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
+    """May ``preemptor`` preempt ``preemptee``? The policy predicate.
+
+    When called: while the core builds the candidates for a pending job, once per running
+    or suspended job.
+
+    :returns: True or False. Exclusive: first non-None result wins.
+    Purity: pure; MUST NOT change anything.
+    Slurm equivalent: ``preempt_p_preemptable``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_mode(job: Job, cluster: Cluster) -> PreemptMode | None:
+    """How ``job`` is preempted: its effective PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND).
+
+    When called: for each candidate, and when the core carries out a preemption.
+
+    :returns: the mode, without the GANG and PRIORITY flags. Exclusive.
+    Purity: pure.
+    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_MODE)``, later ``preempt_p_get_mode``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_priority(job: Job, cluster: Cluster) -> int | None:
+    """The ordering key of ``job`` as a victim: the lowest value is preempted first.
+
+    When called: while the core sorts the candidates.
+
+    :returns: an integer key. Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_PRIO)``, later ``preempt_p_get_prio``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_grace_time(job: Job, cluster: Cluster) -> int | None:
+    """Seconds ``job`` may run on after it was chosen as a victim (0: none).
+
+    When called: when the core preempts the job by CANCEL or REQUEUE.
+
+    :returns: seconds. Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_GRACE_TIME)``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_job_preempt_check(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
+    """Should ``preemptor`` be queued ahead of ``preemptee``? Used only to order the queue.
+
+    When called: while the sched plugin orders the pending queue, for pairs of pending jobs.
+
+    :returns: True when the first could preempt the second. Exclusive.
+    Purity: pure.
+    Slurm equivalent: ``preempt_p_job_preempt_check``.
+
+    .. versionadded:: 1.0
+    """

@@ -1,0 +1,115 @@
+"""sched: the order of the pending queue, and gang scheduling's events.
+
+The main scheduling loop is the core's (as Slurm's ``schedule()`` is slurmctld's). The sched
+plugin named by SchedulerType orders the queue. A gang plugin, loaded when PreemptMode has GANG
+(or SchedulerType=sched/gang, the Slurm 1.3 spelling), answers the job start, end, reconfig
+and timeslice events with the jobs to suspend and resume; the core carries that out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from plurm._markers import hookspec
+
+if TYPE_CHECKING:
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job
+    from plurm.model.select import GangDecision
+
+# ----------------------------------------------------------------------------- the queue
+
+
+@hookspec(firstresult=True)
+def sched_queue_order(
+    jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
+) -> list[Job] | None:
+    """The pending jobs in the order the scheduling pass should try them.
+
+    When called: at the start of every scheduling pass, with the jobs that are eligible now.
+
+    :param jobs: pending, eligible jobs, in job-id order.
+    :param preempts: ``preempts(a, b)`` is True when ``a`` could preempt ``b`` (the preempt
+        plugin's ``preempt_job_preempt_check``): Slurm queues such a job ahead.
+    :returns: the same jobs, ordered. Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).
+
+    .. versionadded:: 1.0
+    """
+
+
+# ----------------------------------------------------------------------------- gang events
+
+
+@hookspec
+def sched_gang_job_start(job: Job, cluster: Cluster) -> GangDecision | None:
+    """``job`` started or resumed by the core: place it in its partition's active row and
+    cast its shadow over lower-tier partitions.
+
+    When called: after the core started a job (and after an admin resume).
+
+    :returns: the jobs to suspend, resume or preempt as a consequence, or None.
+    Purity: updates the gang plugin's own state only; the core applies the decision.
+    Slurm equivalent: ``gs_job_start``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec
+def sched_gang_job_fini(job: Job, cluster: Cluster) -> GangDecision | None:
+    """``job`` left its resources (ended, requeued, cancelled, or suspended by an admin):
+    drop it and its shadows, and say which jobs may now resume.
+
+    When called: after the core released the job.
+
+    :returns: a decision, or None.
+    Purity: updates the gang plugin's own state only.
+    Slurm equivalent: ``gs_job_fini``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec
+def sched_gang_reconfig(cluster: Cluster) -> GangDecision | None:
+    """Partitions changed (PriorityTier, OverSubscribe): rebuild shadows and active rows.
+
+    When called: after ``scontrol update`` changed a partition.
+
+    :returns: a decision, or None.
+    Purity: updates the gang plugin's own state only.
+    Slurm equivalent: ``gs_reconfig``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def sched_gang_timeslice_interval(cluster: Cluster) -> int | None:
+    """Seconds between timeslice ticks, or None when the plugin needs no ticks.
+
+    When called: once at start-up and after a reconfig.
+
+    :returns: seconds (SchedulerTimeSlice). Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: the period of gang.c's timeslicer thread.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec
+def sched_gang_timeslice(cluster: Cluster) -> GangDecision | None:
+    """A timeslice passed: rotate the jobs that share resources in each partition.
+
+    When called: every ``sched_gang_timeslice_interval`` seconds while jobs are allocated.
+
+    :returns: a decision, or None.
+    Purity: updates the gang plugin's own state only.
+    Slurm equivalent: gang.c's ``_timeslicer_thread`` and ``_cycle_job_list``.
+
+    .. versionadded:: 1.0
+    """

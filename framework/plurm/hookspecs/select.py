@@ -1,0 +1,157 @@
+"""select: which nodes a job gets, and which candidates must go to make room.
+
+The select plugin owns the accounting of allocated resources (nodes, cores, memory, rows of
+OverSubscribe). The core never counts resources itself: it asks ``select_job_test`` and, when
+it starts or stops a job, tells the plugin through the other hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from plurm._markers import hookspec
+
+if TYPE_CHECKING:
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job
+    from plurm.model.select import Candidate, SelectMode, SelectResult
+
+# ----------------------------------------------------------------------------- initialization
+
+
+@hookspec(firstresult=True)
+def select_node_init(cluster: Cluster) -> bool | None:
+    """Build the plugin's per-node state from the configuration.
+
+    When called: once when the controller starts, before any job is placed.
+
+    :param cluster: the configuration and (empty) live state.
+    :returns: True once initialised. Exclusive: first non-None result wins.
+    Purity: may set up the plugin's own state; must not change ``cluster``.
+    Slurm equivalent: ``select_p_node_init``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def select_reconfigure(cluster: Cluster) -> bool | None:
+    """Partitions changed (``scontrol update``, reconfig): refresh what depends on them.
+
+    When called: after the core applied the change to ``cluster.partitions``.
+
+    :returns: True once done. Exclusive: first non-None result wins.
+    Purity: may update the plugin's own state only.
+    Slurm equivalent: ``select_p_reconfigure``.
+
+    .. versionadded:: 1.0
+    """
+
+
+# ----------------------------------------------------------------------------- placement
+
+
+@hookspec(firstresult=True)
+def select_job_test(
+    job: Job,
+    nodes: Sequence[str],
+    mode: SelectMode,
+    candidates: Sequence[Candidate],
+    cluster: Cluster,
+) -> SelectResult | None:
+    """Choose nodes for ``job`` among ``nodes``, preempting candidates if need be.
+
+    When called: in each scheduling pass for each pending job the queue reaches, once per
+    weight tier (growing ``nodes``, no candidates), then once more with every tier and the
+    preemption candidates; by backfill in WILL_RUN mode.
+
+    :param job: the pending job; its request says nodes, tasks, CPUs, memory, sharing.
+    :param nodes: the usable nodes of the job's partition, in node-table order (the core has
+        removed down, drained and excluded nodes and applied the weight gate).
+    :param mode: RUN_NOW, TEST_ONLY or WILL_RUN.
+    :param candidates: jobs the job may preempt, most desirable victim first, with their
+        PreemptMode. Empty when preemption is not allowed or not needed yet.
+    :param cluster: configuration and live state, to read.
+    :returns: a SelectResult (SUCCESS with nodes and victims, BUSY or NEVER).
+        Exclusive: first non-None result wins.
+    Purity: a dry run; MUST NOT change the plugin's state (the core calls
+        ``select_job_begin`` if it starts the job).
+    Slurm equivalent: ``select_p_job_test``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def select_node_alloc(cluster: Cluster) -> dict[str, int] | None:
+    """The CPUs allocated on each node (running and suspended jobs), for sinfo and scontrol.
+
+    When called: when a command shows node states (idle, mix, alloc).
+
+    :returns: node name -> allocated CPUs (nodes left out have none). Exclusive.
+    Purity: pure.
+    Slurm equivalent: ``select_p_select_nodeinfo_set_all``.
+
+    .. versionadded:: 1.0
+    """
+
+
+# ----------------------------------------------------------------------------- job lifecycle
+
+
+@hookspec(firstresult=True)
+def select_job_begin(job: Job, cluster: Cluster) -> bool | None:
+    """Commit ``job``'s allocation (``job.nodes``) to the plugin's accounting.
+
+    When called: when the core starts the job, after ``select_job_test`` chose its nodes.
+
+    :returns: True once committed. Exclusive: first non-None result wins.
+    Purity: updates the plugin's state only.
+    Slurm equivalent: ``select_p_job_begin``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def select_job_fini(job: Job, cluster: Cluster) -> bool | None:
+    """Release ``job``'s resources: it ended, was cancelled or requeued.
+
+    When called: when the job leaves its nodes.
+
+    :returns: True once released. Exclusive: first non-None result wins.
+    Purity: updates the plugin's state only.
+    Slurm equivalent: ``select_p_job_fini``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def select_job_suspend(job: Job, indefinite: bool, cluster: Cluster) -> bool | None:
+    """``job`` was suspended.
+
+    When called: after the core suspended the job, by gang scheduling (``indefinite`` False:
+    the job still counts against OverSubscribe) or by an admin (True).
+
+    :returns: True once recorded. Exclusive: first non-None result wins.
+    Purity: updates the plugin's state only.
+    Slurm equivalent: ``select_p_job_suspend``.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def select_job_resume(job: Job, indefinite: bool, cluster: Cluster) -> bool | None:
+    """``job`` resumed; ``indefinite`` as for :func:`select_job_suspend`.
+
+    When called: after the core resumed the job.
+
+    :returns: True once recorded. Exclusive: first non-None result wins.
+    Purity: updates the plugin's state only.
+    Slurm equivalent: ``select_p_job_resume``.
+
+    .. versionadded:: 1.0
+    """

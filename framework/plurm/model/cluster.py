@@ -1,0 +1,86 @@
+"""The cluster as plugins see it: configuration, live partitions, nodes and jobs.
+
+:class:`Cluster` is the controller's one mutable owner of state. Plugins receive it in every
+hook to *read*: partitions as currently configured (``scontrol update`` may change them),
+node availability, the jobs, the clock. Only the controller changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cached_property
+
+import attrs
+
+from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
+from plurm.model.job import Job, JobState
+from plurm.model.node import NodeState
+
+__all__ = ["Cluster"]
+
+
+@attrs.define
+class Cluster:
+    """Configuration plus live state. ``now`` is the controller's clock, set by the core."""
+
+    config: SlurmConfig
+    now: float = 0.0
+    jobs: dict[int, Job] = attrs.Factory(dict)
+    partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
+    #: Nodes an admin or the configuration took out of service: name -> (state, reason).
+    node_down: dict[str, tuple[NodeState, str | None]] = attrs.Factory(dict)
+
+    @classmethod
+    def from_config(cls, config: SlurmConfig) -> Cluster:
+        cluster = cls(config, partitions={part.name: part for part in config.partitions})
+        for name in config.node_names:
+            state, reason = config.node_state(name)
+            if state in ("DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE"):
+                base = NodeState.DOWN if state in ("DOWN", "FAIL") else NodeState.DRAIN
+                cluster.node_down[name] = (base, reason)
+        return cluster
+
+    # ----------------------------------------------------------------------------- nodes
+
+    @cached_property
+    def node_index(self) -> Mapping[str, int]:
+        """Each node's place in the node table (the order of Slurm's bitmaps)."""
+        return {name: index for index, name in enumerate(self.config.node_names)}
+
+    def node(self, name: str) -> NodeSpec:
+        return self.config.node(name)
+
+    def node_available(self, name: str) -> bool:
+        """Up and not drained: new work may start on it."""
+        return name not in self.node_down
+
+    def in_table_order(self, names: Iterable[str]) -> tuple[str, ...]:
+        return tuple(sorted(set(names), key=self.node_index.__getitem__))
+
+    # ----------------------------------------------------------------------------- partitions
+
+    def partition(self, name: str) -> PartitionSpec:
+        return self.partitions[name]
+
+    def default_partition(self) -> PartitionSpec | None:
+        defaults = [part for part in self.partitions.values() if part.default]
+        return defaults[-1] if defaults else None
+
+    def qos(self, name: str) -> QosSpec | None:
+        for qos in self.config.qos:
+            if qos.name == name:
+                return qos
+        return None
+
+    # ----------------------------------------------------------------------------- jobs
+
+    def job(self, job_id: int) -> Job:
+        return self.jobs[job_id]
+
+    def jobs_in(self, *states: JobState) -> Iterator[Job]:
+        """Jobs in the given states, in job-id order."""
+        return (job for job in self.jobs.values() if job.state in states)
+
+    def allocated(self) -> Iterator[Job]:
+        """Jobs holding resources (running, suspended, completing), in job-id order."""
+        return (job for job in self.jobs.values() if job.state.holds_resources)

@@ -1,0 +1,153 @@
+"""Jobs: what a user asked for (frozen), and the job the controller owns (mutable)."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+__all__ = ["Job", "JobRequest", "JobState", "PendingReason"]
+
+
+class JobState(enum.Enum):
+    """Slurm's base job states; ``code`` is the compact form squeue's %t prints."""
+
+    PENDING = "PD"
+    RUNNING = "R"
+    SUSPENDED = "S"
+    COMPLETING = "CG"
+    COMPLETED = "CD"
+    CANCELLED = "CA"
+    FAILED = "F"
+    TIMEOUT = "TO"
+    PREEMPTED = "PR"
+    NODE_FAIL = "NF"
+
+    @property
+    def code(self) -> str:
+        return self.value
+
+    @property
+    def finished(self) -> bool:
+        """The job will not run again (in this attempt)."""
+        return self not in (
+            JobState.PENDING,
+            JobState.RUNNING,
+            JobState.SUSPENDED,
+            JobState.COMPLETING,
+        )
+
+    @property
+    def holds_resources(self) -> bool:
+        """The job has an allocation (running, suspended or completing)."""
+        return self in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+
+
+class PendingReason(enum.Enum):
+    """Why a job waits (or None), spelled as Slurm spells it."""
+
+    NONE = "None"
+    PRIORITY = "Priority"
+    RESOURCES = "Resources"
+    BEGIN_TIME = "BeginTime"
+    DEPENDENCY = "Dependency"
+    JOB_HELD_ADMIN = "JobHeldAdmin"
+    JOB_HELD_USER = "JobHeldUser"
+    REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
+    PARTITION_DOWN = "PartitionDown"
+    PARTITION_NODE_LIMIT = "PartitionNodeLimit"
+    PARTITION_TIME_LIMIT = "PartitionTimeLimit"
+    PARTITION_INACTIVE = "PartitionInactive"
+    INVALID_QOS = "InvalidQOS"
+    QOS_NOT_ALLOWED = "QOSNotAllowed"
+    BAD_CONSTRAINTS = "BadConstraints"
+    NODE_DOWN = "NodeDown"
+    NON_ZERO_EXIT_CODE = "NonZeroExitCode"
+    TIME_LIMIT = "TimeLimit"
+
+
+@attrs.frozen
+class JobRequest:
+    """What a job asks for, as sbatch's options and #SBATCH lines give it.
+
+    ``partitions`` empty means the default partition; ``time_limit`` is minutes (None: the
+    partition's default); ``requeue`` None means the cluster's JobRequeue; memory is MiB
+    (None: the configured default). ``sim_runtime`` is how long the job runs in a simulation,
+    in seconds (None: until it is stopped or times out).
+    """
+
+    name: str = "sbatch"
+    user: str = "root"
+    uid: int = 0
+    partitions: tuple[str, ...] = ()
+    qos: str | None = None
+    min_nodes: int = 1
+    max_nodes: int | None = None
+    ntasks: int | None = None
+    cpus_per_task: int = 1
+    mem_per_node: int | None = None
+    mem_per_cpu: int | None = None
+    time_limit: int | None = None
+    requeue: bool | None = None
+    nodelist: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    exclusive: bool = False
+    contiguous: bool = False
+    oversubscribe: bool = False
+    sim_runtime: float | None = None
+    command: str = ""
+    work_dir: str = "/"
+    stdout: str | None = None
+
+    @property
+    def tasks(self) -> int:
+        """Tasks to run: --ntasks, else one per node."""
+        return self.ntasks if self.ntasks is not None else self.min_nodes
+
+    @property
+    def cpus(self) -> int:
+        """CPUs the whole job needs."""
+        return self.tasks * self.cpus_per_task
+
+
+@attrs.define
+class Job:
+    """A job as the controller owns it. Plugins get it to read, never to change.
+
+    Times are seconds on the controller's clock. ``partition`` is where the job runs or will
+    run; ``nodes`` its allocation in node-table order (empty while pending).
+    """
+
+    job_id: int
+    request: JobRequest
+    submit_time: float
+    partition: str
+    priority: int = 1
+    state: JobState = JobState.PENDING
+    reason: PendingReason = PendingReason.NONE
+    nodes: tuple[str, ...] = ()
+    eligible_time: float = 0.0
+    start_time: float | None = None
+    end_time: float | None = None
+    suspend_time: float | None = None
+    #: Run time accumulated before the current suspension (or the last one).
+    pre_suspend_time: float = 0.0
+    preempt_time: float | None = None
+    restarts: int = 0
+    exit_code: int = 0
+    time_limit: int | None = None
+    requeue: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.request.name
+
+    def run_time(self, now: float) -> float:
+        """Seconds the job has run: its time before suspension plus the current stretch."""
+        if self.start_time is None:
+            return 0.0
+        if self.state is JobState.SUSPENDED:
+            return self.pre_suspend_time
+        until = self.end_time if self.state.finished and self.end_time is not None else now
+        resumed = self.suspend_time if self.suspend_time is not None else self.start_time
+        return self.pre_suspend_time + max(0.0, until - resumed)

@@ -1,0 +1,1 @@
+"""The simulation driver: a simulated clock, an executor that pretends, and session replay."""

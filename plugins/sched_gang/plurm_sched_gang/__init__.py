@@ -1,0 +1,246 @@
+"""sched/gang: gang scheduling, as Slurm's gang.c does it.
+
+Each partition keeps its jobs (oldest first), an *active row* of the resources its running
+jobs hold, and the *shadows* that running jobs of higher-PriorityTier partitions cast on it.
+When a row is rebuilt the shadows go in first, so a job under a shadow no longer fits and is
+suspended (or, when its PreemptMode is CANCEL or REQUEUE, handed to the core to preempt);
+when the shadow goes, the row is rebuilt and the job resumes. With OverSubscribe=FORCE:n the
+jobs that share resources in one partition take turns: every SchedulerTimeSlice the active
+jobs move to the back of the list and the row is rebuilt from the front.
+
+Resources are whole nodes here (Slurm's GS_NODE, used by select/linear and CR_Memory); a
+node-sharing job fits a row only where no active job holds its nodes.
+
+Loaded when PreemptMode has GANG, or with Slurm 1.3's ``SchedulerType=sched/gang``. It decides
+and the core acts: every hook returns a :class:`~plurm.model.select.GangDecision`.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+import attrs
+
+from plurm import hookimpl
+from plurm._markers import HOOK_API_VERSION
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job
+from plurm.model.select import GangDecision
+from plurm.registry import PluginContext
+
+__all__ = ["GangScheduler"]
+
+
+class _Row(enum.Enum):
+    ACTIVE = "active"  # running in this slice
+    FILLER = "filler"  # running because it fits beside the active ones
+    NO_ACTIVE = "no_active"  # suspended (or waiting for its turn)
+
+
+@attrs.define(eq=False)
+class _GangJob:
+    job_id: int
+    nodes: frozenset[str]
+    running: bool = True
+    row: _Row = _Row.FILLER
+
+
+@attrs.define(eq=False)
+class _Partition:
+    name: str
+    tier: int
+    jobs: list[_GangJob] = attrs.Factory(list)
+    shadows: list[_GangJob] = attrs.Factory(list)
+    active: set[str] = attrs.Factory(set)
+    jobs_active: int = 0
+
+
+@attrs.define
+class _Changes:
+    suspend: list[int] = attrs.Factory(list)
+    resume: list[int] = attrs.Factory(list)
+    preempt: list[int] = attrs.Factory(list)
+
+    def decision(self) -> GangDecision:
+        return GangDecision(tuple(self.suspend), tuple(self.resume), tuple(self.preempt))
+
+
+class GangScheduler:
+    """Gang scheduling's state and decisions for one controller."""
+
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+        self.log = logging.getLogger(context.logger_name)
+        self.parts: dict[str, _Partition] = {}
+        self.owner: dict[int, str] = {}  # job id -> partition name
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _sync_partitions(self, cluster: Cluster) -> None:
+        for name, spec in cluster.partitions.items():
+            part = self.parts.setdefault(name, _Partition(name, spec.priority_tier))
+            part.tier = spec.priority_tier
+
+    def _ordered(self) -> list[_Partition]:
+        """Partitions by tier, highest first (name breaks ties, for determinism)."""
+        return sorted(self.parts.values(), key=lambda p: (-p.tier, p.name))
+
+    def _cast_shadow(self, job: _GangJob, tier: int) -> None:
+        for part in self.parts.values():
+            if part.tier < tier and job not in part.shadows:
+                part.shadows.append(job)
+
+    def _clear_shadow(self, job: _GangJob) -> None:
+        for part in self.parts.values():
+            if job in part.shadows:
+                part.shadows.remove(job)
+
+    def _find(self, job_id: int) -> _GangJob | None:
+        name = self.owner.get(job_id)
+        if name is None:
+            return None
+        return next((j for j in self.parts[name].jobs if j.job_id == job_id), None)
+
+    # ----------------------------------------------------------------------------- rows
+
+    def _fits(self, part: _Partition, job: _GangJob) -> bool:
+        return not part.active.intersection(job.nodes)
+
+    def _place(self, part: _Partition, job: _GangJob, row: _Row) -> None:
+        part.active |= job.nodes
+        part.jobs_active += 1
+        job.row = row
+
+    def _update_active_row(self, part: _Partition, changes: _Changes) -> None:
+        """Shadows first, then ACTIVE jobs that still fit, then FILLER, then the rest."""
+        part.active = set()
+        part.jobs_active = 0
+        for shadow in part.shadows:
+            part.active |= shadow.nodes
+        for state in (_Row.ACTIVE, _Row.FILLER):
+            for job in [j for j in part.jobs if j.row is state]:
+                if self._fits(part, job):
+                    self._place(part, job, state)
+                else:
+                    self._stop(part, job, changes)
+        for job in [j for j in part.jobs if j.row is _Row.NO_ACTIVE]:
+            if self._fits(part, job):
+                self._place(part, job, _Row.FILLER)
+                self._start(part, job, changes)
+
+    def _stop(self, part: _Partition, job: _GangJob, changes: _Changes) -> None:
+        job.row = _Row.NO_ACTIVE
+        if not job.running:
+            return
+        job.running = False
+        self._clear_shadow(job)
+        if part.shadows:
+            changes.preempt.append(job.job_id)  # displaced by a higher tier
+        else:
+            changes.suspend.append(job.job_id)  # its turn is over
+
+    def _start(self, part: _Partition, job: _GangJob, changes: _Changes) -> None:
+        if job.running:
+            return
+        job.running = True
+        self._cast_shadow(job, part.tier)
+        changes.resume.append(job.job_id)
+
+    def _update_all_rows(self, changes: _Changes) -> None:
+        for part in self._ordered():
+            self._update_active_row(part, changes)
+
+    # ----------------------------------------------------------------------------- hooks
+
+    @hookimpl
+    def sched_gang_job_start(self, job: Job, cluster: Cluster) -> GangDecision:
+        self._sync_partitions(cluster)
+        part = self.parts[job.partition]
+        changes = _Changes()
+        entry = self._find(job.job_id)
+        if entry is None:
+            entry = _GangJob(job.job_id, frozenset(job.nodes))
+            part.jobs.append(entry)
+            self.owner[job.job_id] = part.name
+        entry.running = True
+        if self._fits(part, entry):
+            self._place(part, entry, _Row.FILLER)
+            self._cast_shadow(entry, part.tier)
+        else:
+            entry.row = _Row.NO_ACTIVE
+            entry.running = False
+            if part.shadows:
+                changes.preempt.append(entry.job_id)
+            else:
+                changes.suspend.append(entry.job_id)
+        self._update_all_rows(changes)
+        return changes.decision()
+
+    @hookimpl
+    def sched_gang_job_fini(self, job: Job, cluster: Cluster) -> GangDecision:
+        entry = self._find(job.job_id)
+        changes = _Changes()
+        if entry is None:
+            return changes.decision()
+        part = self.parts[self.owner.pop(job.job_id)]
+        part.jobs.remove(entry)
+        self._clear_shadow(entry)
+        self._update_all_rows(changes)
+        return changes.decision()
+
+    @hookimpl
+    def sched_gang_reconfig(self, cluster: Cluster) -> GangDecision:
+        self._sync_partitions(cluster)
+        for part in self.parts.values():
+            part.shadows.clear()
+        for part in self.parts.values():
+            for entry in part.jobs:
+                if entry.running:
+                    self._cast_shadow(entry, part.tier)
+        changes = _Changes()
+        self._update_all_rows(changes)
+        return changes.decision()
+
+    @hookimpl
+    def sched_gang_timeslice_interval(self, cluster: Cluster) -> int:
+        return cluster.config.scheduler_time_slice
+
+    @hookimpl
+    def sched_gang_timeslice(self, cluster: Cluster) -> GangDecision:
+        changes = _Changes()
+        for part in self._ordered():
+            if part.jobs_active < len(part.jobs) + len(part.shadows):
+                self._cycle(part, changes)
+        return changes.decision()
+
+    def _cycle(self, part: _Partition, changes: _Changes) -> None:
+        """One slice: active jobs to the back, then rebuild the row from the front."""
+        active = [j for j in part.jobs if j.row is _Row.ACTIVE]
+        part.jobs = [j for j in part.jobs if j.row is not _Row.ACTIVE] + active
+        for job in part.jobs:
+            if job.row is _Row.FILLER:
+                job.row = _Row.NO_ACTIVE
+        part.active = set()
+        part.jobs_active = 0
+        for shadow in part.shadows:
+            part.active |= shadow.nodes
+        chosen = []
+        for job in part.jobs:
+            if self._fits(part, job):
+                self._place(part, job, _Row.ACTIVE)
+                chosen.append(job)
+            else:
+                job.row = _Row.NO_ACTIVE
+        for job in part.jobs:
+            if job not in chosen and job.running:
+                job.running = False
+                self._clear_shadow(job)
+                if part.shadows:
+                    changes.preempt.append(job.job_id)
+                else:
+                    changes.suspend.append(job.job_id)
+        for job in chosen:
+            self._start(part, job, changes)

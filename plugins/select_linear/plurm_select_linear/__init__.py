@@ -1,0 +1,367 @@
+"""select/linear: whole nodes, as Slurm's select/linear allocates them.
+
+* A job gets whole nodes. OverSubscribe lets several jobs share a node: ``FORCE:n`` always,
+  ``YES:n`` when the job asks ``--oversubscribe``; jobs are counted per node **across all
+  partitions** (unlike cons_res, which counts per partition).
+* Placement walks the usable nodes in node-table order: a contiguous block when the job asks
+  ``--contiguous``, else Slurm's best fit over runs of consecutive nodes (the smallest run that
+  is enough, else the largest runs first). The core's weight gate decides which nodes are in
+  the pool; placement ignores weight, as real Slurm's linear does.
+* ``CR_Memory`` makes memory a consumable resource.
+* Preemption simulates the removal of candidates in order (CANCEL/REQUEUE free the node,
+  SUSPEND only stops counting as running) until the job fits, then reorders once (the job that
+  made it fit first) and keeps the candidates on the chosen nodes as victims.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from plurm import hookimpl
+from plurm._markers import HOOK_API_VERSION
+from plurm.conf.model import PartitionSpec
+from plurm.conf.values import OverSubscribeKind, PreemptBase
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job
+from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
+from plurm.registry import PluginContext
+
+__all__ = ["LinearSelect"]
+
+#: No limit on suspended jobs in the last counting round.
+_UNLIMITED = 1 << 30
+
+
+@attrs.define
+class _NodeUse:
+    """What is allocated on one node."""
+
+    memory: int = 0
+    exclusive: int = 0
+    running: int = 0
+    total: int = 0  # running and suspended
+
+
+@attrs.frozen
+class _Allocation:
+    nodes: tuple[str, ...]
+    memory: int
+    exclusive: bool
+
+
+def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
+    """Jobs per node this job may share with, and whether it wants nodes to itself."""
+    over = part.oversubscribe
+    if job.request.exclusive or over.kind is OverSubscribeKind.EXCLUSIVE:
+        return 1, True
+    if over.kind is OverSubscribeKind.FORCE:
+        return over.count, False
+    if over.kind is OverSubscribeKind.YES and job.request.oversubscribe:
+        return over.count, False
+    return 1, False
+
+
+class LinearSelect:
+    """The select/linear plugin. One instance per controller holds the node accounting."""
+
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+        self.log = logging.getLogger(context.logger_name)
+        base = context.config.select_type_parameters.base
+        self.track_memory = base is not None and base.memory
+        self.use: dict[str, _NodeUse] = {}
+        self.jobs: dict[int, _Allocation] = {}
+        self.suspended: set[int] = set()
+
+    # ----------------------------------------------------------------------------- state
+
+    @hookimpl
+    def select_node_init(self, cluster: Cluster) -> bool:
+        self.use = {name: _NodeUse() for name in cluster.config.node_names}
+        self.jobs.clear()
+        self.suspended.clear()
+        return True
+
+    @hookimpl
+    def select_reconfigure(self, cluster: Cluster) -> bool:
+        return True
+
+    def _memory(self, job: Job, cluster: Cluster) -> int:
+        """MiB per node the job uses, when memory is tracked (0: not tracked or not asked)."""
+        if not self.track_memory:
+            return 0
+        request = job.request
+        part = cluster.partition(job.partition)
+        per_cpu = request.mem_per_cpu
+        if request.mem_per_node is not None:
+            return request.mem_per_node
+        if per_cpu is None:
+            per_node = part.def_mem_per_node or cluster.config.def_mem_per_node
+            if per_node is not None:
+                return per_node
+            per_cpu = part.def_mem_per_cpu or cluster.config.def_mem_per_cpu
+        if per_cpu is None:
+            return 0
+        nodes = max(1, request.min_nodes)
+        return per_cpu * -(-request.cpus // nodes)
+
+    # ----------------------------------------------------------------------------- counting
+
+    def _usable(
+        self,
+        nodes: Iterable[str],
+        use: Mapping[str, _NodeUse],
+        max_running: int,
+        max_total: int,
+        memory: int,
+        exclusive: bool,
+        cluster: Cluster,
+    ) -> list[str]:
+        usable = []
+        for name in nodes:
+            node = use[name]
+            if node.exclusive or node.running > max_running or node.total > max_total:
+                continue
+            if exclusive and node.total:
+                continue
+            if memory and node.memory + memory > cluster.node(name).real_memory:
+                continue
+            usable.append(name)
+        return usable
+
+    def _place(self, job: Job, usable: Sequence[str], cluster: Cluster) -> tuple[str, ...] | None:
+        """Contiguous or best-fit choice of whole nodes among ``usable`` (table order)."""
+        request = job.request
+        index = cluster.node_index
+        required = [name for name in usable if name in request.nodelist]
+        if len(required) < len(set(request.nodelist)):
+            return None
+        max_nodes = request.max_nodes if request.max_nodes is not None else request.min_nodes
+        max_nodes = max(max_nodes, request.min_nodes)
+        chosen = list(required)
+        need_nodes = request.min_nodes - len(chosen)
+        need_cpus = request.cpus - sum(cluster.node(name).cpus for name in chosen)
+        if need_nodes <= 0 and need_cpus <= 0:
+            return tuple(chosen)
+        runs: list[list[str]] = []
+        for name in usable:
+            if name in chosen:
+                continue
+            if runs and index[name] == index[runs[-1][-1]] + 1:
+                runs[-1].append(name)
+            else:
+                runs.append([name])
+        while runs and (need_nodes > 0 or need_cpus > 0) and len(chosen) < max_nodes:
+            best = None
+            best_cpus = 0
+            best_enough = False
+            for run in runs:
+                cpus = sum(cluster.node(name).cpus for name in run)
+                enough = cpus >= need_cpus and len(run) >= need_nodes
+                if (
+                    best is None
+                    or (enough and not best_enough)
+                    or (enough and cpus < best_cpus)
+                    or (not enough and not best_enough and cpus > best_cpus)
+                ):
+                    best, best_cpus, best_enough = run, cpus, enough
+            assert best is not None
+            if request.contiguous and not best_enough:
+                return None
+            runs.remove(best)
+            for name in best:
+                if (need_nodes <= 0 and need_cpus <= 0) or len(chosen) >= max_nodes:
+                    break
+                chosen.append(name)
+                need_nodes -= 1
+                need_cpus -= cluster.node(name).cpus
+        if need_nodes > 0 or need_cpus > 0:
+            return None
+        return tuple(sorted(chosen, key=index.__getitem__))
+
+    def _run_now(
+        self,
+        job: Job,
+        nodes: Sequence[str],
+        use: Mapping[str, _NodeUse],
+        cluster: Cluster,
+    ) -> tuple[str, ...] | None:
+        """Slurm's rounds: allow 0, 1, ... running jobs per node up to the share limit,
+        first with few suspended jobs, the last round with any number."""
+        share, exclusive = _max_share(cluster.partition(job.partition), job)
+        memory = self._memory(job, cluster)
+        for max_running in range(share):
+            last = max_running == share - 1
+            for suspended in (0, _UNLIMITED if last else 4):
+                usable = self._usable(
+                    nodes, use, max_running, max_running + suspended, memory, exclusive, cluster
+                )
+                if len(usable) < job.request.min_nodes:
+                    continue
+                if max_running:
+                    mate = self._job_mate(job, usable, cluster)
+                    if mate is not None:
+                        return mate
+                chosen = self._place(job, usable, cluster)
+                if chosen is not None:
+                    return chosen
+        return None
+
+    def _job_mate(
+        self, job: Job, usable: Sequence[str], cluster: Cluster
+    ) -> tuple[str, ...] | None:
+        """When sharing: exactly the nodes of a running job of the same size in the partition."""
+        allowed = set(usable)
+        for other in cluster.allocated():
+            if other.job_id in self.suspended or other.partition != job.partition:
+                continue
+            if len(other.nodes) == job.request.min_nodes and allowed.issuperset(other.nodes):
+                return other.nodes
+        return None
+
+    # ----------------------------------------------------------------------------- job_test
+
+    @hookimpl
+    def select_job_test(
+        self,
+        job: Job,
+        nodes: Sequence[str],
+        mode: SelectMode,
+        candidates: Sequence[Candidate],
+        cluster: Cluster,
+    ) -> SelectResult:
+        empty = {name: _NodeUse() for name in nodes}
+        if self._run_now(job, nodes, empty, cluster) is None:
+            return SelectResult.never()
+        if mode is SelectMode.TEST_ONLY:
+            return SelectResult(
+                SelectStatus.SUCCESS, self._run_now(job, nodes, empty, cluster) or ()
+            )
+        chosen = self._run_now(job, nodes, self.use, cluster)
+        if chosen is not None:
+            return SelectResult(SelectStatus.SUCCESS, chosen)
+        if not candidates:
+            return SelectResult.busy()
+        return self._preempt(job, nodes, candidates, cluster)
+
+    def _preempt(
+        self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster
+    ) -> SelectResult:
+        order = list(candidates)
+        first = self._remove_until_fit(job, nodes, order, cluster)
+        if first is None:
+            return SelectResult.busy()
+        chosen, used, overlap = first
+        if len(order) > 1:
+            # Reorder once: the candidate that made the job fit first, then the earlier ones
+            # by how many usable nodes they freed, the untested ones last.
+            decisive = used[-1].job_id
+            weight = {c.job_id: overlap.get(c.job_id, 0) for c in used}
+            weight[decisive] = 9999
+            order = sorted(order, key=lambda c: -weight.get(c.job_id, 0))
+            second = self._remove_until_fit(job, nodes, order, cluster)
+            if second is not None:
+                chosen, used, overlap = second
+        picked = set(chosen)
+        victims = tuple(
+            c.job_id for c in used if overlap.get(c.job_id, 0) and picked.intersection(c.job.nodes)
+        )
+        return SelectResult(SelectStatus.SUCCESS, chosen, victims)
+
+    def _remove_until_fit(
+        self, job: Job, nodes: Sequence[str], order: Sequence[Candidate], cluster: Cluster
+    ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
+        use = copy.deepcopy(self.use)
+        share, exclusive = _max_share(cluster.partition(job.partition), job)
+        memory = self._memory(job, cluster)
+        used: list[Candidate] = []
+        overlap: dict[int, int] = {}
+        for candidate in order:
+            allocation = self.jobs.get(candidate.job_id)
+            if allocation is None:
+                continue
+            self._remove(use, candidate.job_id, allocation, candidate.mode)
+            used.append(candidate)
+            usable = self._usable(nodes, use, share - 1, _UNLIMITED, memory, exclusive, cluster)
+            overlap[candidate.job_id] = len(set(usable).intersection(allocation.nodes))
+            if len(usable) < job.request.min_nodes:
+                continue
+            chosen = self._place(job, usable, cluster)
+            if chosen is not None:
+                return chosen, used, overlap
+        return None
+
+    def _remove(
+        self, use: Mapping[str, _NodeUse], job_id: int, allocation: _Allocation, mode: PreemptBase
+    ) -> None:
+        running = job_id not in self.suspended
+        for name in allocation.nodes:
+            node = use[name]
+            if mode is PreemptBase.SUSPEND:
+                if running:
+                    node.running -= 1
+                continue
+            node.total -= 1
+            node.running -= 1 if running else 0
+            node.memory -= allocation.memory
+            node.exclusive -= 1 if allocation.exclusive else 0
+
+    # ----------------------------------------------------------------------------- lifecycle
+
+    @hookimpl
+    def select_job_begin(self, job: Job, cluster: Cluster) -> bool:
+        _, exclusive = _max_share(cluster.partition(job.partition), job)
+        allocation = _Allocation(tuple(job.nodes), self._memory(job, cluster), exclusive)
+        self.jobs[job.job_id] = allocation
+        self.suspended.discard(job.job_id)
+        for name in allocation.nodes:
+            node = self.use[name]
+            node.running += 1
+            node.total += 1
+            node.memory += allocation.memory
+            node.exclusive += 1 if exclusive else 0
+        return True
+
+    @hookimpl
+    def select_job_fini(self, job: Job, cluster: Cluster) -> bool:
+        allocation = self.jobs.pop(job.job_id, None)
+        if allocation is None:
+            return True
+        running = job.job_id not in self.suspended
+        self.suspended.discard(job.job_id)
+        for name in allocation.nodes:
+            node = self.use[name]
+            node.total -= 1
+            node.running -= 1 if running else 0
+            node.memory -= allocation.memory
+            node.exclusive -= 1 if allocation.exclusive else 0
+        return True
+
+    @hookimpl
+    def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
+        allocation = self.jobs.get(job.job_id)
+        if allocation is not None and job.job_id not in self.suspended:
+            self.suspended.add(job.job_id)
+            for name in allocation.nodes:
+                self.use[name].running -= 1
+        return True
+
+    @hookimpl
+    def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
+        allocation = self.jobs.get(job.job_id)
+        if allocation is not None and job.job_id in self.suspended:
+            self.suspended.discard(job.job_id)
+            for name in allocation.nodes:
+                self.use[name].running += 1
+        return True
+
+    @hookimpl
+    def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:
+        """Whole nodes: a node with any job on it has all its CPUs allocated."""
+        return {name: cluster.node(name).cpus for name, node in self.use.items() if node.total > 0}

@@ -115,7 +115,10 @@ class Registry:
         self,
         entry_points: Iterable[metadata.EntryPoint] | None = None,
         disabled: Iterable[str] | None = None,
+        factories: dict[str, Callable[[PluginContext], object]] | None = None,
     ) -> None:
+        #: Factories given directly (tests, embedding): they win over entry points.
+        self.factories = dict(factories or {})
         if entry_points is None:
             found = metadata.entry_points()
             entry_points = [
@@ -130,6 +133,7 @@ class Registry:
         """Type strings of the installed plugins of one type, sorted."""
         group = GROUPS[major]
         names = {ep.name for ep in self._entry_points if ep.group == group}
+        names |= {t.split("/", 1)[1] for t in self.factories if t.startswith(major + "/")}
         return sorted(
             f"{major}/{name}" for name in names if f"{major}/{name}" not in self._disabled
         )
@@ -156,6 +160,9 @@ class Registry:
 
     def load(self, type_string: str, config: SlurmConfig) -> LoadedPlugin:
         """Import, check and build the plugin named by ``type_string``."""
+        if type_string in self.factories:
+            _split(type_string)
+            return self._build(type_string, self.factories[type_string], "given directly", config)
         entry = self.entry_point(type_string)
         distribution = _distribution(entry)
         try:
@@ -165,6 +172,11 @@ class Registry:
                 f"{type_string}: cannot import {entry.value} from {distribution}: "
                 f"{type(error).__name__}: {error}"
             ) from error
+        return self._build(type_string, factory, distribution, config)
+
+    def _build(
+        self, type_string: str, factory: object, distribution: str, config: SlurmConfig
+    ) -> LoadedPlugin:
         api = _api_version(type_string, factory, distribution)
         try:
             plugin = factory(PluginContext(config, type_string)) if callable(factory) else factory

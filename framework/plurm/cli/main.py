@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from plurm import __version__
-from plurm.cli import conf, hostlist
+from plurm.cli import conf, hostlist, simulate
 from plurm.errors import PlurmError
 
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     conf.add_parser(commands)
     hostlist.add_parser(commands)
+    simulate.add_parser(commands)
     return parser
 
 

@@ -45,6 +45,7 @@ from plurm.conf.values import (
 from plurm.errors import ConfIncludeError, raise_collected
 
 __all__ = [
+    "ConfIncludeError",
     "ConfNotice",
     "ControlHost",
     "DownNodesSpec",

@@ -145,7 +145,7 @@ class Controller:
         if request.partitions:
             for name in request.partitions:
                 if name not in self.cluster.partitions:
-                    raise RequestError("invalid partition specified: " + name)
+                    raise RequestError("Invalid partition name specified")
             return request.partitions[0]
         default = self.cluster.default_partition()
         if default is None:
@@ -244,8 +244,6 @@ class Controller:
             return
         ending = self._ending.pop(job_id, None)
         self._cancel_limit(job_id)
-        if job.state is JobState.RUNNING:
-            job.pre_suspend_time = job.run_time(self.now)
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
             job.nodes = ()

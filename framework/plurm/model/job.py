@@ -95,9 +95,15 @@ class JobRequest:
     contiguous: bool = False
     oversubscribe: bool = False
     sim_runtime: float | None = None
+    #: Simulation: the job's command ignores SIGTERM (runs on until SIGKILL).
+    ignore_sigterm: bool = False
     command: str = ""
     work_dir: str = "/"
     stdout: str | None = None
+
+    def with_runtime(self, seconds: float | None) -> JobRequest:
+        """The same request with a simulated run time."""
+        return attrs.evolve(self, sim_runtime=seconds)
 
     @property
     def tasks(self) -> int:

@@ -1,0 +1,212 @@
+"""sbatch: submit a batch job, with Slurm's options, #SBATCH lines and output.
+
+Simulation adds two options of its own: ``--sim-runtime=SECONDS`` (how long the job runs)
+and ``--sim-ignore-sigterm`` (the job runs on through SIGTERM until SIGKILL). Without
+``--sim-runtime`` a job runs for N seconds when its ``--wrap`` command is ``sleep N``, else
+for its time limit.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from plurm import hostlist
+from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.options import Option, parse_options
+from plurm.conf.values import BadValue, parse_time
+from plurm.controller import Controller, RequestError
+from plurm.errors import HostlistError
+from plurm.model.job import JobRequest
+
+__all__ = ["parse_request", "run"]
+
+OPTIONS = (
+    Option("nodes", "N", ("nodes",)),
+    Option("ntasks", "n", ("ntasks",)),
+    Option("cpus_per_task", "c", ("cpus-per-task",)),
+    Option("mem", None, ("mem",)),
+    Option("mem_per_cpu", None, ("mem-per-cpu",)),
+    Option("time", "t", ("time",)),
+    Option("partition", "p", ("partition",)),
+    Option("qos", "q", ("qos",)),
+    Option("account", "A", ("account",)),
+    Option("nodelist", "w", ("nodelist",)),
+    Option("exclude", "x", ("exclude",)),
+    Option("exclusive", None, ("exclusive",), takes_value=False),
+    Option("oversubscribe", "s", ("oversubscribe", "share"), takes_value=False),
+    Option("contiguous", None, ("contiguous",), takes_value=False),
+    Option("requeue", None, ("requeue",), takes_value=False),
+    Option("no_requeue", None, ("no-requeue",), takes_value=False),
+    Option("job_name", "J", ("job-name",)),
+    Option("output", "o", ("output",)),
+    Option("error", "e", ("error",)),
+    Option("wrap", None, ("wrap",)),
+    Option("parsable", None, ("parsable",), takes_value=False),
+    Option("chdir", "D", ("chdir",)),
+    Option("sim_runtime", None, ("sim-runtime",)),
+    Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
+)
+
+_SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+(\d+(?:\.\d+)?)\b")
+_MEMORY_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def _error(text: str) -> CommandError:
+    return CommandError(f"sbatch: error: {text}")
+
+
+def _memory(option: str, text: str) -> int:
+    match = re.fullmatch(r"(\d+)([KMGTkmgt]?)[Bb]?", text)
+    if match is None:
+        raise _error(f"Invalid --{option} specification")
+    return max(1, int(int(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()]))
+
+
+def _positive(option: str, text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise _error(f'Invalid numeric value "{text}" for --{option}.')
+    return int(text)
+
+
+def _nodes(text: str) -> tuple[int, int | None]:
+    low, dash, high = text.partition("-")
+    if not low.isdigit() or (dash and not high.isdigit()) or int(low) < 1:
+        raise _error(f'"{text}" is not a valid node count')
+    return int(low), (int(high) if dash else None)
+
+
+def _names(option: str, text: str) -> tuple[str, ...]:
+    try:
+        return tuple(hostlist.expand(text))
+    except HostlistError:
+        raise _error(f"Invalid node name specified for --{option}: {text}") from None
+
+
+def _script_options(script: str) -> list[str]:
+    """The words of the #SBATCH lines before the first command."""
+    words: list[str] = []
+    for line in script.splitlines()[1:] if script.startswith("#!") else script.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        if stripped.startswith("#SBATCH"):
+            words += shlex.split(stripped[len("#SBATCH") :], comments=True)
+    return words
+
+
+def parse_request(
+    argv: Sequence[str], controller: Controller, cwd: Path
+) -> tuple[JobRequest, bool]:
+    """The job request an sbatch command line describes, and whether --parsable was given."""
+    found, rest = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True)
+    values = dict(found)
+    script_text = ""
+    name = "sbatch"
+    if "wrap" in values:
+        if rest:
+            raise _error("Script arguments not permitted with --wrap option")
+        command = str(values["wrap"])
+        name = "wrap"
+    elif rest:
+        path = cwd / rest[0]
+        try:
+            script_text = path.read_text()
+        except OSError:
+            raise _error(f"Unable to open file {rest[0]}") from None
+        name = Path(rest[0]).name
+        command = str(path)
+        script_found, _ = parse_options("sbatch", _script_options(script_text), OPTIONS)
+        found = script_found + found
+        values = dict(found)
+    else:
+        raise _error("Batch script is empty!")
+    if not script_text.startswith("#!") and "wrap" not in values:
+        raise _error(
+            "This does not look like a batch script.  The first\n"
+            "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+            "sbatch: error: For instance: #!/bin/sh"
+        )
+    min_nodes, max_nodes = _nodes(str(values["nodes"])) if "nodes" in values else (1, None)
+    time_limit = None
+    if "time" in values:
+        try:
+            time_limit = parse_time(str(values["time"]), unit="minutes")
+        except BadValue:
+            raise _error("Invalid --time specification") from None
+    requeue = None
+    for option, _ in found:
+        if option == "requeue":
+            requeue = True
+        elif option == "no_requeue":
+            requeue = False
+    partitions = tuple(p for p in str(values.get("partition", "")).split(",") if p)
+    request = JobRequest(
+        name=str(values.get("job_name", name)),
+        partitions=partitions,
+        qos=values.get("qos"),
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
+        ntasks=_positive("ntasks", str(values["ntasks"])) if "ntasks" in values else None,
+        cpus_per_task=(
+            _positive("cpus-per-task", str(values["cpus_per_task"]))
+            if "cpus_per_task" in values
+            else 1
+        ),
+        mem_per_node=_memory("mem", str(values["mem"])) if "mem" in values else None,
+        mem_per_cpu=(
+            _memory("mem-per-cpu", str(values["mem_per_cpu"])) if "mem_per_cpu" in values else None
+        ),
+        time_limit=time_limit,
+        requeue=requeue,
+        nodelist=_names("nodelist", str(values["nodelist"])) if "nodelist" in values else (),
+        exclude=_names("exclude", str(values["exclude"])) if "exclude" in values else (),
+        exclusive="exclusive" in values,
+        contiguous="contiguous" in values,
+        oversubscribe="oversubscribe" in values,
+        ignore_sigterm="sim_ignore_sigterm" in values,
+        command=command,
+        work_dir=str(values.get("chdir", cwd)),
+        stdout=values.get("output"),
+    )
+    runtime = _runtime(values, command, request, controller)
+    return request.with_runtime(runtime), "parsable" in values
+
+
+def _runtime(
+    values: dict[str, str | None], command: str, request: JobRequest, controller: Controller
+) -> float | None:
+    if "sim_runtime" in values:
+        try:
+            seconds = float(str(values["sim_runtime"]))
+        except ValueError:
+            seconds = -1.0
+        if seconds < 0:
+            raise _error(f"Invalid --sim-runtime specification: {values['sim_runtime']}")
+        return seconds
+    if "wrap" in values:
+        sleep = _SLEEP.search(command)
+        if sleep:
+            return float(sleep.group(1))
+    limit = request.time_limit
+    if limit is None:
+        partitions = controller.cluster.partitions
+        name = request.partitions[0] if request.partitions else None
+        part = partitions.get(name) if name else controller.cluster.default_partition()
+        limit = part.default_time if part is not None else None
+    return None if limit is None else float(limit * 60)
+
+
+def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+    request, parsable = parse_request(argv, controller, cwd)
+    try:
+        job = controller.submit(request)
+    except RequestError as error:
+        raise _error(f"Batch job submission failed: {error.message}") from None
+    if parsable:
+        return CommandResult(0, f"{job.job_id}\n")
+    return CommandResult(0, f"Submitted batch job {job.job_id}\n")

@@ -1,0 +1,38 @@
+"""scancel: cancel jobs by id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.options import Option, parse_options
+from plurm.controller import Controller, RequestError
+
+__all__ = ["run"]
+
+OPTIONS = (
+    Option("signal", "s", ("signal",)),
+    Option("quiet", "Q", ("quiet",), takes_value=False),
+)
+
+
+def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+    found, ids = parse_options("scancel", argv, OPTIONS)
+    values = dict(found)
+    if not ids:
+        raise CommandError("scancel: error: No job identification provided")
+    errors = []
+    for word in ids:
+        if not word.isdigit():
+            raise CommandError(f"scancel: error: Invalid job id {word}")
+        try:
+            if "signal" in values:
+                job = controller.job(int(word))
+                controller.executor.signal(job, str(values["signal"]).upper().removeprefix("SIG"))
+            else:
+                controller.cancel(int(word))
+        except RequestError as error:
+            if "quiet" not in values:
+                errors.append(f"scancel: error: Kill job error on job id {word}: {error.message}\n")
+    return CommandResult(1 if errors else 0, "", "".join(errors))

@@ -1,0 +1,92 @@
+"""Replay a command session on a simulated cluster and print it as a terminal transcript.
+
+A session file has one command per line, ``<seconds> <command line>``: the time (seconds
+since the start, fractions allowed, never decreasing) and a command as a shell would split it.
+``#`` starts a comment. Time moves only between lines; commands at the same time run in file
+order. The same session always prints the same bytes.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from plurm.commands import run_command
+from plurm.conf.model import SlurmConfig
+from plurm.controller import Controller
+from plurm.errors import PlurmError
+from plurm.manager import Plugins
+from plurm.sim.engine import SimClock
+from plurm.sim.executor import SimExecutor
+
+__all__ = ["SessionError", "SessionLine", "Simulation", "parse_session"]
+
+
+class SessionError(PlurmError):
+    """A session file that cannot be replayed; the message names the file and line."""
+
+
+@attrs.frozen
+class SessionLine:
+    """One command of a session."""
+
+    line: int
+    time: float
+    argv: tuple[str, ...]
+    text: str
+
+
+def parse_session(path: str, text: str) -> list[SessionLine]:
+    """The commands of a session file, checked."""
+    lines = []
+    previous = 0.0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        try:
+            words = shlex.split(raw, comments=True)
+        except ValueError as error:
+            raise SessionError(f"{path}:{number}: {error}: {raw.strip()!r}") from None
+        if not words:
+            continue
+        try:
+            when = float(words[0])
+        except ValueError:
+            raise SessionError(
+                f"{path}:{number}: a line starts with the time in seconds, not {words[0]!r}"
+            ) from None
+        if when < previous or when != when or when == float("inf"):
+            raise SessionError(
+                f"{path}:{number}: time {words[0]} is before the previous line's {previous:g}"
+            )
+        if len(words) < 2:
+            raise SessionError(f"{path}:{number}: no command after the time")
+        previous = when
+        command = raw.strip()[len(raw.strip().split(None, 1)[0]) :].strip()
+        lines.append(SessionLine(number, when, tuple(words[1:]), command))
+    return lines
+
+
+class Simulation:
+    """A controller on a simulated clock with a pretend executor."""
+
+    def __init__(self, config: SlurmConfig, plugins: Plugins | None = None) -> None:
+        self.config = config
+        self.clock = SimClock()
+        self.executor = SimExecutor(self.clock)
+        self.plugins = plugins or Plugins.load(config)
+        self.controller = Controller(config, self.plugins, self.clock, self.executor)
+        self.executor.on_end = self.controller.job_ended
+
+    def run_until(self, when: float) -> None:
+        self.clock.run_until(when)
+
+    def run_lines(self, lines: Sequence[SessionLine], cwd: Path) -> str:
+        """Replay ``lines``; the transcript shows each command, then what it printed."""
+        out = []
+        for line in lines:
+            self.run_until(line.time)
+            result = run_command(line.argv, self.controller, cwd)
+            out.append(f"[t={line.time:g}s] $ {line.text}\n{result.stdout}{result.stderr}")
+        return "".join(out)

@@ -1,0 +1,7 @@
+"""Test helpers for Plurm and for plugin authors; the fixtures ship as a pytest plugin."""
+
+from __future__ import annotations
+
+from plurm.testing.cluster import HookRecorder, JobBuilder, TestCluster
+
+__all__ = ["HookRecorder", "JobBuilder", "TestCluster"]

@@ -75,7 +75,7 @@ def _nodes(text: str) -> tuple[int, int | None]:
     low, dash, high = text.partition("-")
     if not low.isdigit() or (dash and not high.isdigit()) or int(low) < 1:
         raise _error(f'"{text}" is not a valid node count')
-    return int(low), (int(high) if dash else None)
+    return int(low), (int(high) if dash else int(low))
 
 
 def _names(option: str, text: str) -> tuple[str, ...]:
@@ -131,6 +131,7 @@ def parse_request(
             "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
             "sbatch: error: For instance: #!/bin/sh"
         )
+    # Without -N the node count follows from the tasks and CPUs (no upper bound).
     min_nodes, max_nodes = _nodes(str(values["nodes"])) if "nodes" in values else (1, None)
     time_limit = None
     if "time" in values:

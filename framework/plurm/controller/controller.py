@@ -86,6 +86,8 @@ class Controller:
         self.cluster = Cluster.from_config(config)
         self._next_id = config.first_job_id
         self._ending: dict[int, _Ending] = {}
+        #: When each waiting preemptor first signalled victims (Slurm's back-off).
+        self._preempting: dict[int, float] = {}
         self._limit_timers: dict[int, TimerHandle] = {}
         self._pass_at: set[float] = set()
         self._slice_timer: TimerHandle | None = None
@@ -416,7 +418,14 @@ class Controller:
         return candidates
 
     def _preempt(self, preemptor: Job, result: SelectResult) -> bool:
-        """Carry out the victims of ``result``; True when the preemptor must wait for them."""
+        """Carry out the victims of ``result``; True when the preemptor must wait for them.
+
+        Slurm's back-off: a preemptor that signalled victims less than KillWait +
+        MessageTimeout seconds ago signals no new ones; it waits for the first ones to go.
+        """
+        since = self._preempting.get(preemptor.job_id)
+        backoff = self.config.kill_wait + self.config.message_timeout
+        may_signal = since is None or self.now - since >= backoff
         waiting = False
         for victim_id in result.victims:
             victim = self.cluster.job(victim_id)
@@ -424,15 +433,17 @@ class Controller:
             if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
                 continue
-            if victim.job_id not in self._ending:
+            if victim.job_id not in self._ending and may_signal:
                 victim.preempt_time = self.now
                 self._kill(victim, self._preempt_ending(victim, mode))
+                self._preempting.setdefault(preemptor.job_id, self.now)
             waiting = True
         return waiting
 
     # ----------------------------------------------------------------------------- actions
 
     def _start(self, job: Job, nodes: Iterable[str]) -> None:
+        self._preempting.pop(job.job_id, None)
         job.nodes = self.cluster.in_table_order(nodes)
         job.start_time = self.now
         job.suspend_time = None

@@ -70,7 +70,8 @@ class PendingReason(enum.Enum):
 class JobRequest:
     """What a job asks for, as sbatch's options and #SBATCH lines give it.
 
-    ``partitions`` empty means the default partition; ``time_limit`` is minutes (None: the
+    ``partitions`` empty means the default partition; ``max_nodes`` None means no upper bound
+    (sbatch without -N); ``time_limit`` is minutes (None: the
     partition's default); ``requeue`` None means the cluster's JobRequeue; memory is MiB
     (None: the configured default). ``sim_runtime`` is how long the job runs in a simulation,
     in seconds (None: until it is stopped or times out).

@@ -47,7 +47,8 @@ class JobBuilder:
         return JobBuilder(attrs.evolve(self.request, **changes))
 
     def nodes(self, count: int, most: int | None = None) -> JobBuilder:
-        return self._with(min_nodes=count, max_nodes=most)
+        """-N count (or count-most)."""
+        return self._with(min_nodes=count, max_nodes=most if most is not None else count)
 
     def tasks(self, count: int) -> JobBuilder:
         return self._with(ntasks=count)

@@ -142,7 +142,7 @@ class LinearSelect:
         required = [name for name in usable if name in request.nodelist]
         if len(required) < len(set(request.nodelist)):
             return None
-        max_nodes = request.max_nodes if request.max_nodes is not None else request.min_nodes
+        max_nodes = request.max_nodes if request.max_nodes is not None else len(usable)
         max_nodes = max(max_nodes, request.min_nodes)
         chosen = list(required)
         need_nodes = request.min_nodes - len(chosen)

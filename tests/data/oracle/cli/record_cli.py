@@ -437,7 +437,7 @@ NodeName=c[1-4] CPUs=2 RealMemory=1000
 PartitionName=short Nodes=c[1-2] MaxTime=30:00
 PartitionName=batch Nodes=c[1-4] Default=YES MaxTime=1-00:00:00
 PartitionName=debug Nodes=c[3-4] MaxTime=90
-PartitionName=any Nodes=c[1-4] MaxTime=2:00:00 DefaultTime=10
+PartitionName=verylongpartitionname Nodes=c[1-4] MaxTime=2:00:00 DefaultTime=10
 """
 
 
@@ -452,7 +452,10 @@ def scenario_cons_res():
     s.rec("sbatch -p short -n 4 -J big --wrap='sleep 300'", "-> job 4 pending (Resources).", mutating=True)
     s.rec("sbatch -p short -t 2:00:00 -J toolong --wrap='sleep 300'",
           "-> job 5: time limit over MaxTime=30:00 (EnforcePartLimits=NO: pending PartitionTimeLimit).", mutating=True)
-    s.rec("sbatch -p any -J dflt --wrap='sleep 300'", "-> job 6 in partition with DefaultTime=10.", mutating=True)
+    s.rec("sbatch -p verylongpartitionname -J dflt --wrap='sleep 300'",
+          "-> job 6 in a partition with a 21-character name and DefaultTime=10.", mutating=True)
+    s.rec("sbatch --uid=systemd-network -o /dev/null -J otheruser --begin=now+3600 --wrap='sleep 300'",
+          "-> job 7 (pending BeginTime) submitted by root on behalf of a user with a 15-character name (USER truncation).", mutating=True)
     s.at(3.0)
     s.rec("scontrol update nodename=c3 state=drain reason='maint window'", "Drain an idle node.", mutating=True)
     s.rec("scontrol update nodename=c4 state=drain reason=retire", "Drain a node with a running job.", mutating=True)
@@ -462,14 +465,17 @@ def scenario_cons_res():
     squeue_battery(s, "C1", full=False)
     s.rec("squeue -t all -S P", "[C1] sort by partition name only.")
     s.rec("squeue -t all -o '%i %P %C %D %l %L %R'", "[C1] %C cpus, %L time left.")
-    sinfo_battery(s, "C1", parts=("short", "debug"), full=True)
+    sinfo_battery(s, "C1", parts=("short", "debug", "verylongpartitionname"), full=True)
     for n in ("c1", "c2", "c3", "c4"):
         s.rec(f"scontrol show node {n}", "[C1] mixed / allocated / drained / draining node.", label="C1")
     s.rec("scontrol show partition", "[C1] all partitions, with MaxTime/DefaultTime set.")
-    for j in (1, 2, 4, 5, 6):
+    s.rec("squeue -u systemd-network", "[C1] user filter.")
+    s.rec("squeue -t all -o '%u|%.5u|%10u|%P|%.5P'", "[C1] user and partition fields.")
+    for j in (1, 2, 4, 5, 6, 7):
         s.rec(f"scontrol show job {j}", "[C1]", label="C1")
     s.rec("scontrol update nodename=c3 state=resume", "Undrain idle node.", mutating=True)
     s.rec("scontrol update nodename=c4 state=idle", "Undrain with state=idle.", mutating=True)
+    s.rec("scontrol update nodename=c4 state=undrain", "Undrain a draining node.", mutating=True)
     s.at(7.0)
     s.rec("sinfo", "[C2] after resume.")
     s.rec("sinfo -R", "[C2] after resume.")
@@ -491,7 +497,7 @@ PartitionName=inact Nodes=d[3-4] State=INACTIVE
 def scenario_down():
     s = Scenario("down", DOWN)
     s.start()
-    s.rec("sinfo", "[D0] right after start: DownNodes=d4 (note whether ReturnToService=2 revived it).")
+    s.rec("sinfo", "[D0] right after start: DownNodes=d4 was revived by ReturnToService=2 when its slurmd registered.")
     s.rec("sinfo -R", "[D0]")
     s.rec("scontrol show node d4", "[D0]")
     s.rec("sbatch -J r1 --wrap='sleep 300'", "-> job 1 runs.", mutating=True)
@@ -517,20 +523,24 @@ def scenario_down():
         s.rec(f"scontrol show node {n}", "[D1]", label="D1")
     s.rec("scontrol show job 2", "[D1] pending in a DOWN partition.")
     # an unresponsive node: kill d3's slurmd (started by the harness for this scenario) after undraining it
-    s.rec("scontrol update nodename=d3 state=resume", "Return d3 to service before killing its slurmd.",
+    s.rec("scontrol update nodename=d3 state=resume", "Resume a node that is idle (neither down nor drained).",
           mutating=True)
     s.at(5.0)
     pid = int(open(f"{BASE}/slurmd.d3.pid").read().strip())
     os.kill(pid, 15)
     s.steps.append({"at": s.now(), "cmd": "kill -TERM <pid of slurmd -N d3>"})
-    s.at(8.0)
-    s.rec("sinfo", "[D2] shortly after d3's slurmd stopped.", label="D2")
+    s.at(20.0)
+    s.rec("sinfo", "[D2] ~15 s after d3's slurmd stopped: idle*; the admin-DOWN nodes d2, d4 are back to idle "
+          "(ReturnToService=2 revives them when they answer the controller's ping).", label="D2")
     s.rec("sinfo -N", "[D2]", label="D2")
-    s.at(25.0)
-    s.rec("sinfo", "[D3] long after d3's slurmd stopped (SlurmdTimeout=8): down* expected.", label="D3")
+    s.rec("sinfo -R", "[D2]", label="D2")
+    s.rec("scontrol show node d3", "[D2] IDLE+NOT_RESPONDING.", label="D2")
+    s.at(45.0)
+    s.rec("sinfo", "[D3] ~40 s after d3's slurmd stopped (SlurmdTimeout=8): down*.", label="D3")
     s.rec("sinfo -N -l", "[D3]", label="D3")
     s.rec("sinfo -R", "[D3]", label="D3")
     s.rec("sinfo -o '%P %a %l %D %t %N'", "[D3]", label="D3")
+    s.rec("sinfo -s", "[D3]", label="D3")
     s.rec("scontrol show node d3", "[D3] not responding.", label="D3")
     s.finish()
 

@@ -1,0 +1,223 @@
+"""The plugin registry and facade: type strings to entry points, versions, conflicts."""
+
+from __future__ import annotations
+
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from plurm import HOOK_API_VERSION, conf
+from plurm.manager import Plugins
+from plurm.registry import (
+    PluginAPIVersionError,
+    PluginConflictError,
+    PluginContext,
+    PluginLoadError,
+    PluginNotFoundError,
+    Registry,
+)
+from plurm.testing import TestCluster
+
+CONF = "NodeName=n[1-4] CPUs=2\nPartitionName=p Nodes=ALL Default=YES\n"
+
+
+def _config(tmp_path: Path, extra: str = "") -> conf.SlurmConfig:
+    path = tmp_path / "slurm.conf"
+    path.write_text("ClusterName=c\nSlurmctldHost=h\nSchedulerType=sched/builtin\n" + extra + CONF)
+    return conf.load(path)
+
+
+def test_type_string_resolves_to_the_entry_point_of_that_name() -> None:
+    registry = Registry()
+    entry = registry.entry_point("select/linear")
+    assert (entry.group, entry.name) == ("plurm.select", "linear")
+    assert registry.entry_point("sched/builtin").value.startswith("plurm.builtin.")
+
+
+def test_builtins_register_through_entry_points_like_any_plugin() -> None:
+    found = {(ep.group, ep.name) for ep in metadata.entry_points().select(group="plurm.sched")}
+    assert ("plurm.sched", "builtin") in found
+    for group, name in (
+        ("plurm.preempt", "none"),
+        ("plurm.auth", "none"),
+        ("plurm.acct_gather", "none"),
+    ):
+        assert (group, name) in {
+            (ep.group, ep.name) for ep in metadata.entry_points().select(group=group)
+        }
+
+
+def test_missing_plugin_is_named_with_the_installed_ones(tmp_path: Path) -> None:
+    config = _config(tmp_path, "SelectType=select/nonesuch\n")
+    with pytest.raises(PluginNotFoundError) as caught:
+        Plugins.load(config)
+    message = str(caught.value)
+    assert "select/nonesuch" in message and "plurm.select" in message
+    assert "installed select plugins: select/linear" in message
+
+
+def test_default_scheduler_backfill_is_refused_not_run_as_fifo(tmp_path: Path) -> None:
+    path = tmp_path / "slurm.conf"
+    path.write_text("ClusterName=c\nSlurmctldHost=h\n" + CONF)  # SchedulerType unset
+    config = conf.load(path)
+    assert config.scheduler_type == "sched/backfill"
+    with pytest.raises(PluginNotFoundError, match="sched/backfill"):
+        Plugins.load(config)
+
+
+def test_unknown_plugin_type_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(PluginLoadError, match="unknown plugin type 'topology'"):
+        Registry().load("topology/tree", _config(tmp_path))
+
+
+class _Select:
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+
+
+def test_wrong_major_api_version_is_refused(tmp_path: Path) -> None:
+    class Old(_Select):
+        PLURM_HOOK_API = (HOOK_API_VERSION[0] + 1, 0)
+
+    registry = Registry(factories={"select/old": Old})
+    with pytest.raises(PluginAPIVersionError, match=r"needs hook API 2\.0"):
+        registry.load("select/old", _config(tmp_path))
+
+
+def test_newer_minor_api_version_is_accepted(tmp_path: Path) -> None:
+    class Newer(_Select):
+        PLURM_HOOK_API = (HOOK_API_VERSION[0], HOOK_API_VERSION[1] + 3)
+
+    loaded = Registry(factories={"select/newer": Newer}).load("select/newer", _config(tmp_path))
+    assert loaded.api == (HOOK_API_VERSION[0], HOOK_API_VERSION[1] + 3)
+
+
+def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:
+    registry = Registry(factories={"select/bare": lambda context: object()})
+    with pytest.raises(PluginAPIVersionError, match="does not declare PLURM_HOOK_API"):
+        registry.load("select/bare", _config(tmp_path))
+
+
+def test_two_distributions_claiming_one_type_is_a_conflict(tmp_path: Path) -> None:
+    class Dist:
+        def __init__(self, name: str) -> None:
+            self.name, self.version = name, "1.0"
+
+    first = metadata.EntryPoint("linear", "a_pkg:Select", "plurm.select")
+    second = metadata.EntryPoint("linear", "b_pkg:Select", "plurm.select")
+    first = first._for(Dist("plurm-select-a"))  # type: ignore[attr-defined]
+    second = second._for(Dist("plurm-select-b"))  # type: ignore[attr-defined]
+    with pytest.raises(PluginConflictError, match="provided more than once"):
+        Registry(entry_points=[first, second]).entry_point("select/linear")
+
+
+def test_two_implementations_of_an_exclusive_hook_are_refused(tmp_path: Path) -> None:
+    from plurm import hookimpl
+    from plurm.model.select import SelectResult
+
+    class Rival:
+        @hookimpl
+        def select_job_test(self, job, nodes, mode, candidates, cluster):  # type: ignore[no-untyped-def]
+            return SelectResult.busy()
+
+    with pytest.raises(PluginConflictError, match="select_job_test"):
+        Plugins.load(_config(tmp_path), extra=[Rival()])
+
+
+def test_hook_without_spec_is_refused(tmp_path: Path) -> None:
+    from plurm import hookimpl
+
+    class Typo:
+        @hookimpl
+        def select_job_tset(self) -> None:
+            return None
+
+    with pytest.raises(PluginLoadError, match="select_job_tset"):
+        Plugins.load(_config(tmp_path), extra=[Typo()])
+
+
+def test_disabled_plugins_are_not_loaded(tmp_path: Path) -> None:
+    registry = Registry(disabled=["select/linear"])
+    assert "select/linear" not in registry.installed("select")
+    with pytest.raises(PluginNotFoundError):
+        registry.load("select/linear", _config(tmp_path))
+
+
+THIRD_PARTY = '''
+"""A first-fit select plugin published by someone else."""
+from plurm import HOOK_API_VERSION, hookimpl
+from plurm.model.select import SelectResult, SelectStatus
+
+class FirstFit:
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context):
+        self.busy = set()
+
+    @hookimpl
+    def select_job_test(self, job, nodes, mode, candidates, cluster):
+        free = [n for n in nodes if n not in self.busy]
+        if len(free) < job.request.min_nodes:
+            return SelectResult.busy()
+        return SelectResult(SelectStatus.SUCCESS, tuple(free[-job.request.min_nodes:]))
+
+    @hookimpl
+    def select_job_begin(self, job, cluster):
+        self.busy.update(job.nodes)
+        return True
+
+    @hookimpl
+    def select_job_fini(self, job, cluster):
+        self.busy.difference_update(job.nodes)
+        return True
+'''
+
+
+def test_third_party_plugin_installed_as_a_package_is_found_and_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package with a ``plurm.select`` entry point, installed on sys.path as pip would."""
+    site = tmp_path / "site"
+    (site / "lastfit_select").mkdir(parents=True)
+    (site / "lastfit_select" / "__init__.py").write_text(textwrap.dedent(THIRD_PARTY))
+    info = site / "lastfit_select-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lastfit-select\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[plurm.select]\nlastfit = lastfit_select:FirstFit\n")
+    monkeypatch.syspath_prepend(str(site))
+    registry = Registry()
+    assert "select/lastfit" in registry.installed("select")
+    config = _config(tmp_path, "SelectType=select/lastfit\n")
+    plugins = Plugins.load(config, registry=registry)
+    assert "select/lastfit" in plugins.type_strings()
+    assert any(p.distribution == "lastfit-select 1.0" for p in plugins.loaded)
+    from plurm.sim.session import Simulation
+
+    cluster = TestCluster(Simulation(config, plugins), tmp_path)
+    first = cluster.command("sbatch -N2 --wrap='sleep 10'")
+    assert first.stdout == "Submitted batch job 1\n"
+    assert cluster.job(1).nodes == ("n3", "n4")  # the third party's choice, not linear's
+
+
+def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
+    plain = Plugins.load(_config(tmp_path))
+    assert plain.type_strings() == (
+        "select/linear",
+        "preempt/none",
+        "sched/builtin",
+        "jobacct_gather/none",
+    )
+    gang = Plugins.load(
+        _config(tmp_path, "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n")
+    )
+    assert gang.type_strings() == (
+        "select/linear",
+        "preempt/partition_prio",
+        "sched/builtin",
+        "sched/gang",
+        "jobacct_gather/none",
+    )

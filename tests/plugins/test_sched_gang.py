@@ -1,0 +1,99 @@
+"""sched/gang: shadows suspend lower tiers; time slices rotate shared resources."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from plurm.testing import JobBuilder, TestCluster
+
+Make = Callable[..., TestCluster]
+Job = Callable[[], JobBuilder]
+
+TIERS = (
+    "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
+    "NodeName=n[1-3] CPUs=1\n"
+    "PartitionName=DEFAULT Nodes=ALL OverSubscribe=FORCE:1\n"
+    "PartitionName=low PriorityTier=1 Default=YES\n"
+    "PartitionName=mid PriorityTier=2\n"
+    "PartitionName=high PriorityTier=3\n"
+)
+
+
+def test_shadow_suspends_and_resumes_exactly_the_covered_jobs(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS)
+    for _ in range(3):
+        cluster.submit(job().runtime(600))
+    high = cluster.submit(job().nodes(2).partition("high").runtime(20))
+    assert cluster.states() == {1: "SUSPENDED", 2: "SUSPENDED", 3: "RUNNING", 4: "RUNNING"}
+    assert cluster.job(high).nodes == ("n1", "n2")
+    cluster.run_until(25)
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "RUNNING", 4: "COMPLETED"}
+    assert [s for _, s in cluster.signals(1)] == ["STOP", "CONT"]
+
+
+def test_suspended_time_does_not_count_as_run_time(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().runtime(100))
+    cluster.run_until(10)
+    cluster.submit(job().nodes(3).partition("high").runtime(30))
+    cluster.run_until(40)
+    assert cluster.job(low).run_time(cluster.now) == 10
+    cluster.run_until(129)
+    assert cluster.state(low).name == "RUNNING"
+    cluster.run_until(130)  # 10 s before the suspension, 90 s after the resume at 40
+    assert cluster.state(low).name == "COMPLETED"
+    assert cluster.job(low).end_time == 130
+
+
+def test_shadows_stack_across_three_tiers(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    mid = cluster.submit(job().nodelist("n1").partition("mid").runtime(600))
+    assert cluster.states() == {low: "SUSPENDED", mid: "RUNNING"}
+    high = cluster.submit(job().nodelist("n1").partition("high").runtime(10))
+    assert cluster.states() == {low: "SUSPENDED", mid: "SUSPENDED", high: "RUNNING"}
+    cluster.run_until(15)
+    assert cluster.states() == {low: "SUSPENDED", mid: "RUNNING", high: "COMPLETED"}
+
+
+def test_time_slicing_rotates_jobs_sharing_nodes(make_cluster: Make, job: Job) -> None:
+    """Slurm's gang_scheduling page: two whole-cluster jobs under FORCE:2 take turns, never
+    running together, and each gets about half the time."""
+    cluster = make_cluster(
+        "PreemptMode=GANG\nSchedulerTimeSlice=30\nNodeName=n[1-5] CPUs=1\n"
+        "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2\n"
+    )
+    first = cluster.submit(job().nodes(5).runtime(1000))
+    second = cluster.submit(job().nodes(5).runtime(1000))
+    seen = set()
+    for moment in range(1, 300, 5):
+        cluster.run_until(moment)
+        states = (cluster.state(first).name, cluster.state(second).name)
+        assert states in {("RUNNING", "SUSPENDED"), ("SUSPENDED", "RUNNING")}
+        seen.add(states)
+    assert len(seen) == 2
+    shares = [cluster.job(j).run_time(cluster.now) for j in (first, second)]
+    assert abs(shares[0] - shares[1]) <= 60
+
+
+def test_slurm_1_3_sched_gang_spelling_enables_gang(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        "SchedulerType=sched/gang\nNodeName=n1 CPUs=1\n"
+        "PartitionName=active Nodes=ALL Priority=1 Default=YES Shared=NO\n"
+        "PartitionName=hipri Nodes=ALL Priority=2 Shared=NO\n"
+    )
+    assert "sched/gang" in cluster.plugins.type_strings()
+    low = cluster.submit(job().runtime(600))
+    high = cluster.submit(job().partition("hipri").runtime(10))
+    assert cluster.states() == {low: "SUSPENDED", high: "RUNNING"}
+
+
+def test_admin_suspend_is_not_undone_by_gang(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    assert cluster.command(f"scontrol suspend {low}").status == 0
+    high = cluster.submit(job().nodelist("n2").partition("high").runtime(5))
+    cluster.run_until(10)
+    assert cluster.states() == {low: "SUSPENDED", high: "COMPLETED"}
+    assert cluster.command(f"scontrol resume {low}").status == 0
+    assert cluster.state(low).name == "RUNNING"

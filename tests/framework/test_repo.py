@@ -32,8 +32,15 @@ def test_demo_checks_every_example() -> None:
 
 
 POLICY_NAMES = (
-    "linear", "cons_res", "cons_tres", "partition_prio", "preempt/qos", "sched/gang",
-    "plurm_select", "plurm_preempt", "plurm_sched",
+    "linear",
+    "cons_res",
+    "cons_tres",
+    "partition_prio",
+    "preempt/qos",
+    "sched/gang",
+    "plurm_select",
+    "plurm_preempt",
+    "plurm_sched",
 )
 
 
@@ -73,7 +80,9 @@ def test_framework_names_no_policy() -> None:
         checked += 1
         for word in _code_strings(ast.parse(path.read_text())):
             for name in POLICY_NAMES:
-                assert name not in word.lower(), f"{path.relative_to(REPO)} names {name!r}: {word!r}"
+                assert name not in word.lower(), (
+                    f"{path.relative_to(REPO)} names {name!r}: {word!r}"
+                )
     assert checked > 20
 
 

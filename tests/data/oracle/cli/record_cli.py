@@ -422,6 +422,7 @@ def scenario_requeue():
     for j, what in ((1, "requeued by preemption"), (3, "preempted (cancelled)"), (5, "the preemptor")):
         s.rec(f"scontrol show job {j}", f"[R2] {what}.", label="R2")
     s.rec("sinfo", "[R2]")
+    s.rec("scontrol show job", "[R2] all jobs (blank line after each).")
     s.rec("scontrol requeue 5", "Requeue the running preemptor.", mutating=True)
     s.rec("scontrol requeue 3", "Requeue a preempted (finished) job.", mutating=True)
     s.at(12.0)
@@ -470,6 +471,9 @@ def scenario_cons_res():
         s.rec(f"scontrol show node {n}", "[C1] mixed / allocated / drained / draining node.", label="C1")
     s.rec("scontrol show partition", "[C1] all partitions, with MaxTime/DefaultTime set.")
     s.rec("squeue -u systemd-network", "[C1] user filter.")
+    s.rec("squeue -t all -o '%.5l|%.9l|%9l|%.10l|%.3M|%.4L|%5L|%.12L|'", "[C1] widths on time fields (truncation?).")
+    s.rec("squeue -t all -o '%.3D|%.1D|%.2C|%1C|%.3P|'", "[C1] widths on number fields.")
+    s.rec("squeue -t all -l -S P,-i", "[C1] long format with 1-00:00:00 limits and long partition names.")
     s.rec("squeue -t all -o '%u|%.5u|%10u|%P|%.5P'", "[C1] user and partition fields.")
     for j in (1, 2, 4, 5, 6, 7):
         s.rec(f"scontrol show job {j}", "[C1]", label="C1")
@@ -479,6 +483,7 @@ def scenario_cons_res():
     s.at(7.0)
     s.rec("sinfo", "[C2] after resume.")
     s.rec("sinfo -R", "[C2] after resume.")
+    s.rec("sinfo -o '%.4l|%5l|%.3D|%.3t|%.12l|%l'", "[C2] widths on time/number fields.")
     s.finish()
 
 
@@ -530,13 +535,14 @@ def scenario_down():
     os.kill(pid, 15)
     s.steps.append({"at": s.now(), "cmd": "kill -TERM <pid of slurmd -N d3>"})
     s.at(20.0)
-    s.rec("sinfo", "[D2] ~15 s after d3's slurmd stopped: idle*; the admin-DOWN nodes d2, d4 are back to idle "
-          "(ReturnToService=2 revives them when they answer the controller's ping).", label="D2")
+    s.rec("sinfo", "[D2] ~15 s after d3's slurmd stopped: expected idle* for d3; the admin-DOWN nodes d2, d4 were "
+          "back to idle in trial runs (ReturnToService=2 revives them when they answer the controller's ping).", label="D2")
     s.rec("sinfo -N", "[D2]", label="D2")
     s.rec("sinfo -R", "[D2]", label="D2")
     s.rec("scontrol show node d3", "[D2] IDLE+NOT_RESPONDING.", label="D2")
     s.at(45.0)
-    s.rec("sinfo", "[D3] ~40 s after d3's slurmd stopped (SlurmdTimeout=8): down*.", label="D3")
+    s.rec("sinfo", "[D3] ~40 s after d3's slurmd stopped (SlurmdTimeout=8): expected down* (DOWN+NOT_RESPONDING, "
+          "reason 'Not responding' set by slurm).", label="D3")
     s.rec("sinfo -N -l", "[D3]", label="D3")
     s.rec("sinfo -R", "[D3]", label="D3")
     s.rec("sinfo -o '%P %a %l %D %t %N'", "[D3]", label="D3")
@@ -547,7 +553,8 @@ def scenario_down():
 
 # ---------------------------------------------------------------------------------------------
 ACCT_CONF = """NodeName=q[1-2] CPUs=1 RealMemory=1000
-PartitionName=main Nodes=q[1-2] Default=YES
+PartitionName=main_partition_x Nodes=q[1-2] Default=YES MaxTime=10-00:00:00
+PartitionName=p2 Nodes=q[1-2] MaxTime=100
 """
 
 
@@ -561,7 +568,10 @@ def scenario_accounting():
     s.rec("sbatch -A nosuchacct --wrap='sleep 1'", "Nonexistent account.", mutating=True, label="err")
     s.rec("sbatch --wrap='sleep 300'", "Plain submit with accounting.", mutating=True)
     s.at(3.0)
-    s.rec("squeue", "[Q1]")
+    s.rec("squeue", "[Q1] partition name longer than 9.")
+    s.rec("sinfo", "[Q1] the default partition has the longest name (16 chars + '*').")
+    s.rec("sinfo -N", "[Q1]")
+    s.rec("sinfo -s", "[Q1]")
     s.rec("scontrol show job 1", "[Q1] Account=acct QOS=normal with accounting.")
     s.finish()
 

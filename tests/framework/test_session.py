@@ -25,7 +25,7 @@ def simulate(conf: Path, session: Path) -> subprocess.CompletedProcess[str]:
 
 def test_session_lines_keep_file_order_and_times() -> None:
     lines = parse_session("s", "# comment\n0 sbatch --wrap='sleep 1'\n\n1.5 squeue -h # note\n")
-    assert [(l.line, l.time, l.argv) for l in lines] == [
+    assert [(entry.line, entry.time, entry.argv) for entry in lines] == [
         (2, 0.0, ("sbatch", "--wrap=sleep 1")),
         (4, 1.5, ("squeue", "-h")),
     ]

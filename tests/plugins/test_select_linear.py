@@ -171,3 +171,17 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
         "select_job_begin",
         "sched_gang_job_start",
     ]
+
+
+def test_a_job_for_several_partitions_runs_in_the_first_that_fits(
+    make_cluster: Make, job: Job
+) -> None:
+    cluster = make_cluster(
+        "NodeName=a1 CPUs=1\nNodeName=b1 CPUs=1\n"
+        "PartitionName=pa Nodes=a1 Default=YES\nPartitionName=pb Nodes=b1\n"
+    )
+    cluster.submit(job().partition("pa").runtime(100))
+    either = cluster.submit(job().partition("pa", "pb").runtime(100))
+    assert (cluster.job(either).partition, cluster.job(either).nodes) == ("pb", ("b1",))
+    stuck = cluster.submit(job().partition("pa", "pb").runtime(100))
+    assert (cluster.state(stuck).name, cluster.job(stuck).partition) == ("PENDING", "pa")

@@ -362,23 +362,39 @@ class Controller:
         ]
 
     def _try_start(self, job: Job) -> bool:
-        """Test, preempt or start one job; False when it must wait."""
-        usable = self._usable_nodes(job)
-        result = self._test_by_weight(job, usable)
-        if result.status is not SelectStatus.SUCCESS:
-            candidates = self._candidates(job)
-            if candidates:
-                result = self.plugins.select_job_test(
-                    job, usable, SelectMode.RUN_NOW, candidates, self.cluster
-                )
-        if result.status is not SelectStatus.SUCCESS:
-            job.reason = PendingReason.RESOURCES
-            return False
-        if self._preempt(job, result):
-            job.reason = PendingReason.RESOURCES
-            return False
-        self._start(job, result.nodes)
-        return True
+        """Test, preempt or start one job; False when it must wait.
+
+        A job submitted to several partitions is tried in each, highest PriorityTier first
+        (then in the order given), and runs in the first that takes it.
+        """
+        for partition in self._partitions_to_try(job):
+            job.partition = partition
+            usable = self._usable_nodes(job)
+            result = self._test_by_weight(job, usable)
+            if result.status is not SelectStatus.SUCCESS:
+                candidates = self._candidates(job)
+                if candidates:
+                    result = self.plugins.select_job_test(
+                        job, usable, SelectMode.RUN_NOW, candidates, self.cluster
+                    )
+            if result.status is not SelectStatus.SUCCESS:
+                continue
+            if self._preempt(job, result):
+                job.reason = PendingReason.RESOURCES
+                return False
+            self._start(job, result.nodes)
+            return True
+        job.partition = self._partitions_to_try(job)[0]
+        job.reason = PendingReason.RESOURCES
+        return False
+
+    def _partitions_to_try(self, job: Job) -> list[str]:
+        names = job.request.partitions or (job.partition,)
+        order = {name: index for index, name in enumerate(names)}
+        return sorted(
+            (name for name in names if self.cluster.partition(name).state == "UP"),
+            key=lambda name: (-self.cluster.partition(name).priority_tier, order[name]),
+        ) or [job.partition]
 
     def _test_by_weight(self, job: Job, usable: Sequence[str]) -> SelectResult:
         """Slurm's weight gate: add whole weight tiers, lightest first; select places the

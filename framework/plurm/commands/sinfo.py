@@ -9,6 +9,7 @@ from pathlib import Path
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
+from plurm.commands.timefmt import sinfo_limit
 from plurm.controller import Controller
 from plurm.model.node import NodeState
 
@@ -56,18 +57,6 @@ def node_states(controller: Controller) -> dict[str, NodeState]:
         else:
             states[name] = NodeState.MIXED
     return states
-
-
-def _timelimit(minutes: int | None) -> str:
-    if minutes is None:
-        return "infinite"
-    days, rest = divmod(minutes, 1440)
-    hours, mins = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{mins:02d}:00"
-    if hours:
-        return f"{hours}:{mins:02d}:00"
-    return f"{mins}:00"
 
 
 def _render(fmt: str, row: dict[str, str] | None) -> str:
@@ -122,7 +111,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
                 {
                     "P": name,
                     "a": part.state.lower() if part.state != "INACTIVE" else "inact",
-                    "l": _timelimit(part.max_time),
+                    "l": sinfo_limit(part.max_time),
                     "D": str(len(nodes)),
                     "t": state,
                     "T": state,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-__all__ = ["EPOCH", "clock_time", "elapsed", "limit", "limit_long"]
+from plurm.conf.values import format_minutes, format_seconds, format_time_limit
+
+__all__ = ["EPOCH", "clock_time", "elapsed", "limit", "limit_long", "sinfo_limit"]
 
 #: The wall-clock date of simulated time 0, so that timestamps are the same on every run.
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -12,29 +14,22 @@ EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 def elapsed(seconds: float) -> str:
     """A duration as squeue's TIME column: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
-    whole = int(seconds)
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes}:{secs:02d}"
+    return format_seconds(int(seconds))
 
 
 def limit(minutes: int | None) -> str:
     """A time limit as squeue's TIME_LIMIT: ``UNLIMITED`` or like :func:`elapsed`."""
-    return "UNLIMITED" if minutes is None else elapsed(minutes * 60)
+    return format_minutes(minutes)
 
 
 def limit_long(minutes: int | None) -> str:
     """A limit as scontrol prints it: ``UNLIMITED``, ``HH:MM:SS`` or ``D-HH:MM:SS``."""
-    if minutes is None:
-        return "UNLIMITED"
-    days, rest = divmod(minutes * 60, 86400)
-    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
-    return f"{days}-{clock}" if days else clock
+    return format_time_limit(minutes)
+
+
+def sinfo_limit(minutes: int | None) -> str:
+    """A partition limit as sinfo's TIMELIMIT: ``infinite`` or like :func:`elapsed`."""
+    return "infinite" if minutes is None else format_seconds(minutes * 60)
 
 
 def clock_time(seconds: float | None) -> str:

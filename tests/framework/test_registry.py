@@ -200,6 +200,7 @@ def test_third_party_plugin_installed_as_a_package_is_found_and_used(
     cluster = TestCluster(Simulation(config, plugins), tmp_path)
     first = cluster.command("sbatch -N2 --wrap='sleep 10'")
     assert first.stdout == "Submitted batch job 1\n"
+    cluster.settle()
     assert cluster.job(1).nodes == ("n3", "n4")  # the third party's choice, not linear's
 
 

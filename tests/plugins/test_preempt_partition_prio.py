@@ -72,8 +72,9 @@ def test_ordering_key_is_tier_then_size(make_cluster: Make, job: Job) -> None:
 def test_preemptor_is_queued_before_its_victims(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster(CONF.replace("NodeName=n[1-4]", "NodeName=n1"))
     cluster.submit(job().runtime(1000))  # takes the only node
+    cluster.settle()
     waiting_low = cluster.submit(job().runtime(10))
     high = cluster.submit(job().partition("high").runtime(10))
-    cluster.run_until(0)
+    cluster.run_until(3)
     assert cluster.state(high).name == "RUNNING"
     assert cluster.state(waiting_low).name == "PENDING"

@@ -23,7 +23,9 @@ def test_shadow_suspends_and_resumes_exactly_the_covered_jobs(make_cluster: Make
     cluster = make_cluster(TIERS)
     for _ in range(3):
         cluster.submit(job().runtime(600))
+    cluster.settle()
     high = cluster.submit(job().nodes(2).partition("high").runtime(20))
+    cluster.settle()  # SUSPEND,GANG: the preemptor starts in the same pass
     assert cluster.states() == {1: "SUSPENDED", 2: "SUSPENDED", 3: "RUNNING", 4: "RUNNING"}
     assert cluster.job(high).nodes == ("n1", "n2")
     cluster.run_until(25)
@@ -33,24 +35,27 @@ def test_shadow_suspends_and_resumes_exactly_the_covered_jobs(make_cluster: Make
 
 def test_suspended_time_does_not_count_as_run_time(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster(TIERS)
-    low = cluster.submit(job().runtime(100))
+    low = cluster.submit(job().runtime(100))  # starts at 1
     cluster.run_until(10)
-    cluster.submit(job().nodes(3).partition("high").runtime(30))
+    cluster.submit(job().nodes(3).partition("high").runtime(30))  # runs from 11 to 41
     cluster.run_until(40)
     assert cluster.job(low).run_time(cluster.now) == 10
-    cluster.run_until(129)
+    cluster.run_until(130)
     assert cluster.state(low).name == "RUNNING"
-    cluster.run_until(130)  # 10 s before the suspension, 90 s after the resume at 40
+    cluster.run_until(131)  # 10 s before the suspension, 90 s after the resume at 41
     assert cluster.state(low).name == "COMPLETED"
-    assert cluster.job(low).end_time == 130
+    assert cluster.job(low).end_time == 131
 
 
 def test_shadows_stack_across_three_tiers(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster(TIERS)
     low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
     mid = cluster.submit(job().nodelist("n1").partition("mid").runtime(600))
+    cluster.settle()
     assert cluster.states() == {low: "SUSPENDED", mid: "RUNNING"}
     high = cluster.submit(job().nodelist("n1").partition("high").runtime(10))
+    cluster.settle()
     assert cluster.states() == {low: "SUSPENDED", mid: "SUSPENDED", high: "RUNNING"}
     cluster.run_until(15)
     assert cluster.states() == {low: "SUSPENDED", mid: "RUNNING", high: "COMPLETED"}
@@ -84,13 +89,16 @@ def test_slurm_1_3_sched_gang_spelling_enables_gang(make_cluster: Make, job: Job
     )
     assert "sched/gang" in cluster.plugins.type_strings()
     low = cluster.submit(job().runtime(600))
+    cluster.settle()
     high = cluster.submit(job().partition("hipri").runtime(10))
+    cluster.settle()
     assert cluster.states() == {low: "SUSPENDED", high: "RUNNING"}
 
 
 def test_admin_suspend_is_not_undone_by_gang(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster(TIERS)
     low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
     assert cluster.command(f"scontrol suspend {low}").status == 0
     high = cluster.submit(job().nodelist("n2").partition("high").runtime(5))
     cluster.run_until(10)

@@ -18,8 +18,10 @@ def test_weight_tiers_gate_then_table_order_places(make_cluster: Make, job: Job)
         "PartitionName=p Nodes=ALL Default=YES\n"
     )
     first = cluster.submit(job().runtime(100))
+    cluster.settle()
     assert cluster.job(first).nodes == ("small1",)
     second = cluster.submit(job().nodes(3).runtime(100))
+    cluster.settle()
     assert cluster.job(second).nodes == ("big1", "big2", "small2")
 
 
@@ -28,30 +30,34 @@ def test_lighter_tier_is_used_alone_when_it_suffices(make_cluster: Make, job: Jo
         "NodeName=big[1-2] CPUs=1 Weight=50\nNodeName=small[1-3] CPUs=1 Weight=1\n"
         "PartitionName=p Nodes=ALL Default=YES\n"
     )
-    assert cluster.job(cluster.submit(job().nodes(3).runtime(9))).nodes == (
-        "small1",
-        "small2",
-        "small3",
-    )
+    three = cluster.submit(job().nodes(3).runtime(9))
+    cluster.settle()
+    assert cluster.job(three).nodes == ("small1", "small2", "small3")
 
 
 def test_best_fit_prefers_the_smallest_run_that_is_enough(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster("NodeName=n[1-6] CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n")
     cluster.submit(job().nodelist("n2").runtime(100))
+    cluster.settle()
     one = cluster.submit(job().runtime(100))
+    cluster.settle()
     assert cluster.job(one).nodes == ("n1",)  # the run [n1] beats the run [n3-n6]
 
 
 def test_contiguous_needs_one_block(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster("NodeName=n[1-6] CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n")
     cluster.submit(job().nodelist("n3").runtime(100))
+    cluster.settle()
     loose = cluster.submit(job().nodes(4).runtime(100))
+    cluster.settle()
     # No run of 4: the largest run first (n4-n6), then the best fit for the rest (n1).
     assert cluster.job(loose).nodes == ("n1", "n4", "n5", "n6")
     cluster.command("scancel 2")
-    cluster.run_until(1)
+    cluster.settle()
     cluster.submit(job().nodelist("n5").runtime(100))
+    cluster.settle()
     tight = cluster.command("sbatch -N3 --contiguous --wrap='sleep 9'")
+    cluster.settle()
     assert tight.stdout == "Submitted batch job 4\n"
     assert cluster.state(4).name == "PENDING" and cluster.job(4).reason.value == "Resources"
 
@@ -59,6 +65,7 @@ def test_contiguous_needs_one_block(make_cluster: Make, job: Job) -> None:
 def test_cpus_decide_how_many_nodes(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster("NodeName=n[1-4] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n")
     wide = cluster.submit(job().tasks(10).runtime(5))
+    cluster.settle()
     assert cluster.job(wide).nodes == ("n1", "n2", "n3")
 
 
@@ -71,6 +78,7 @@ def test_cr_memory_is_consumable(make_cluster: Make, job: Job) -> None:
     first = cluster.submit(job().mem(600).runtime(100))
     second = cluster.submit(job().mem(600).runtime(100))
     third = cluster.submit(job().mem(300).runtime(100))
+    cluster.settle()
     assert cluster.state(first).name == "RUNNING"
     assert cluster.state(second).name == "PENDING"
     assert cluster.job(second).reason.value == "Resources"
@@ -87,6 +95,7 @@ def test_oversubscribe_counts_jobs_per_node_across_partitions(make_cluster: Make
     in_p1 = cluster.command("sbatch -p p1 --oversubscribe --wrap='sleep 100'")
     in_p3 = cluster.command("sbatch -p p3 --wrap='sleep 100'")
     third = cluster.command("sbatch -p p3 --wrap='sleep 100'")
+    cluster.settle()
     assert [in_p1.status, in_p3.status, third.status] == [0, 0, 0]
     assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PENDING"}
 
@@ -96,9 +105,12 @@ def test_exclusive_job_gets_empty_nodes_only(make_cluster: Make, job: Job) -> No
         "NodeName=n[1-2] CPUs=2\nPartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2\n"
     )
     cluster.submit(job().runtime(50))
+    cluster.settle()
     lone = cluster.submit(job().exclusive().runtime(50))
+    cluster.settle()
     assert cluster.job(lone).nodes == ("n2",)
     blocked = cluster.submit(job().exclusive().runtime(50))
+    cluster.settle()
     assert cluster.state(blocked).name == "PENDING"
 
 
@@ -111,10 +123,14 @@ def test_preemption_removes_candidates_until_the_job_fits(make_cluster: Make, jo
     )
     for _ in range(4):
         cluster.submit(job().runtime(500))
+    cluster.settle()
     high = cluster.submit(job().nodes(2).partition("high").runtime(50))
-    # CANCEL is two-phase: the victims are killed now, the preemptor starts once they are gone.
+    # CANCEL is two-phase: the victims are killed on the next pass, and the preemptor starts
+    # on the pass after, once they are gone.
+    cluster.settle()
     assert cluster.state(high).name == "PENDING"
-    cluster.run_until(0)
+    assert cluster.state(1).name == "PREEMPTED"
+    cluster.settle()
     assert cluster.states() == {
         1: "PREEMPTED",
         2: "PREEMPTED",
@@ -136,14 +152,15 @@ def test_requeue_victim_waits_for_begin_time_and_counts_a_restart(
         "PartitionName=high Nodes=ALL PriorityTier=2\n"
     )
     low = cluster.submit(job().runtime(1000))
+    cluster.settle()
     high = cluster.submit(job().partition("high").runtime(30))
-    cluster.run_until(1)
+    cluster.run_until(3)
     victim = cluster.job(low)
     assert (victim.state.name, victim.reason.value, victim.restarts) == ("PENDING", "BeginTime", 1)
     assert cluster.state(high).name == "RUNNING"
-    cluster.run_until(100)  # the high job ended at 30, but the requeue delay holds the victim
+    cluster.run_until(100)  # the high job ended at 33, but the requeue delay holds the victim
     assert cluster.state(low).name == "PENDING"
-    cluster.run_until(180)  # eligible at 120, picked up by the next periodic pass
+    cluster.run_until(180)  # eligible at 122, picked up by the next periodic pass (180)
     assert cluster.state(low).name == "RUNNING"
 
 
@@ -155,8 +172,9 @@ def test_requeue_without_requeue_permission_cancels(make_cluster: Make, job: Job
         "PartitionName=high Nodes=ALL PriorityTier=2\n"
     )
     low = cluster.submit(job().runtime(1000))
+    cluster.settle()
     cluster.submit(job().partition("high").runtime(30))
-    cluster.run_until(1)
+    cluster.settle()
     assert cluster.state(low).name == "PREEMPTED"
 
 
@@ -164,6 +182,7 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
     cluster = make_cluster("NodeName=n[1-2] CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n")
     recorder = hook_recorder(cluster)
     cluster.submit(job().runtime(5))
+    cluster.settle()
     names = [n for n in recorder.names() if n != "plurm_job_state_changed"]
     assert names == [
         "sched_queue_order",
@@ -181,7 +200,10 @@ def test_a_job_for_several_partitions_runs_in_the_first_that_fits(
         "PartitionName=pa Nodes=a1 Default=YES\nPartitionName=pb Nodes=b1\n"
     )
     cluster.submit(job().partition("pa").runtime(100))
+    cluster.settle()
     either = cluster.submit(job().partition("pa", "pb").runtime(100))
+    cluster.settle()
     assert (cluster.job(either).partition, cluster.job(either).nodes) == ("pb", ("b1",))
     stuck = cluster.submit(job().partition("pa", "pb").runtime(100))
+    cluster.settle()
     assert (cluster.state(stuck).name, cluster.job(stuck).partition) == ("PENDING", "pa")

@@ -32,8 +32,10 @@ def parse_options(
     options: Sequence[Option],
     *,
     stop_at_first_argument: bool = False,
+    status: int = 1,
 ) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """(name, value) pairs in command-line order, and the remaining arguments."""
+    """(name, value) pairs in command-line order, and the remaining arguments; a bad option
+    is a CommandError with exit ``status``."""
     by_short = {opt.short: opt for opt in options if opt.short}
     by_long = {spelling: opt for opt in options for spelling in opt.long}
     found: list[tuple[str, str | None]] = []
@@ -57,14 +59,16 @@ def parse_options(
                 if len(matches) != 1:
                     raise CommandError(
                         f"{program}: unrecognized option '--{name}'\n"
-                        f'Try "{program} --help" for more information'
+                        f'Try "{program} --help" for more information',
+                        status,
                     )
                 option = matches[0]
             if option.takes_value and not equals:
                 if index >= len(words):
                     raise CommandError(
                         f"{program}: option '--{name}' requires an argument\n"
-                        f'Try "{program} --help" for more information'
+                        f'Try "{program} --help" for more information',
+                        status,
                     )
                 value = words[index]
                 index += 1
@@ -78,7 +82,8 @@ def parse_options(
                 if option is None:
                     raise CommandError(
                         f"{program}: invalid option -- '{letter}'\n"
-                        f'Try "{program} --help" for more information'
+                        f'Try "{program} --help" for more information',
+                        status,
                     )
                 if not option.takes_value:
                     found.append((option.name, None))
@@ -89,7 +94,8 @@ def parse_options(
                     if index >= len(words):
                         raise CommandError(
                             f"{program}: option requires an argument -- '{letter}'\n"
-                            f'Try "{program} --help" for more information'
+                            f'Try "{program} --help" for more information',
+                            status,
                         )
                     value = words[index]
                     index += 1

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
@@ -50,12 +52,17 @@ OPTIONS = (
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
 
+_EXIT = re.compile(r"\s*exit\s+(\d+)\s*;?\s*")
 _SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+(\d+(?:\.\d+)?)\b")
 _MEMORY_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
-def _error(text: str) -> CommandError:
-    return CommandError(f"sbatch: error: {text}")
+#: sbatch's exit status for a bad command line (Slurm exits 255); submission failures exit 1.
+USAGE = 255
+
+
+def _error(text: str, status: int = USAGE) -> CommandError:
+    return CommandError(f"sbatch: error: {text}", status)
 
 
 def _memory(option: str, text: str) -> int:
@@ -73,9 +80,12 @@ def _positive(option: str, text: str) -> int:
 
 def _nodes(text: str) -> tuple[int, int | None]:
     low, dash, high = text.partition("-")
-    if not low.isdigit() or (dash and not high.isdigit()) or int(low) < 1:
+    if not low.isdigit() or (dash and not high.isdigit()):
         raise _error(f'"{text}" is not a valid node count')
-    return int(low), (int(high) if dash else int(low))
+    most = int(high) if dash else int(low)
+    if most < int(low):
+        raise _error(f"Maximum node count {most} is less than minimum node count {low}")
+    return int(low), most
 
 
 def _names(option: str, text: str) -> tuple[str, ...]:
@@ -103,13 +113,13 @@ def parse_request(
     argv: Sequence[str], controller: Controller, cwd: Path
 ) -> tuple[JobRequest, bool]:
     """The job request an sbatch command line describes, and whether --parsable was given."""
-    found, rest = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True)
+    found, rest = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True, status=USAGE)
     values = dict(found)
     script_text = ""
     name = "sbatch"
     if "wrap" in values:
         if rest:
-            raise _error("Script arguments not permitted with --wrap option")
+            raise _error("Script arguments not permitted with --wrap option", 1)
         command = str(values["wrap"])
         name = "wrap"
     elif rest:
@@ -117,10 +127,12 @@ def parse_request(
         try:
             script_text = path.read_text()
         except OSError:
-            raise _error(f"Unable to open file {rest[0]}") from None
+            raise _error(f"Unable to open file {rest[0]}", 1) from None
         name = Path(rest[0]).name
         command = str(path)
-        script_found, _ = parse_options("sbatch", _script_options(script_text), OPTIONS)
+        script_found, _ = parse_options(
+            "sbatch", _script_options(script_text), OPTIONS, status=USAGE
+        )
         found = script_found + found
         values = dict(found)
     else:
@@ -174,6 +186,14 @@ def parse_request(
         work_dir=str(values.get("chdir", cwd)),
         stdout=values.get("output"),
     )
+    # Slurm's default output file, in the working directory: slurm-<job id>.out.
+    if request.stdout is None:
+        request = attrs.evolve(request, stdout=str(Path(request.work_dir) / "slurm-%j.out"))
+    exit_match = _EXIT.fullmatch(command) if "wrap" in values else None
+    if exit_match is not None:
+        # A job that only exits ends at once with that code, as its shell would.
+        request = attrs.evolve(request, sim_exit_code=int(exit_match.group(1)) % 256)
+        return request.with_runtime(0.0), "parsable" in values
     runtime = _runtime(values, command, request, controller)
     return request.with_runtime(runtime), "parsable" in values
 
@@ -207,7 +227,10 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     try:
         job = controller.submit(request)
     except RequestError as error:
-        raise _error(f"Batch job submission failed: {error.message}") from None
+        lines = f"Batch job submission failed: {error.message}"
+        if error.message == "Invalid partition name specified":
+            lines = f"invalid partition specified: {request.partitions[0]}\nsbatch: error: {lines}"
+        raise _error(lines, 1) from None
     if parsable:
         return CommandResult(0, f"{job.job_id}\n")
     return CommandResult(0, f"Submitted batch job {job.job_id}\n")

@@ -21,23 +21,56 @@ def _lines(groups: Sequence[Sequence[str]]) -> str:
     """scontrol's layout: the first group unindented, the others indented three spaces."""
     text = [" ".join(groups[0])]
     text += ["   " + " ".join(group) for group in groups[1:]]
-    return "\n".join(text) + "\n\n"
+    return "\n".join(text) + "\n"
 
 
 def _yes(flag: bool) -> str:
     return "YES" if flag else "NO"
 
 
+def _moment(seconds: float | None, missing: str = "None") -> str:
+    return missing if seconds is None else clock_time(seconds)
+
+
+def _duration(seconds: float) -> str:
+    """RunTime: HH:MM:SS, or D-HH:MM:SS past a day."""
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{clock}" if days else clock
+
+
+def _output_path(job: Job) -> str:
+    return (job.request.stdout or "").replace("%j", str(job.job_id)) or "(null)"
+
+
 def show_job(job: Job, controller: Controller) -> str:
+    """``scontrol show job``: Slurm 22.05's lines, in its order."""
     now = controller.now
     request = job.request
-    running = job.state in (JobState.RUNNING, JobState.SUSPENDED)
-    end = job.end_time
-    if end is None and running and job.time_limit is not None and job.start_time is not None:
-        end = job.start_time + job.time_limit * 60
-    nodes = hostlist.compress(job.nodes) if job.nodes else "(null)"
-    cpus = sum(controller.cluster.node(n).cpus for n in job.nodes) if job.nodes else request.cpus
-    exit_code = f"{job.exit_code}:0" if job.exit_code < 128 else f"0:{job.exit_code - 128}"
+    cluster = controller.cluster
+    allocated = bool(job.nodes) and job.state is not JobState.PENDING
+    pending = job.state is JobState.PENDING
+    if pending:
+        start = job.eligible_time if job.eligible_time > now else None
+        end = None
+    else:
+        start = job.start_time
+        end = job.end_time
+        if end is None and job.time_limit is not None and job.start_time is not None:
+            end = job.start_time + job.time_limit * 60
+    cpus = sum(cluster.node(n).cpus for n in job.nodes) if allocated else request.cpus
+    if allocated:
+        num_nodes = str(len(job.nodes))
+    elif request.max_nodes is not None:
+        num_nodes = f"{request.min_nodes}-{request.max_nodes}"
+    else:
+        num_nodes = str(request.min_nodes)
+    exit_code = f"{job.exit_code}:0"
+    if job.state is JobState.PREEMPTED:
+        exit_code = "0:15"
+    memory = request.mem_per_node
+    evaluated = job.start_time if job.start_time is not None else job.submit_time
     groups = [
         [f"JobId={job.job_id}", f"JobName={job.name}"],
         [
@@ -45,7 +78,7 @@ def show_job(job: Job, controller: Controller) -> str:
             f"GroupId={request.user}({request.uid})",
             "MCS_label=N/A",
         ],
-        [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or 'normal'}"],
+        [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or '(null)'}"],
         [f"JobState={job.state.name}", f"Reason={job.reason.value}", "Dependency=(null)"],
         [
             f"Requeue={int(job.requeue)}",
@@ -54,72 +87,115 @@ def show_job(job: Job, controller: Controller) -> str:
             "Reboot=0",
             f"ExitCode={exit_code}",
         ],
-        [f"RunTime={_runtime(job, now)}", f"TimeLimit={limit_long(job.time_limit)}", "TimeMin=N/A"],
+        [
+            f"RunTime={_duration(job.run_time(now))}",
+            f"TimeLimit={limit_long(job.time_limit)}",
+            "TimeMin=N/A",
+        ],
         [
             f"SubmitTime={clock_time(job.submit_time)}",
             f"EligibleTime={clock_time(job.eligible_time)}",
         ],
         [f"AccrueTime={clock_time(job.eligible_time)}"],
-        [f"StartTime={clock_time(job.start_time)}", f"EndTime={clock_time(end)}", "Deadline=N/A"],
         [
-            f"PreemptEligibleTime={clock_time(job.start_time)}",
-            f"PreemptTime={_moment(job.preempt_time)}",
+            f"StartTime={_moment(start, 'Unknown')}",
+            f"EndTime={_moment(end, 'Unknown')}",
+            "Deadline=N/A",
         ],
+    ]
+    if not pending and controller.config.preempt_type != "preempt/none":
+        eligible = job.start_time or 0.0
+        exempt = controller.config.preempt_exempt_time or 0
+        groups.append(
+            [
+                f"PreemptEligibleTime={clock_time(eligible + exempt)}",
+                f"PreemptTime={_moment(job.preempt_time)}",
+            ]
+        )
+    groups += [
         [
             f"SuspendTime={_moment(job.suspend_time)}",
-            f"SecsPreSuspend={int(job.pre_suspend_time)}",
+            f"SecsPreSuspend={int(job.pre_suspend_time) if job.suspend_time is not None else 0}",
+            f"LastSchedEval={clock_time(evaluated)}",
+            "Scheduler=Main",
         ],
-        [f"Partition={job.partition}"],
+        [f"Partition={job.partition}", "AllocNode:Sid=localhost:1"],
         [
             f"ReqNodeList={','.join(request.nodelist) or '(null)'}",
             f"ExcNodeList={','.join(request.exclude) or '(null)'}",
         ],
-        [f"NodeList={nodes}"],
+        [f"NodeList={hostlist.compress(job.nodes) if allocated else ''}"],
+    ]
+    if allocated:
+        groups.append([f"BatchHost={job.nodes[0]}"])
+    groups += [
         [
-            f"NumNodes={len(job.nodes) or request.min_nodes}",
+            f"NumNodes={num_nodes}",
             f"NumCPUs={cpus}",
             f"NumTasks={request.tasks}",
             f"CPUs/Task={request.cpus_per_task}",
+            "ReqB:S:C:T=0:0:*:*",
         ],
+        [
+            f"TRES=cpu={cpus},node={len(job.nodes) if allocated else request.min_nodes},"
+            f"billing={cpus}"
+        ],
+        ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
+        ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
+        ["Features=(null)", "DelayBoot=00:00:00"],
         [
             f"OverSubscribe={'OK' if request.oversubscribe else 'NO'}",
             f"Contiguous={int(request.contiguous)}",
+            "Licenses=(null)",
+            "Network=(null)",
         ],
-        [f"Command={request.command if request.command else '(null)'}"],
+        [f"Command={'(null)' if request.name == 'wrap' else request.command or '(null)'}"],
         [f"WorkDir={request.work_dir}"],
-        [f"StdOut={request.stdout or '(null)'}"],
+        [f"StdErr={_output_path(job)}"],
+        ["StdIn=/dev/null"],
+        [f"StdOut={_output_path(job)}"],
+        ["Power="],
+        [""],
     ]
-    return _lines(groups)
+    return _lines(groups) + "\n"
 
 
-def _moment(seconds: float | None) -> str:
-    return "None" if seconds is None else clock_time(seconds)
-
-
-def _runtime(job: Job, now: float) -> str:
-    seconds = int(job.run_time(now))
-    days, rest = divmod(seconds, 86400)
-    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
-    return f"{days}-{clock}" if days else clock
+_LONG_STATES = {
+    "idle": "IDLE",
+    "alloc": "ALLOCATED",
+    "mix": "MIXED",
+    "down": "DOWN",
+    "drain": "IDLE+DRAIN",
+    "drng": "ALLOCATED+DRAIN",
+    "futr": "FUTURE",
+}
 
 
 def show_node(name: str, controller: Controller) -> str:
+    """``scontrol show node``: Slurm 22.05's lines; hardware facts a simulation does not
+    have (load, free memory, OS) are shown as fixed values."""
     cluster = controller.cluster
     spec = cluster.node(name)
-    state = node_states(controller)[name]
+    index = spec.names.index(name)
+    state = _LONG_STATES[node_states(controller)[name]]
     alloc = controller.plugins.select_node_alloc(cluster).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     reason = cluster.node_down.get(name, (None, None))[1]
+    cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
+    alloc_tres = f"cpu={alloc},mem={spec.real_memory}M,billing={alloc}" if alloc else ""
     groups = [
-        [f"NodeName={name}", "Arch=x86_64", f"CoresPerSocket={spec.cores_per_socket}"],
+        [f"NodeName={name}", "Arch=x86_64", f"CoresPerSocket={spec.cores_per_socket}", ""],
         [f"CPUAlloc={alloc}", f"CPUEfctv={spec.cpus}", f"CPUTot={spec.cpus}", "CPULoad=0.00"],
         [f"AvailableFeatures={','.join(spec.features) or '(null)'}"],
         [f"ActiveFeatures={','.join(spec.features) or '(null)'}"],
         [f"Gres={','.join(spec.gres) or '(null)'}"],
         [
-            f"NodeAddr={spec.addresses[spec.names.index(name)]}",
-            f"NodeHostName={spec.hostnames[spec.names.index(name)]}",
+            f"NodeAddr={spec.addresses[index]}",
+            f"NodeHostName={spec.hostnames[index]}",
+            "Port=6818",
+            "Version=22.05.8",
         ],
+        ["OS=Linux (simulated)", ""],
         [
             f"RealMemory={spec.real_memory}",
             "AllocMem=0",
@@ -128,22 +204,34 @@ def show_node(name: str, controller: Controller) -> str:
             f"Boards={spec.boards}",
         ],
         [
-            f"State={state.value}",
+            f"State={state}",
             f"ThreadsPerCore={spec.threads_per_core}",
             f"TmpDisk={spec.tmp_disk}",
             f"Weight={spec.weight}",
+            "Owner=N/A",
+            "MCS_label=N/A",
         ],
-        [f"Partitions={','.join(partitions)}"],
+        [f"Partitions={','.join(partitions)}", ""],
+        [f"BootTime={clock_time(0)}", f"SlurmdStartTime={clock_time(0)}"],
+        [f"LastBusyTime={clock_time(controller.now)}"],
+        [f"CfgTRES={cfg}"],
+        [f"AllocTRES={alloc_tres}"],
+        ["CapWatts=n/a"],
+        ["CurrentWatts=0", "AveWatts=0"],
+        ["ExtSensorsJoules=n/s", "ExtSensorsWatts=0", "ExtSensorsTemp=n/s"],
     ]
     if reason:
         groups.append([f"Reason={reason}"])
-    return _lines(groups)
+    return _lines(groups) + "\n"
 
 
 def show_partition(part: PartitionSpec, controller: Controller) -> str:
+    """``scontrol show partition``: Slurm 22.05's lines."""
     config = controller.config
+    cluster = controller.cluster
     mode = part.preempt_mode if part.preempt_mode is not None else config.preempt_mode
-    cpus = sum(controller.cluster.node(n).cpus for n in part.nodes)
+    cpus = sum(cluster.node(n).cpus for n in part.nodes)
+    memory = sum(cluster.node(n).real_memory for n in part.nodes)
     default_time = limit_long(part.default_time) if part.default_time_configured else "NONE"
     groups = [
         [f"PartitionName={part.name}"],
@@ -183,8 +271,9 @@ def show_partition(part: PartitionSpec, controller: Controller) -> str:
             f"DefMemPerNode={part.def_mem_per_node or 'UNLIMITED'}",
             f"MaxMemPerNode={part.max_mem_per_node or 'UNLIMITED'}",
         ],
+        [f"TRES=cpu={cpus},mem={memory}M,node={len(part.nodes)},billing={cpus}"],
     ]
-    return _lines(groups)
+    return _lines(groups) + "\n"
 
 
 def _show(args: Sequence[str], controller: Controller) -> CommandResult:
@@ -195,7 +284,9 @@ def _show(args: Sequence[str], controller: Controller) -> CommandResult:
     cluster = controller.cluster
     if what == "job":
         if name is not None:
-            if not name.isdigit() or int(name) not in cluster.jobs:
+            if not name.isdigit():
+                return CommandResult(1, "", "scontrol_print_job error: Invalid job id specified\n")
+            if int(name) not in cluster.jobs:
                 return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
             return CommandResult(0, show_job(cluster.job(int(name)), controller))
         text = "".join(show_job(job, controller) for job in _visible(controller))
@@ -205,13 +296,13 @@ def _show(args: Sequence[str], controller: Controller) -> CommandResult:
         out = []
         for node in names:
             if node not in cluster.node_index:
-                return CommandResult(1, "", f"Node {node} not found\n")
+                return CommandResult(1, f"Node {node} not found\n")
             out.append(show_node(node, controller))
         return CommandResult(0, "".join(out))
     if what == "partition":
         if name is not None:
             if name not in cluster.partitions:
-                return CommandResult(1, "", f"Partition {name} not found\n")
+                return CommandResult(1, f"Partition {name} not found\n")
             return CommandResult(0, show_partition(cluster.partition(name), controller))
         return CommandResult(
             0, "".join(show_partition(p, controller) for p in cluster.partitions.values())
@@ -251,11 +342,13 @@ def _update(args: Sequence[str], controller: Controller) -> CommandResult:
         try:
             changes[entry[0]] = entry[1](value)
         except (BadValue, ValueError):
-            raise CommandError(f"scontrol: error: Invalid input: {key}={value}") from None
+            raise CommandError(
+                f"scontrol: error: Invalid {key} value: {value}\nslurm_update error: No error"
+            ) from None
     try:
         controller.update_partition(name, **changes)
     except RequestError as error:
-        raise CommandError(f"scontrol: error: {error.message}") from None
+        raise CommandError(f"slurm_update error: {error.message}") from None
     return CommandResult(0)
 
 
@@ -270,7 +363,7 @@ def _job_command(verb: str, args: Sequence[str], controller: Controller) -> Comm
             try:
                 getattr(controller, verb)(int(job_id))
             except RequestError as error:
-                errors.append(f"{verb.capitalize()} of job {job_id} failed: {error.message}\n")
+                errors.append(f"{error.message} for job {job_id}\n")
     return CommandResult(1 if errors else 0, "", "".join(errors))
 
 

@@ -1,4 +1,9 @@
-"""sinfo: partitions and node states, one line per partition and state group."""
+"""sinfo: partitions and node states, one line per partition and group of alike nodes.
+
+Formats follow Slurm 22.05 (tests/data/oracle/cli): the partition column is as wide as the
+longest partition name (with the default partition's ``*``) and at least 9; within a
+partition, groups come in Slurm's order of states (drng, drain, mix, alloc, idle, down).
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,7 @@ from plurm.commands.timefmt import sinfo_limit
 from plurm.controller import Controller
 from plurm.model.node import NodeState
 
-__all__ = ["DEFAULT_FORMAT", "node_states", "run"]
-
-DEFAULT_FORMAT = "%9P %.5a %.10l %.6D %.6t %N"
-NODE_FORMAT = "%N %.6D %9P %.6t"
+__all__ = ["node_states", "run"]
 
 OPTIONS = (
     Option("noheader", "h", ("noheader",), takes_value=False),
@@ -37,25 +39,30 @@ _HEADERS = {
     "F": "NODES(A/I/O/T)",
     "c": "CPUS",
 }
-_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
+_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z])")
+# Slurm lists a partition's groups by descending state code; these are their places.
+_STATE_RANK = {"drng": 0, "drain": 1, "mix": 2, "alloc": 3, "idle": 4, "down": 5}
 
 
-def node_states(controller: Controller) -> dict[str, NodeState]:
-    """Each node's state: down or drained, else idle, mixed or allocated by its CPUs."""
+def node_states(controller: Controller) -> dict[str, str]:
+    """Each node's compact state: down, drain/drng, else idle, mix or alloc by its CPUs."""
     cluster = controller.cluster
     alloc = controller.plugins.select_node_alloc(cluster)
     states = {}
     for name in cluster.config.node_names:
-        if name in cluster.node_down:
-            states[name] = cluster.node_down[name][0]
-            continue
         used = alloc.get(name, 0)
-        if used <= 0:
-            states[name] = NodeState.IDLE
+        if name in cluster.node_down:
+            base = cluster.node_down[name][0]
+            if base is NodeState.DRAIN:
+                states[name] = "drng" if used else "drain"
+            else:
+                states[name] = base.compact
+        elif used <= 0:
+            states[name] = "idle"
         elif used >= cluster.node(name).cpus:
-            states[name] = NodeState.ALLOCATED
+            states[name] = "alloc"
         else:
-            states[name] = NodeState.MIXED
+            states[name] = "mix"
     return states
 
 
@@ -66,18 +73,19 @@ def _render(fmt: str, row: dict[str, str] | None) -> str:
         out.append(fmt[position : match.start()])
         dot, width, letter = match.groups()
         position = match.end()
-        if letter == "%":
-            out.append("%")
-            continue
         if letter not in _HEADERS:
             raise CommandError(f"sinfo: error: Invalid node format specification: {letter}")
         text = _HEADERS[letter] if row is None else row.get(letter, "")
-        if width:
-            text = text[: int(width)]
+        if width and int(width):
+            text = text[: int(width)]  # sinfo cuts every field, times included
             text = text.rjust(int(width)) if dot else text.ljust(int(width))
         out.append(text)
     out.append(fmt[position:])
     return "".join(out) + "\n"
+
+
+def _avail(state: str) -> str:
+    return {"UP": "up", "DOWN": "down", "DRAIN": "drain"}.get(state, "inactive")
 
 
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
@@ -89,38 +97,72 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     states = node_states(controller)
     default = cluster.default_partition()
     wanted = str(values["partition"]).split(",") if "partition" in values else None
+    parts = [
+        part
+        for part in cluster.partitions.values()
+        if (part.name in wanted if wanted is not None else not part.hidden)
+    ]
+
+    def shown(name: str) -> str:
+        return name + ("*" if default is not None and name == default.name else "")
+
+    width = max([9, *(len(shown(part.name)) for part in parts)])
     rows = []
-    for part in cluster.partitions.values():
-        if wanted is not None and part.name not in wanted:
-            continue
-        if part.hidden and wanted is None:
-            continue
-        name = part.name + ("*" if default is not None and part.name == default.name else "")
-        groups: dict[str, list[str]] = {}
-        for node in part.nodes:
-            groups.setdefault(states[node].compact, []).append(node)
-        if not groups:
-            groups = {"n/a": []}
-        for state, nodes in groups.items():
-            allocated = sum(
-                1 for n in part.nodes if states[n] in (NodeState.ALLOCATED, NodeState.MIXED)
-            )
-            idle = sum(1 for n in part.nodes if states[n] is NodeState.IDLE)
-            other = len(part.nodes) - allocated - idle
-            rows.append(
-                {
-                    "P": name,
-                    "a": part.state.lower() if part.state != "INACTIVE" else "inact",
-                    "l": sinfo_limit(part.max_time),
-                    "D": str(len(nodes)),
-                    "t": state,
-                    "T": state,
-                    "N": hostlist.compress(nodes) if nodes else "",
-                    "F": f"{allocated}/{idle}/{other}/{len(part.nodes)}",
-                    "c": str(sum(cluster.node(n).cpus for n in nodes)),
-                }
-            )
-    fmt = str(values.get("format", DEFAULT_FORMAT))
+    if "node" in values:
+        node_width = max([9, *(len(name) for name in cluster.config.node_names)])
+        fmt = str(values.get("format", f"%{node_width}N %.6D %.{width}P %6t"))
+        for name in cluster.config.node_names:
+            for part in parts:
+                if name in part.nodes:
+                    rows.append(
+                        {
+                            "N": name,
+                            "D": "1",
+                            "P": shown(part.name),
+                            "t": states[name],
+                            "T": states[name],
+                        }
+                    )
+    else:
+        summarize = "summarize" in values
+        default_fmt = f"%{width}P %.5a %.10l " + ("%.15F %N" if summarize else "%.6D %.6t %N")
+        fmt = str(values.get("format", default_fmt))
+        for part in parts:
+            groups: dict[str, list[str]] = {}
+            for node in part.nodes:
+                groups.setdefault(states[node], []).append(node)
+            common = {
+                "P": shown(part.name),
+                "a": _avail(part.state),
+                "l": sinfo_limit(part.max_time),
+            }
+            if summarize or not groups:
+                allocated = sum(1 for n in part.nodes if states[n] in ("alloc", "mix", "drng"))
+                idle = sum(1 for n in part.nodes if states[n] == "idle")
+                other = len(part.nodes) - allocated - idle
+                rows.append(
+                    common
+                    | {
+                        "D": str(len(part.nodes)),
+                        "t": "n/a",
+                        "T": "n/a",
+                        "N": hostlist.compress(part.nodes) if part.nodes else "",
+                        "F": f"{allocated}/{idle}/{other}/{len(part.nodes)}",
+                    }
+                )
+                continue
+            for state in sorted(groups, key=lambda s: _STATE_RANK.get(s, 9)):
+                nodes = groups[state]
+                rows.append(
+                    common
+                    | {
+                        "D": str(len(nodes)),
+                        "t": state,
+                        "T": state,
+                        "N": hostlist.compress(nodes),
+                        "c": str(sum(cluster.node(n).cpus for n in nodes)),
+                    }
+                )
     out = [] if "noheader" in values else [_render(fmt, None)]
     out += [_render(fmt, row) for row in rows]
     return CommandResult(0, "".join(out))

@@ -15,7 +15,7 @@ import attrs
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
-from plurm.commands.timefmt import elapsed, limit
+from plurm.commands.timefmt import date_line, elapsed, limit
 from plurm.controller import Controller
 from plurm.model.job import Job, JobState
 
@@ -28,20 +28,6 @@ LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 _DEFAULT_STATES = frozenset(
     {JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
 )
-# Slurm's numeric order of base states, for sorting by state.
-_STATE_ORDER = {
-    JobState.PENDING: 0,
-    JobState.RUNNING: 1,
-    JobState.SUSPENDED: 2,
-    JobState.COMPLETED: 3,
-    JobState.CANCELLED: 4,
-    JobState.FAILED: 5,
-    JobState.TIMEOUT: 6,
-    JobState.NODE_FAIL: 7,
-    JobState.PREEMPTED: 8,
-    JobState.COMPLETING: 1,
-}
-
 OPTIONS = (
     Option("noheader", "h", ("noheader",), takes_value=False),
     Option("format", "o", ("format",)),
@@ -68,7 +54,8 @@ def _nodes(job: Job) -> str:
 
 
 def _nodelist_reason(job: Job) -> str:
-    if job.state is JobState.PENDING:
+    """The reason in parentheses for pending and failed jobs, else the nodes."""
+    if job.state in (JobState.PENDING, JobState.FAILED):
         return f"({job.reason.value})"
     return hostlist.compress(job.nodes) if job.nodes else ""
 
@@ -92,39 +79,57 @@ FIELDS: dict[str, _Field] = {
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),
 }
 
-_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
+_SPEC = re.compile(r"%(\.?)(\d*)(.)")
+# Time fields are never cut when right-justified with ".N" (1-00:00:00 in %.9l prints whole).
+_TIME_FIELDS = frozenset("MlL")
+
+Piece = str | tuple[bool, int | None, str]
 
 
-def _pieces(fmt: str) -> list[str | tuple[bool, int | None, str]]:
-    """Literal text and (right-justified, width, field letter) in order."""
-    pieces: list[str | tuple[bool, int | None, str]] = []
+def _pieces(fmt: str) -> tuple[list[Piece], list[str]]:
+    """Literal text and (right-justified, width, field letter), plus the error lines for
+    specifications squeue does not know (whose text it prints as it is, as Slurm does)."""
+    pieces: list[Piece] = []
+    errors: list[str] = []
     position = 0
-    for match in _SPEC.finditer(fmt):
-        if match.start() > position:
-            pieces.append(fmt[position : match.start()])
-        dot, width, letter = match.groups()
-        if letter == "%":
+    while position < len(fmt):
+        if fmt[position] != "%":
+            pieces.append(fmt[position])
+            position += 1
+            continue
+        match = _SPEC.match(fmt, position)
+        if match is not None and match.group(3) in FIELDS:
+            dot, width, letter = match.groups()
+            size = int(width) if width and int(width) > 0 else None
+            pieces.append((bool(dot), size, letter))
+            position = match.end()
+            continue
+        if fmt.startswith("%%", position):
             pieces.append("%")
-        elif letter not in FIELDS:
-            raise CommandError(f"squeue: error: Invalid job format specification: {letter}")
-        else:
-            pieces.append((bool(dot), int(width) if width else None, letter))
-        position = match.end()
-    if position < len(fmt):
-        pieces.append(fmt[position:])
-    return pieces
+            position += 2
+            continue
+        letter = match.group(3) if match is not None else ""
+        line = f"squeue: error: Invalid job format specification: {letter}\n"
+        if line not in errors:
+            errors.append(line)
+        pieces.append("%")
+        position += 1
+    return pieces, errors
 
 
-def _cell(text: str, right: bool, width: int | None) -> str:
+def _cell(text: str, right: bool, width: int | None, letter: str) -> str:
     if width is None:
         return text
-    text = text[:width]
+    if not (right and letter in _TIME_FIELDS):
+        text = text[:width]
     return text.rjust(width) if right else text.ljust(width)
 
 
-def format_jobs(jobs: Sequence[Job], fmt: str, now: float, *, header: bool = True) -> str:
-    """The lines squeue prints for ``jobs`` with format ``fmt``."""
-    pieces = _pieces(fmt)
+def format_jobs(
+    jobs: Sequence[Job], fmt: str, now: float, *, header: bool = True
+) -> tuple[str, str]:
+    """The lines squeue prints for ``jobs`` with format ``fmt``, and its error lines."""
+    pieces, errors = _pieces(fmt)
     lines = []
     rows: list[Job | None] = ([None] if header else []) + list(jobs)
     for job in rows:
@@ -136,23 +141,29 @@ def format_jobs(jobs: Sequence[Job], fmt: str, now: float, *, header: bool = Tru
             right, width, letter = piece
             field = FIELDS[letter]
             text = field.header if job is None else field.value(job, now)
-            out.append(_cell(text, right, width))
+            out.append(_cell(text, right, width, letter))
         lines.append("".join(out))
-    return "".join(line + "\n" for line in lines)
+    return "".join(line + "\n" for line in lines), "".join(errors)
+
+
+_VALID_STATES = (
+    "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,"
+    "BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,"
+    "REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED"
+)
 
 
 def _states(text: str) -> frozenset[JobState]:
     wanted: set[JobState] = set()
     for word in text.split(","):
-        word = word.strip().upper()
-        if word == "ALL":
+        name = word.strip().upper()
+        if name == "ALL":
             return frozenset(JobState)
-        matches = [s for s in JobState if word in (s.name, s.code)]
-        if not matches:
+        matches = [state for state in JobState if name in (state.name, state.code)]
+        if not matches and name not in _VALID_STATES.split(","):
             raise CommandError(
-                f"Invalid job state specified: {word}\n"
-                "Valid job states include: PENDING RUNNING SUSPENDED COMPLETED "
-                "CANCELLED FAILED TIMEOUT NODE_FAIL PREEMPTED COMPLETING"
+                f"squeue: error: Invalid job state specified: {word}\n"
+                f"squeue: error: Valid job states include: {_VALID_STATES}\n"
             )
         wanted.update(matches)
     return frozenset(wanted)
@@ -164,8 +175,9 @@ def _sort(jobs: list[Job], keys: str) -> list[Job]:
     for key in reversed([k for k in keys.split(",") if k]):
         descending = key.startswith("-")
         letter = key.lstrip("+-")
-        if letter == "t":
-            ordered.sort(key=lambda job: _STATE_ORDER[job.state], reverse=descending)
+        if letter in ("t", "T"):
+            # Slurm 22.05 orders states by their compact code, alphabetically (CD < PD < R).
+            ordered.sort(key=lambda job: job.state.code, reverse=descending)
         elif letter in ("p", "Q"):
             ordered.sort(key=lambda job: job.priority, reverse=descending)
         elif letter in ("i", "A"):
@@ -190,10 +202,13 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     states = _states(str(values["states"])) if "states" in values else None
     ids = None
     if "jobs" in values:
-        try:
-            ids = {int(word) for word in str(values["jobs"]).split(",") if word}
-        except ValueError:
-            raise CommandError(f"Invalid job id: {values['jobs']}") from None
+        ids = set()
+        for word in str(values["jobs"]).split(","):
+            if not word.isdigit():
+                raise CommandError(f"squeue: error: Invalid job id: {word}")
+            ids.add(int(word))
+        if not ids & set(cluster.jobs):
+            return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
     age = controller.config.min_job_age
     jobs = []
     for job in cluster.jobs.values():
@@ -212,9 +227,10 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
             continue
         jobs.append(job)
     jobs = _sort(jobs, str(values.get("sort", "P,t,-p")))
-    fmt = (
-        str(values["format"])
-        if "format" in values
-        else (LONG_FORMAT if "long" in values else DEFAULT_FORMAT)
-    )
-    return CommandResult(0, format_jobs(jobs, fmt, now, header="noheader" not in values))
+    long = "long" in values
+    fmt = str(values["format"]) if "format" in values else (LONG_FORMAT if long else DEFAULT_FORMAT)
+    header = "noheader" not in values
+    text, errors = format_jobs(jobs, fmt, now, header=header)
+    if long and header:
+        text = date_line(now) + "\n" + text
+    return CommandResult(0, text, errors)

@@ -6,10 +6,10 @@ import datetime as dt
 
 from plurm.conf.values import format_minutes, format_seconds, format_time_limit
 
-__all__ = ["EPOCH", "clock_time", "elapsed", "limit", "limit_long", "sinfo_limit"]
+__all__ = ["EPOCH", "clock_time", "date_line", "elapsed", "limit", "limit_long", "sinfo_limit"]
 
 #: The wall-clock date of simulated time 0, so that timestamps are the same on every run.
-EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+EPOCH = dt.datetime(2026, 1, 12, tzinfo=dt.UTC)
 
 
 def elapsed(seconds: float) -> str:
@@ -38,3 +38,8 @@ def clock_time(seconds: float | None) -> str:
         return "Unknown"
     moment = EPOCH + dt.timedelta(seconds=int(seconds))
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def date_line(seconds: float) -> str:
+    """The date line squeue -l and sinfo -l print first: ``Mon Jan 12 00:00:05 2026``."""
+    return (EPOCH + dt.timedelta(seconds=int(seconds))).strftime("%a %b %d %H:%M:%S %Y")

@@ -100,4 +100,10 @@ def parse_text(
     raise_collected(errors)
     assert config is not None
     files = config.files + ((str(qos_path),) if qos_text else ())
-    return attrs.evolve(config, qos=qos, notices=config.notices + tuple(qos_notices), files=files)
+    return attrs.evolve(
+        config,
+        qos=qos,
+        qos_file=bool(qos_text),
+        notices=config.notices + tuple(qos_notices),
+        files=files,
+    )

@@ -187,6 +187,7 @@ class _Builder:
             def_mem_per_node=self.scalar("DefMemPerNode", _memory, None),
             max_mem_per_cpu=self.scalar("MaxMemPerCPU", _memory, None),
             max_mem_per_node=self.scalar("MaxMemPerNode", _memory, None),
+            enforce_part_limits=self.scalar("EnforcePartLimits", _enforce_part_limits, "NO"),
             inactive=self.inactive(),
             files=tuple(self.raw.files),
         )
@@ -699,6 +700,14 @@ class _Builder:
             extra=extra,
             location=record.location,
         )
+
+
+def _enforce_part_limits(text: str) -> str:
+    """ALL and ANY as written; the boolean spellings mean ALL (yes) or NO."""
+    word = text.upper()
+    if word in ("ALL", "ANY", "NO"):
+        return word
+    return "ALL" if parse_bool(text) else "NO"
 
 
 def _minutes_text(minutes: int | None) -> str:

@@ -668,6 +668,7 @@ _TOP_EFFECT = frozenset(
         "MaxMemPerCPU",
         "MaxMemPerNode",
         "SlurmctldParameters",
+        "EnforcePartLimits",
     ]
 )
 _NODE_EFFECT = frozenset(

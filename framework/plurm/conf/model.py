@@ -240,6 +240,11 @@ class SlurmConfig:
     def_mem_per_node: int | None = None
     max_mem_per_cpu: int | None = None
     max_mem_per_node: int | None = None
+    #: EnforcePartLimits: NO (accept and let the job wait), ALL or ANY (refuse at submit).
+    enforce_part_limits: str = "NO"
+    #: Whether QOS came from a qos.conf (else only the implicit ``normal`` exists, and like
+    #: Slurm without accounting, --qos is not checked).
+    qos_file: bool = False
     #: Keys Plurm accepts but does not act on: canonical key -> value as written.
     inactive: Mapping[str, str] = attrs.field(factory=dict)
     #: Everything Slurm would log without refusing the file.

@@ -54,6 +54,8 @@ logger = logging.getLogger(__name__)
 REQUEUE_DELAY = 120
 #: Period of Slurm's time-limit check, which also ends GraceTime.
 TIME_LIMIT_CHECK = 30
+#: priority/basic gives job N the priority 0xFFFF0000 - N, as Slurm 22.05 shows it.
+BASIC_PRIORITY_TOP = 0xFFFF0000
 
 
 class RequestError(PlurmError):
@@ -121,10 +123,32 @@ class Controller:
 
     def submit(self, request: JobRequest) -> Job:
         """Queue a batch job (sbatch); it may start at once. Refusals are RequestErrors with
-        Slurm's message."""
+        Slurm's message.
+
+        As in Slurm 22.05 without EnforcePartLimits, a job beyond its partition's limits is
+        accepted and waits (PartitionConfig, PartitionTimeLimit); with EnforcePartLimits it
+        is refused. A node count of 0 is refused but, as in Slurm, still takes a job id and
+        leaves a FAILED job behind.
+        """
         self._tick()
         partition = self._partition_for(request)
+        if request.min_nodes < 1:
+            job = self._new_job(request, partition)
+            job.reason = PendingReason.BAD_CONSTRAINTS
+            job.end_time = self.now
+            job.exit_code = 1
+            self._set_state(job, JobState.FAILED)
+            raise RequestError("Node count specification invalid")
         self._validate(request, partition)
+        job = self._new_job(request, partition)
+        if request.begin_time is not None and request.begin_time > self.now:
+            job.eligible_time = request.begin_time
+            job.reason = PendingReason.BEGIN_TIME
+            self._pass_after(job.eligible_time)
+        self._request_pass()
+        return job
+
+    def _new_job(self, request: JobRequest, partition: str) -> Job:
         part = self.cluster.partition(partition)
         limit = request.time_limit if request.time_limit is not None else part.default_time
         requeue = request.requeue if request.requeue is not None else self.config.job_requeue
@@ -133,14 +157,14 @@ class Controller:
             request=request,
             submit_time=self.now,
             partition=partition,
-            priority=part.priority_job_factor,
+            # priority/basic: the earlier the submission, the higher the priority.
+            priority=BASIC_PRIORITY_TOP - self._next_id,
             eligible_time=self.now,
             time_limit=limit,
             requeue=requeue,
         )
         self._next_id += 1
         self.cluster.jobs[job.job_id] = job
-        self.schedule()
         return job
 
     def _partition_for(self, request: JobRequest) -> str:
@@ -156,22 +180,35 @@ class Controller:
 
     def _validate(self, request: JobRequest, partition: str) -> None:
         part = self.cluster.partition(partition)
-        if request.qos is not None and self.cluster.qos(request.qos) is None:
-            raise RequestError("Invalid qos specification")
-        nodes = [name for name in part.nodes if name not in request.exclude]
-        if request.min_nodes > len(nodes) or any(n not in part.nodes for n in request.nodelist):
-            raise RequestError("Requested node configuration is not available")
-        if part.max_nodes is not None and request.min_nodes > part.max_nodes:
-            raise RequestError("Node count specification invalid")
-        cpus = sum(self.cluster.node(name).cpus for name in nodes)
-        if request.cpus > cpus:
-            raise RequestError("Requested node configuration is not available")
+        if part.state in ("DRAIN", "INACTIVE"):
+            raise RequestError("Required partition not available (inactive or drain)")
         if (
-            part.max_time is not None
-            and request.time_limit is not None
-            and request.time_limit > part.max_time
+            request.qos is not None
+            and self.config.qos_file
+            and self.cluster.qos(request.qos) is None
         ):
-            raise RequestError("Requested time limit is invalid (missing or exceeds some limit)")
+            raise RequestError("Invalid qos specification")
+        if any(name not in self.cluster.node_index for name in request.nodelist):
+            raise RequestError("Invalid node name specified")
+        if self.config.enforce_part_limits != "NO":
+            if self._beyond_node_limits(request, partition):
+                raise RequestError("More processors requested than permitted")
+            if self._beyond_time_limit(request, partition):
+                raise RequestError(
+                    "Requested time limit is invalid (missing or exceeds some limit)"
+                )
+
+    def _beyond_node_limits(self, request: JobRequest, partition: str) -> bool:
+        part = self.cluster.partition(partition)
+        nodes = [name for name in part.nodes if name not in request.exclude]
+        cpus = sum(self.cluster.node(name).cpus for name in nodes)
+        too_many = part.max_nodes is not None and request.min_nodes > part.max_nodes
+        outside = any(name not in part.nodes for name in request.nodelist)
+        return request.min_nodes > len(nodes) or request.cpus > cpus or too_many or outside
+
+    def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:
+        limit = self.cluster.partition(partition).max_time
+        return limit is not None and request.time_limit is not None and request.time_limit > limit
 
     def cancel(self, job_id: int) -> None:
         """scancel: a pending job is cancelled at once, a running one is killed."""
@@ -183,44 +220,66 @@ class Controller:
             job.end_time = self.now
             job.reason = PendingReason.NONE
             self._set_state(job, JobState.CANCELLED)
-            self.schedule()
+            self._request_pass()
             return
         self._kill(job, _Ending(JobState.CANCELLED))
+
+    def _job_for(self, job_id: int, unknown: str) -> Job:
+        job = self.cluster.jobs.get(job_id)
+        if job is None:
+            raise RequestError(unknown)
+        return job
 
     def suspend(self, job_id: int) -> None:
         """scontrol suspend: an admin suspension, which gang scheduling will not undo."""
         self._tick()
-        job = self.job(job_id)
+        job = self._job_for(job_id, "Unexpected message received")
+        if job.state is JobState.PENDING:
+            raise RequestError("Job is pending execution")
+        if job.state.finished:
+            raise RequestError("Job/step already completing or completed")
         if job.state is not JobState.RUNNING:
-            raise RequestError(
-                "Job is not running"
-                if job.state is not JobState.SUSPENDED
-                else "Job already suspended"
-            )
+            raise RequestError("Job is already suspended")
         self._suspend(job, indefinite=True)
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
-        self.schedule()
+        self._request_pass()
 
     def resume(self, job_id: int) -> None:
         """scontrol resume: undo an admin suspension."""
         self._tick()
-        job = self.job(job_id)
+        job = self._job_for(job_id, "Unexpected message received")
+        if job.state.finished:
+            raise RequestError("Job/step already completing or completed")
         if job.state is not JobState.SUSPENDED:
             raise RequestError("Job is not suspended")
         self._resume(job, indefinite=True)
         self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
     def requeue(self, job_id: int) -> None:
-        """scontrol requeue: back to the queue, eligible again after the requeue delay."""
+        """scontrol requeue: back to the queue, eligible again after the requeue delay. A
+        finished job is requeued too, as in Slurm."""
         self._tick()
-        job = self.job(job_id)
-        if job.state is JobState.PENDING or job.state.finished:
-            raise RequestError(
-                "Job is pending execution"
-                if job.state is JobState.PENDING
-                else "Job/step already completing or completed"
-            )
+        job = self._job_for(job_id, "Invalid job id specified")
+        if job.state is JobState.PENDING:
+            raise RequestError("Job is pending execution")
+        if job.state.finished:
+            job.end_time = None
+            job.exit_code = 0
+            self._back_to_queue(job)
+            return
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
+
+    def _back_to_queue(self, job: Job) -> None:
+        """A requeued job: pending with reason BeginTime until the requeue delay passes."""
+        job.nodes = ()
+        job.start_time = None
+        job.suspend_time = None
+        job.pre_suspend_time = 0.0
+        job.restarts += 1
+        job.reason = PendingReason.BEGIN_TIME
+        job.eligible_time = self.now + REQUEUE_DELAY
+        self._set_state(job, JobState.PENDING)
+        self._pass_after(job.eligible_time)
 
     def update_partition(self, name: str, **changes: Any) -> None:
         """scontrol update PartitionName=NAME key=value...: changes take effect at once."""
@@ -234,7 +293,7 @@ class Controller:
         self.cluster.partitions[name] = updated
         self.plugins.select_reconfigure(self.cluster)
         self._apply(self.plugins.sched_gang_reconfig(self.cluster))
-        self.schedule()
+        self._request_pass()
 
     # ----------------------------------------------------------------------------- executor
 
@@ -248,15 +307,7 @@ class Controller:
         self._cancel_limit(job_id)
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
-            job.nodes = ()
-            job.start_time = None
-            job.suspend_time = None
-            job.pre_suspend_time = 0.0
-            job.restarts += 1
-            job.reason = PendingReason.BEGIN_TIME
-            job.eligible_time = self.now + REQUEUE_DELAY
-            self._set_state(job, JobState.PENDING)
-            self._pass_after(job.eligible_time)
+            self._back_to_queue(job)
         else:
             job.end_time = self.now
             job.exit_code = exit_code
@@ -264,10 +315,11 @@ class Controller:
                 state = ending.state
             else:
                 state = JobState.COMPLETED if exit_code == 0 else JobState.FAILED
-            job.reason = PendingReason.NONE
+            failed = state is JobState.FAILED
+            job.reason = PendingReason.NON_ZERO_EXIT_CODE if failed else PendingReason.NONE
             self._set_state(job, state)
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
-        self.schedule()
+        self._request_pass()
 
     # ----------------------------------------------------------------------------- timers
 
@@ -275,7 +327,15 @@ class Controller:
         """A scheduling pass at the first periodic pass at or after ``when``, as Slurm's
         main scheduler notices time-driven eligibility only on its periodic run."""
         interval = max(1, self.config.scheduler_parameters.sched_interval)
-        at = math.ceil(when / interval) * interval
+        self._pass_at_time(math.ceil(when / interval) * interval)
+
+    def _request_pass(self) -> None:
+        """An event-triggered pass. Slurm batches these (batch jobs may wait up to
+        batch_sched_delay); observed on 22.05, a job starts about a second after sbatch.
+        Plurm runs the pass at the next whole second, once for all events before it."""
+        self._pass_at_time(math.floor(self.now) + 1)
+
+    def _pass_at_time(self, at: float) -> None:
         if at in self._pass_at:
             return
         self._pass_at.add(at)
@@ -340,11 +400,17 @@ class Controller:
         for job in ordered:
             if job.state is not JobState.PENDING:
                 continue
-            if job.partition in blocked:
-                job.reason = PendingReason.PRIORITY
-                continue
             if self.cluster.partition(job.partition).state != "UP":
                 job.reason = PendingReason.PARTITION_DOWN
+                continue
+            if self._beyond_node_limits(job.request, job.partition):
+                job.reason = PendingReason.PARTITION_CONFIG
+                continue
+            if self._beyond_time_limit(job.request, job.partition):
+                job.reason = PendingReason.PARTITION_TIME_LIMIT
+                continue
+            if job.partition in blocked:
+                job.reason = PendingReason.PRIORITY
                 continue
             if not self._try_start(job):
                 blocked.add(job.partition)

@@ -55,6 +55,7 @@ class PendingReason(enum.Enum):
     JOB_HELD_USER = "JobHeldUser"
     REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
     PARTITION_DOWN = "PartitionDown"
+    PARTITION_CONFIG = "PartitionConfig"
     PARTITION_NODE_LIMIT = "PartitionNodeLimit"
     PARTITION_TIME_LIMIT = "PartitionTimeLimit"
     PARTITION_INACTIVE = "PartitionInactive"
@@ -89,6 +90,8 @@ class JobRequest:
     mem_per_node: int | None = None
     mem_per_cpu: int | None = None
     time_limit: int | None = None
+    #: --begin: not eligible before this time (controller clock seconds).
+    begin_time: float | None = None
     requeue: bool | None = None
     nodelist: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -98,6 +101,8 @@ class JobRequest:
     sim_runtime: float | None = None
     #: Simulation: the job's command ignores SIGTERM (runs on until SIGKILL).
     ignore_sigterm: bool = False
+    #: Simulation: the exit code when the job ends by itself (``--wrap='exit N'``).
+    sim_exit_code: int = 0
     command: str = ""
     work_dir: str = "/"
     stdout: str | None = None

@@ -36,8 +36,9 @@ class SimExecutor:
         if remaining is None:
             return
         job_id = job.job_id
+        code = job.request.sim_exit_code
         self._timers[job_id] = self.clock.call_at(
-            self.clock.now() + remaining, lambda: self._ended(job_id, 0)
+            self.clock.now() + remaining, lambda: self._ended(job_id, code)
         )
 
     def _disarm(self, job: Job) -> None:

@@ -12,6 +12,7 @@ Plugin authors use these through the pytest fixtures in :mod:`plurm.testing.plug
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -147,6 +148,12 @@ class TestCluster:
     def run_until(self, when: float) -> None:
         """Let simulated time pass up to ``when``, running everything due."""
         self.simulation.run_until(when)
+
+    def settle(self) -> float:
+        """Let the scheduler act on what just happened: Slurm starts batch jobs on its next
+        pass, about a second later, and so does Plurm. Runs to the next whole second."""
+        self.simulation.run_until(math.floor(self.now) + 1)
+        return self.now
 
     def step(self) -> float | None:
         """Run the next event(s) due; the new time, or None when nothing is left."""

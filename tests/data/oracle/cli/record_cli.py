@@ -9,11 +9,13 @@ MariaDB with the 'slurm' database user as set up by /work/shared/oracle/setup.sh
     python3 tests/data/oracle/cli/record_cli.py                 # all scenarios -> records.json here
     python3 tests/data/oracle/cli/record_cli.py linear down     # only these, printed; records.json untouched
     python3 tests/data/oracle/cli/record_cli.py --list          # scenario names
+    python3 tests/data/oracle/cli/record_cli.py --update endings  # re-record these, replace them in records.json
 
 It uses /work/shared/oracle/oracle.py (start(conf) / stop()): a real slurmctld plus one slurmd per
 node on loopback, state under /tmp/slurm-oracle (the harness adds the header shown in README.md to
-each scenario's "config").  Nothing else may be using the harness at the same time.  Each scenario
-runs in real time (15-45 s); the whole run takes about 3-4 minutes.
+each scenario's "config").  The harness is shared: before each scenario the script waits until no
+slurmctld/slurmd of /tmp/slurm-oracle is running.  Each scenario
+runs in real time (10-100 s); the whole run takes about 6 minutes.
 
 Every command runs through bash in /tmp/slurm-oracle/work with an environment that has SLURM_CONF
 set and NO SQUEUE_FORMAT / SQUEUE_SORT / SINFO_FORMAT / SINFO_SORT / SLURM_* / SBATCH_* variables
@@ -83,6 +85,14 @@ class Scenario:
     def start(self):
         global CURRENT
         CURRENT = self
+        # the harness is shared: wait until no slurmctld/slurmd (ours or another user's) is running
+        for i in range(120):
+            busy = subprocess.run(["pgrep", "-f", "^(slurmctld|slurmd) -f " + BASE], capture_output=True).stdout.strip()
+            if not busy:
+                break
+            if i % 6 == 0:
+                print(f"  waiting for a quiet harness (pids {busy.decode().split()})", file=sys.stderr)
+            time.sleep(5)
         print(f"== {self.name}: starting", file=sys.stderr)
         oracle.start(self.conf, self.qos)
         os.makedirs(WORK, exist_ok=True)
@@ -330,7 +340,8 @@ def scenario_linear():
     running_active = [j for j in s.jobs("RUNNING", "active") if j != 6]
     s.rec(f"scontrol suspend {hp}", "Manually suspend the running hipri job.", mutating=True, label="suspend")
     s.rec("scontrol suspend 6", "Manually suspend a running active job (-t 10).", mutating=True, label="suspend")
-    s.rec("scontrol suspend 7", "Suspend a pending job.", mutating=True, label="suspend")
+    s.rec("scontrol suspend 7", "Suspend job 7 (pending at A1; see the neighbouring squeue records for its state now).",
+          mutating=True, label="suspend")
     s.rec("scontrol suspend 99", "Suspend a nonexistent job.", mutating=True, label="suspend")
     s.rec("scontrol suspend 4", "Suspend a completed job.", mutating=True, label="suspend")
     s.rec(f"scontrol suspend {hp}", "Suspend an already suspended job.", mutating=True, label="suspend")
@@ -342,7 +353,8 @@ def scenario_linear():
     s.rec("scontrol resume 6", "Resume the manually suspended job.", mutating=True, label="resume")
     if running_active:
         s.rec(f"scontrol resume {running_active[0]}", "Resume a running job.", mutating=True, label="resume")
-    s.rec("scontrol resume 7", "Resume a pending job.", mutating=True, label="resume")
+    s.rec("scontrol resume 7", "Resume job 7 (pending at A1; the manual suspends may have let it start).",
+          mutating=True, label="resume")
     s.rec("scontrol resume 99", "Resume a nonexistent job.", mutating=True, label="resume")
     if susp:
         s.rec(f"scontrol resume {susp[0]}", "Resume a gang-suspended (preempted) job while its preemptor runs.",
@@ -351,7 +363,8 @@ def scenario_linear():
         s.rec(f"scontrol requeue {running_active[0]}", "Requeue a running job.", mutating=True, label="requeue")
     s.rec("scontrol requeue 99", "Requeue a nonexistent job.", mutating=True, label="requeue")
     s.rec("scontrol requeue 4", "Requeue a completed job (it becomes PENDING again).", mutating=True, label="requeue")
-    s.rec("scontrol requeue 7", "Requeue a pending job.", mutating=True, label="requeue")
+    s.rec("scontrol requeue 7", "Requeue job 7 (pending at A1; the manual suspends may have let it start).",
+          mutating=True, label="requeue")
     s.rec("squeue -t all", "[A3-] right after the requeues (requeued running job shows CG).")
     s.at(28.0)
     s.rec("squeue -t all", "[A3] after cancel/suspend/resume/requeue.", label="A3")
@@ -576,13 +589,80 @@ def scenario_accounting():
     s.finish()
 
 
+LONGNAMES = """NodeName=computenode[01-03] CPUs=1 RealMemory=1000
+NodeName=x1 CPUs=1 RealMemory=1000
+PartitionName=p Nodes=computenode[01-03],x1 Default=YES
+"""
+
+
+def scenario_longnames():
+    s = Scenario("longnames", LONGNAMES)
+    s.start()
+    s.rec("sbatch -N 2 -J two --wrap='sleep 300'", "-> job 1 on two nodes.", mutating=True)
+    s.at(3.0)
+    s.rec("squeue", "[L1] node list of a multi-node job.")
+    s.rec("squeue -o '%N|%.5N|%5N|%.30N|'", "[L1] node list widths.")
+    s.rec("sinfo", "[L1]")
+    s.rec("sinfo -N", "[L1] NODELIST column width with 13-character node names.")
+    s.rec("sinfo -N -l", "[L1]")
+    s.rec("sinfo -s", "[L1]")
+    s.rec("sinfo -R", "[L1]")
+    s.finish()
+
+
+ENDINGS = """NodeName=e[1-3] CPUs=1 RealMemory=1000
+PartitionName=main Nodes=e[1-3] Default=YES
+"""
+
+
+def scenario_endings():
+    s = Scenario("endings", ENDINGS)
+    s.start()
+    s.rec("sbatch --wrap='sleep 300'", "-> job 1.", mutating=True)
+    s.rec("sbatch -t 1 -J limited --wrap='sleep 300'", "-> job 2 with a 1-minute limit (ends TIMEOUT).", mutating=True)
+    s.rec("sbatch --wrap='sleep 2'", "-> job 3 completes after 2 s.", mutating=True)
+    s.at(4.0)
+    s.rec("scancel 1", "Cancel a running job.", mutating=True)
+    s.rec("squeue", "[E1] default states right after scancel: is the COMPLETING job listed? Is the CD job?")
+    s.rec("squeue -t all", "[E1] all states right after scancel.")
+    s.at(8.0)
+    s.rec("squeue", "[E2] default states after the cancel finished: CA and CD jobs are not listed.")
+    s.rec("squeue -t all", "[E2]")
+    s.at(100.0)
+    s.rec("squeue -t all", "[E3] job 2 past its 1-minute limit (the limit check runs about every 30 s).")
+    s.rec("squeue -t all -l", "[E3]")
+    s.rec("squeue -t all -o '%i %T %t %r %R %M %l %N'", "[E3]")
+    s.rec("scontrol show job 2", "[E3] TIMEOUT job.")
+    s.rec("scontrol show job 1", "[E3] cancelled job.")
+    s.finish()
+
+
 SCENARIOS = {"linear": scenario_linear, "requeue": scenario_requeue, "cons_res": scenario_cons_res,
-             "down": scenario_down, "accounting": scenario_accounting}
+             "down": scenario_down, "accounting": scenario_accounting, "longnames": scenario_longnames,
+             "endings": scenario_endings}
 
 
 def main(argv):
     if "--list" in argv:
         print("\n".join(SCENARIOS))
+        return
+    if argv and argv[0] == "--update":
+        # re-record only the named scenarios and replace their records in records.json
+        names = argv[1:]
+        path = os.path.join(HERE, "records.json")
+        old = json.load(open(path)) if os.path.exists(path) else []
+        for name in names:
+            try:
+                SCENARIOS[name]()
+            finally:
+                if CURRENT is not None and not CURRENT.finished:
+                    CURRENT.finish()
+        order = list(SCENARIOS)
+        merged = [r for r in old if r["scenario"] not in names] + RECORDS
+        merged.sort(key=lambda r: order.index(r["scenario"]))   # stable: keeps each scenario's record order
+        with open(path, "w") as f:
+            f.write(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
+        print(f"{len(RECORDS)} records replaced/added -> {path}", file=sys.stderr)
         return
     names = argv or list(SCENARIOS)
     for name in names:

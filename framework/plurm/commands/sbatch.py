@@ -8,6 +8,7 @@ for its time limit.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shlex
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ import attrs
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
+from plurm.commands.timefmt import EPOCH
 from plurm.conf.values import BadValue, parse_time
 from plurm.controller import Controller, RequestError
 from plurm.errors import HostlistError
@@ -48,6 +50,7 @@ OPTIONS = (
     Option("wrap", None, ("wrap",)),
     Option("parsable", None, ("parsable",), takes_value=False),
     Option("chdir", "D", ("chdir",)),
+    Option("begin", "b", ("begin",)),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -86,6 +89,59 @@ def _nodes(text: str) -> tuple[int, int | None]:
     if most < int(low):
         raise _error(f"Maximum node count {most} is less than minimum node count {low}")
     return int(low), most
+
+
+_BEGIN_UNITS = {"": 1, "seconds": 1, "minutes": 60, "hours": 3600, "days": 86400, "weeks": 604800}
+
+
+def _begin(text: str, now: float) -> float:
+    """--begin: ``now[+N[units]]``, ``HH:MM[:SS]`` (today, or tomorrow once past),
+    ``YYYY-MM-DD[THH:MM[:SS]]``, ``midnight``, ``noon``, ``today``, ``tomorrow``; as
+    seconds on the controller's clock."""
+    word = text.strip().lower()
+    moment = EPOCH + dt.timedelta(seconds=now)
+    relative = re.fullmatch(r"now(?:\+(\d+)([a-z]*))?", word)
+    if relative:
+        count = int(relative.group(1) or 0)
+        unit = relative.group(2)
+        unit = next((u for u in _BEGIN_UNITS if u and unit and u.startswith(unit)), unit)
+        if unit not in _BEGIN_UNITS:
+            raise _begin_error(text)
+        return now + count * _BEGIN_UNITS[unit]
+    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    named = {
+        "today": day,
+        "midnight": day + dt.timedelta(days=1),
+        "tomorrow": day + dt.timedelta(days=1),
+        "noon": day + dt.timedelta(hours=12),
+    }
+    if word in named:
+        target = named[word]
+        if word == "noon" and target < moment:
+            target += dt.timedelta(days=1)
+        return (target - EPOCH).total_seconds()
+    clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", word)
+    if clock:
+        target = day.replace(
+            hour=int(clock.group(1)), minute=int(clock.group(2)), second=int(clock.group(3) or 0)
+        )
+        if target < moment:
+            target += dt.timedelta(days=1)
+        return (target - EPOCH).total_seconds()
+    try:
+        stamp = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise _begin_error(text) from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=EPOCH.tzinfo)
+    return (stamp - EPOCH).total_seconds()
+
+
+def _begin_error(text: str) -> CommandError:
+    return CommandError(
+        f"Invalid time specification (pos=0): {text}\nsbatch: error: Invalid --begin specification",
+        USAGE,
+    )
 
 
 def _names(option: str, text: str) -> tuple[str, ...]:
@@ -136,12 +192,13 @@ def parse_request(
         found = script_found + found
         values = dict(found)
     else:
-        raise _error("Batch script is empty!")
+        raise _error("Batch script is empty!", 1)
     if not script_text.startswith("#!") and "wrap" not in values:
         raise _error(
             "This does not look like a batch script.  The first\n"
             "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
-            "sbatch: error: For instance: #!/bin/sh"
+            "sbatch: error: For instance: #!/bin/sh",
+            1,
         )
     # Without -N the node count follows from the tasks and CPUs (no upper bound).
     min_nodes, max_nodes = _nodes(str(values["nodes"])) if "nodes" in values else (1, None)
@@ -151,6 +208,7 @@ def parse_request(
             time_limit = parse_time(str(values["time"]), unit="minutes")
         except BadValue:
             raise _error("Invalid --time specification") from None
+    begin = _begin(str(values["begin"]), controller.now) if "begin" in values else None
     requeue = None
     for option, _ in found:
         if option == "requeue":
@@ -175,6 +233,7 @@ def parse_request(
             _memory("mem-per-cpu", str(values["mem_per_cpu"])) if "mem_per_cpu" in values else None
         ),
         time_limit=time_limit,
+        begin_time=begin,
         requeue=requeue,
         nodelist=_names("nodelist", str(values["nodelist"])) if "nodelist" in values else (),
         exclude=_names("exclude", str(values["exclude"])) if "exclude" in values else (),
@@ -183,6 +242,7 @@ def parse_request(
         oversubscribe="oversubscribe" in values,
         ignore_sigterm="sim_ignore_sigterm" in values,
         command=command,
+        wrapped="wrap" in values,
         work_dir=str(values.get("chdir", cwd)),
         stdout=values.get("output"),
     )

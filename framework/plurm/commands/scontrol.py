@@ -136,10 +136,7 @@ def show_job(job: Job, controller: Controller) -> str:
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
-        [
-            f"TRES=cpu={cpus},node={len(job.nodes) if allocated else request.min_nodes},"
-            f"billing={cpus}"
-        ],
+        [_tres(job, cpus, allocated, controller)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
         ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
         ["Features=(null)", "DelayBoot=00:00:00"],
@@ -149,7 +146,7 @@ def show_job(job: Job, controller: Controller) -> str:
             "Licenses=(null)",
             "Network=(null)",
         ],
-        [f"Command={'(null)' if request.name == 'wrap' else request.command or '(null)'}"],
+        [f"Command={'(null)' if request.wrapped else request.command or '(null)'}"],
         [f"WorkDir={request.work_dir}"],
         [f"StdErr={_output_path(job)}"],
         ["StdIn=/dev/null"],
@@ -158,6 +155,16 @@ def show_job(job: Job, controller: Controller) -> str:
         [""],
     ]
     return _lines(groups) + "\n"
+
+
+def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
+    """TRES: a pending job also asks for the memory of the nodes it wants."""
+    if allocated:
+        return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
+    nodes = job.request.min_nodes
+    part = controller.cluster.partition(job.partition)
+    memory = controller.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
+    return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
 
 
 _LONG_STATES = {

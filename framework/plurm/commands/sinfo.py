@@ -66,21 +66,31 @@ def node_states(controller: Controller) -> dict[str, str]:
     return states
 
 
-def _render(fmt: str, row: dict[str, str] | None) -> str:
+def _render(fmt: str, row: dict[str, str] | None, errors: list[str]) -> str:
+    """One line of ``fmt``; unknown specifications go to ``errors`` and print as written."""
     out = []
     position = 0
-    for match in _SPEC.finditer(fmt):
-        out.append(fmt[position : match.start()])
+    while position < len(fmt):
+        match = _SPEC.match(fmt, position) if fmt[position] == "%" else None
+        if match is None or match.group(3) not in _HEADERS:
+            if fmt[position] == "%":
+                letter = fmt[position + 1 : position + 2]
+                line = f"Invalid node format specification: {letter}\n"
+                if line not in errors:
+                    errors.append(line)
+            out.append(fmt[position])
+            position += 1
+            continue
         dot, width, letter = match.groups()
         position = match.end()
-        if letter not in _HEADERS:
-            raise CommandError(f"sinfo: error: Invalid node format specification: {letter}")
         text = _HEADERS[letter] if row is None else row.get(letter, "")
         if width and int(width):
-            text = text[: int(width)]  # sinfo cuts every field, times included
-            text = text.rjust(int(width)) if dot else text.ljust(int(width))
+            size = int(width)
+            if row is not None and letter == "P" and text.endswith("*"):
+                text = text[:-1][: size - 1] + "*"  # the default's mark survives the cut
+            text = text[:size]  # sinfo cuts every field, times included
+            text = text.rjust(size) if dot else text.ljust(size)
         out.append(text)
-    out.append(fmt[position:])
     return "".join(out) + "\n"
 
 
@@ -125,7 +135,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
                     )
     else:
         summarize = "summarize" in values
-        default_fmt = f"%{width}P %.5a %.10l " + ("%.15F %N" if summarize else "%.6D %.6t %N")
+        default_fmt = f"%{width}P %.5a %.10l " + ("%.16F %N" if summarize else "%.6D %.6t %N")
         fmt = str(values.get("format", default_fmt))
         for part in parts:
             groups: dict[str, list[str]] = {}
@@ -163,6 +173,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
                         "c": str(sum(cluster.node(n).cpus for n in nodes)),
                     }
                 )
-    out = [] if "noheader" in values else [_render(fmt, None)]
-    out += [_render(fmt, row) for row in rows]
-    return CommandResult(0, "".join(out))
+    errors: list[str] = []
+    out = [] if "noheader" in values else [_render(fmt, None, errors)]
+    out += [_render(fmt, row, errors) for row in rows]
+    return CommandResult(0, "".join(out), "".join(errors))

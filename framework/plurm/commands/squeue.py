@@ -77,11 +77,14 @@ FIELDS: dict[str, _Field] = {
     "Q": _Field("PRIORITY", lambda job, now: str(job.priority)),
     "p": _Field("PRIORITY", lambda job, now: str(job.priority)),
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),
+    "z": _Field("S:C:T", lambda job, now: "*:*:*"),
 }
 
 _SPEC = re.compile(r"%(\.?)(\d*)(.)")
 # Time fields are never cut when right-justified with ".N" (1-00:00:00 in %.9l prints whole).
 _TIME_FIELDS = frozenset("MlL")
+# Headers are cut too, except a right-justified %R's (both observed on 22.05).
+_UNCUT_HEADERS = frozenset("R")
 
 Piece = str | tuple[bool, int | None, str]
 
@@ -105,7 +108,11 @@ def _pieces(fmt: str) -> tuple[list[Piece], list[str]]:
             position = match.end()
             continue
         if fmt.startswith("%%", position):
+            # Slurm prints "%" and still complains about the specification.
             pieces.append("%")
+            line = "squeue: error: Invalid job format specification:  \n"
+            if line not in errors:
+                errors.append(line)
             position += 2
             continue
         letter = match.group(3) if match is not None else ""
@@ -140,8 +147,11 @@ def format_jobs(
                 continue
             right, width, letter = piece
             field = FIELDS[letter]
-            text = field.header if job is None else field.value(job, now)
-            out.append(_cell(text, right, width, letter))
+            if job is None:
+                uncut = right and letter in _UNCUT_HEADERS
+                out.append(_cell(field.header, right, width, "M" if uncut else ""))
+            else:
+                out.append(_cell(field.value(job, now), right, width, letter))
         lines.append("".join(out))
     return "".join(line + "\n" for line in lines), "".join(errors)
 
@@ -169,24 +179,36 @@ def _states(text: str) -> frozenset[JobState]:
     return frozenset(wanted)
 
 
-def _sort(jobs: list[Job], keys: str) -> list[Job]:
-    """Slurm's -S: comma-separated field letters, '-' for descending, the first key first."""
+_SORT_KEYS: dict[str, Callable[[Job, float], object]] = {
+    "i": lambda job, now: job.job_id,
+    "A": lambda job, now: job.job_id,
+    "p": lambda job, now: job.priority,
+    "Q": lambda job, now: job.priority,
+    # Slurm 22.05 orders states by their compact code, alphabetically (CD < PD < R).
+    "t": lambda job, now: job.state.code,
+    "T": lambda job, now: job.state.code,
+    "M": lambda job, now: job.run_time(now),
+    "D": lambda job, now: len(job.nodes) if job.nodes else job.request.min_nodes,
+    "l": lambda job, now: job.time_limit if job.time_limit is not None else float("inf"),
+    "C": lambda job, now: job.request.cpus,
+    # Empty node lists sort after the others.
+    "N": lambda job, now: (not job.nodes, hostlist.compress(job.nodes) if job.nodes else ""),
+}
+
+
+def _sort(jobs: list[Job], keys: str, now: float) -> list[Job]:
+    """Slurm's -S: comma-separated field letters, '-' for descending, the first key first.
+    Ties keep job-id order (Slurm leaves them in no particular order)."""
     ordered = sorted(jobs, key=lambda job: job.job_id)
     for key in reversed([k for k in keys.split(",") if k]):
         descending = key.startswith("-")
         letter = key.lstrip("+-")
-        if letter in ("t", "T"):
-            # Slurm 22.05 orders states by their compact code, alphabetically (CD < PD < R).
-            ordered.sort(key=lambda job: job.state.code, reverse=descending)
-        elif letter in ("p", "Q"):
-            ordered.sort(key=lambda job: job.priority, reverse=descending)
-        elif letter in ("i", "A"):
-            ordered.sort(key=lambda job: job.job_id, reverse=descending)
-        elif letter in ("M",):
-            ordered.sort(key=lambda job: job.run_time(0.0), reverse=descending)
+        if letter in _SORT_KEYS:
+            function = _SORT_KEYS[letter]
+            ordered.sort(key=lambda job: function(job, now), reverse=descending)  # type: ignore[arg-type,return-value]
         elif letter in FIELDS:
             field = FIELDS[letter]
-            ordered.sort(key=lambda job: field.value(job, 0.0), reverse=descending)
+            ordered.sort(key=lambda job: field.value(job, now), reverse=descending)
         else:
             raise CommandError(f"squeue: error: Invalid sort specification: {key}")
     return ordered
@@ -226,7 +248,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
         if "name" in values and job.name not in str(values["name"]).split(","):
             continue
         jobs.append(job)
-    jobs = _sort(jobs, str(values.get("sort", "P,t,-p")))
+    jobs = _sort(jobs, str(values.get("sort", "P,t,-p")), now)
     long = "long" in values
     fmt = str(values["format"]) if "format" in values else (LONG_FORMAT if long else DEFAULT_FORMAT)
     header = "noheader" not in values

@@ -104,6 +104,8 @@ class JobRequest:
     #: Simulation: the exit code when the job ends by itself (``--wrap='exit N'``).
     sim_exit_code: int = 0
     command: str = ""
+    #: The command came from --wrap (scontrol shows Command=(null) then).
+    wrapped: bool = False
     work_dir: str = "/"
     stdout: str | None = None
 

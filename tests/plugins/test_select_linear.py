@@ -139,7 +139,7 @@ def test_preemption_removes_candidates_until_the_job_fits(make_cluster: Make, jo
         5: "RUNNING",
     }
     assert cluster.job(high).nodes == ("n1", "n2")
-    assert [s for _, s in cluster.signals(1)] == ["KILL"]
+    assert [s for _, s in cluster.signals(1)] == ["CONT", "TERM"]
 
 
 def test_requeue_victim_waits_for_begin_time_and_counts_a_restart(

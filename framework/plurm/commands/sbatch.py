@@ -240,7 +240,7 @@ def parse_request(
         exclusive="exclusive" in values,
         contiguous="contiguous" in values,
         oversubscribe="oversubscribe" in values,
-        ignore_sigterm="sim_ignore_sigterm" in values,
+        ignore_sigterm="sim_ignore_sigterm" in values or _ignores_sigterm(values.get("wrap")),
         command=command,
         wrapped="wrap" in values,
         work_dir=str(values.get("chdir", cwd)),
@@ -280,6 +280,19 @@ def _runtime(
         part = partitions.get(name) if name else controller.cluster.default_partition()
         limit = part.default_time if part is not None else None
     return None if limit is None else float(limit * 60)
+
+
+def _ignores_sigterm(wrap: str | bool | None) -> bool:
+    """A ``--wrap`` that starts with ``trap "" TERM;`` (or ``trap '' TERM;``) runs on past
+    SIGTERM, like a job that checkpoints through its grace time."""
+    if not isinstance(wrap, str):
+        return False
+    if ";" not in wrap:
+        return False
+    try:
+        return shlex.split(wrap.split(";", 1)[0]) == ["trap", "", "TERM"]
+    except ValueError:  # unbalanced quotes: not a trap the shell would run
+        return False
 
 
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:

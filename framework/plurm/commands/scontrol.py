@@ -66,9 +66,7 @@ def show_job(job: Job, controller: Controller) -> str:
         num_nodes = f"{request.min_nodes}-{request.max_nodes}"
     else:
         num_nodes = str(request.min_nodes)
-    exit_code = f"{job.exit_code}:0"
-    if job.state is JobState.PREEMPTED:
-        exit_code = "0:15"
+    exit_code = f"{job.exit_code}:{job.exit_signal}"
     memory = request.mem_per_node
     evaluated = job.start_time if job.start_time is not None else job.submit_time
     groups = [

@@ -6,8 +6,9 @@ with ``.``) and truncates; literal text between fields is copied as it is.
 
 from __future__ import annotations
 
+import pwd
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -54,8 +55,8 @@ def _nodes(job: Job) -> str:
 
 
 def _nodelist_reason(job: Job) -> str:
-    """The reason in parentheses for pending and failed jobs, else the nodes."""
-    if job.state in (JobState.PENDING, JobState.FAILED):
+    """The reason in parentheses for pending, failed and timed-out jobs, else the nodes."""
+    if job.state in (JobState.PENDING, JobState.FAILED, JobState.TIMEOUT):
         return f"({job.reason.value})"
     return hostlist.compress(job.nodes) if job.nodes else ""
 
@@ -81,10 +82,11 @@ FIELDS: dict[str, _Field] = {
 }
 
 _SPEC = re.compile(r"%(\.?)(\d*)(.)")
-# Time fields are never cut when right-justified with ".N" (1-00:00:00 in %.9l prints whole).
-_TIME_FIELDS = frozenset("MlL")
-# Headers are cut too, except a right-justified %R's (both observed on 22.05).
-_UNCUT_HEADERS = frozenset("R")
+# Times and node lists are never cut when right-justified with ".N" (1-00:00:00 in %.9l
+# prints whole, so does computenode[01-02] in %.5N).
+_UNCUT_VALUES = frozenset("MlLN")
+# Headers are cut too, except a right-justified %R's and %N's (both observed on 22.05).
+_UNCUT_HEADERS = frozenset("RN")
 
 Piece = str | tuple[bool, int | None, str]
 
@@ -127,7 +129,7 @@ def _pieces(fmt: str) -> tuple[list[Piece], list[str]]:
 def _cell(text: str, right: bool, width: int | None, letter: str) -> str:
     if width is None:
         return text
-    if not (right and letter in _TIME_FIELDS):
+    if not (right and letter in _UNCUT_VALUES):
         text = text[:width]
     return text.rjust(width) if right else text.ljust(width)
 
@@ -173,7 +175,7 @@ def _states(text: str) -> frozenset[JobState]:
         if not matches and name not in _VALID_STATES.split(","):
             raise CommandError(
                 f"squeue: error: Invalid job state specified: {word}\n"
-                f"squeue: error: Valid job states include: {_VALID_STATES}\n"
+                f"squeue: error: Valid job states include: {_VALID_STATES}\n\n"
             )
         wanted.update(matches)
     return frozenset(wanted)
@@ -214,6 +216,24 @@ def _sort(jobs: list[Job], keys: str, now: float) -> list[Job]:
     return ordered
 
 
+def _format(values: Mapping[str, str | None]) -> str:
+    if "format" in values:
+        return str(values["format"])
+    return LONG_FORMAT if "long" in values else DEFAULT_FORMAT
+
+
+def _known_user(name: str) -> bool:
+    """A user name or uid the local user database knows, as squeue checks -u."""
+    try:
+        if name.isdigit():
+            pwd.getpwuid(int(name))
+        else:
+            pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
     found, rest = parse_options("squeue", argv, OPTIONS)
     if rest:
@@ -231,6 +251,12 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
             ids.add(int(word))
         if not ids & set(cluster.jobs):
             return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
+    users = str(values["user"]).split(",") if "user" in values else None
+    unknown = [name for name in users or () if not _known_user(name)]
+    if unknown:
+        # Slurm lists nothing (a header only) and still exits 0.
+        text, _ = format_jobs([], _format(values), now, header="noheader" not in values)
+        return CommandResult(0, text, f"squeue: error: Invalid user: {unknown[0]}\n\n")
     age = controller.config.min_job_age
     jobs = []
     for job in cluster.jobs.values():
@@ -243,16 +269,14 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
             continue
         if "partition" in values and job.partition not in str(values["partition"]).split(","):
             continue
-        if "user" in values and job.request.user not in str(values["user"]).split(","):
+        if users is not None and job.request.user not in users:
             continue
         if "name" in values and job.name not in str(values["name"]).split(","):
             continue
         jobs.append(job)
     jobs = _sort(jobs, str(values.get("sort", "P,t,-p")), now)
-    long = "long" in values
-    fmt = str(values["format"]) if "format" in values else (LONG_FORMAT if long else DEFAULT_FORMAT)
     header = "noheader" not in values
-    text, errors = format_jobs(jobs, fmt, now, header=header)
-    if long and header:
+    text, errors = format_jobs(jobs, _format(values), now, header=header)
+    if "long" in values and header:
         text = date_line(now) + "\n" + text
     return CommandResult(0, text, errors)

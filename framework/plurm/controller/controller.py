@@ -54,8 +54,16 @@ logger = logging.getLogger(__name__)
 REQUEUE_DELAY = 120
 #: Period of Slurm's time-limit check, which also ends GraceTime.
 TIME_LIMIT_CHECK = 30
-#: priority/basic gives job N the priority 0xFFFF0000 - N, as Slurm 22.05 shows it.
+#: priority/basic gives each job one less than the last priority it gave, starting below
+#: 0xFFFF0000, as Slurm 22.05 shows it (job N gets 0xFFFF0000 - N until a resume re-prioritizes).
 BASIC_PRIORITY_TOP = 0xFFFF0000
+
+
+#: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
+_ENDING_REASONS = {
+    JobState.FAILED: PendingReason.NON_ZERO_EXIT_CODE,
+    JobState.TIMEOUT: PendingReason.TIME_LIMIT,
+}
 
 
 class RequestError(PlurmError):
@@ -87,6 +95,7 @@ class Controller:
         self.executor = executor
         self.cluster = Cluster.from_config(config)
         self._next_id = config.first_job_id
+        self._lowest_priority = BASIC_PRIORITY_TOP
         self._ending: dict[int, _Ending] = {}
         #: When each waiting preemptor first signalled victims (Slurm's back-off).
         self._preempting: dict[int, float] = {}
@@ -136,7 +145,7 @@ class Controller:
             job = self._new_job(request, partition)
             job.reason = PendingReason.BAD_CONSTRAINTS
             job.end_time = self.now
-            job.exit_code = 1
+            job.exit_signal = 1  # Slurm shows ExitCode=0:1 for it
             self._set_state(job, JobState.FAILED)
             raise RequestError("Node count specification invalid")
         self._validate(request, partition)
@@ -157,8 +166,7 @@ class Controller:
             request=request,
             submit_time=self.now,
             partition=partition,
-            # priority/basic: the earlier the submission, the higher the priority.
-            priority=BASIC_PRIORITY_TOP - self._next_id,
+            priority=self._basic_priority(),
             eligible_time=self.now,
             time_limit=limit,
             requeue=requeue,
@@ -166,6 +174,11 @@ class Controller:
         self._next_id += 1
         self.cluster.jobs[job.job_id] = job
         return job
+
+    def _basic_priority(self) -> int:
+        """priority/basic: the later the submission (or admin resume), the lower."""
+        self._lowest_priority -= 1
+        return self._lowest_priority
 
     def _partition_for(self, request: JobRequest) -> str:
         if request.partitions:
@@ -217,8 +230,7 @@ class Controller:
         if job.state.finished:
             raise RequestError("Job/step already completing or completed")
         if job.state is JobState.PENDING:
-            job.end_time = self.now
-            job.reason = PendingReason.NONE
+            job.end_time = self.now  # Slurm keeps the reason it was pending for
             self._set_state(job, JobState.CANCELLED)
             self._request_pass()
             return
@@ -231,27 +243,37 @@ class Controller:
         return job
 
     def suspend(self, job_id: int) -> None:
-        """scontrol suspend: an admin suspension, which gang scheduling will not undo."""
+        """scontrol suspend: an admin suspension, which gang scheduling will not undo.
+
+        As in Slurm, the job's priority drops to 0 until it is resumed; suspending it again,
+        or taking over a gang suspension, succeeds silently.
+        """
         self._tick()
         job = self._job_for(job_id, "Unexpected message received")
         if job.state is JobState.PENDING:
             raise RequestError("Job is pending execution")
         if job.state.finished:
             raise RequestError("Job/step already completing or completed")
-        if job.state is not JobState.RUNNING:
-            raise RequestError("Job is already suspended")
-        self._suspend(job, indefinite=True)
+        if job.admin_suspended:
+            return
+        if job.state is JobState.RUNNING:
+            self._suspend(job, indefinite=True)
+        job.admin_suspended = True
+        job.priority = 0
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
         self._request_pass()
 
     def resume(self, job_id: int) -> None:
-        """scontrol resume: undo an admin suspension."""
+        """scontrol resume: undo an admin suspension (a gang suspension is not one). The job
+        is re-prioritized as if newly submitted, as Slurm's priority/basic does."""
         self._tick()
         job = self._job_for(job_id, "Unexpected message received")
         if job.state.finished:
             raise RequestError("Job/step already completing or completed")
-        if job.state is not JobState.SUSPENDED:
+        if not job.admin_suspended:
             raise RequestError("Job is not suspended")
+        job.admin_suspended = False
+        job.priority = self._basic_priority()
         self._resume(job, indefinite=True)
         self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
@@ -264,7 +286,7 @@ class Controller:
             raise RequestError("Job is pending execution")
         if job.state.finished:
             job.end_time = None
-            job.exit_code = 0
+            job.exit_code = job.exit_signal = 0
             self._back_to_queue(job)
             return
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
@@ -297,8 +319,9 @@ class Controller:
 
     # ----------------------------------------------------------------------------- executor
 
-    def job_ended(self, job_id: int, exit_code: int = 0) -> None:
-        """The executor reports that a job's processes ended."""
+    def job_ended(self, job_id: int, exit_code: int = 0, signal: int = 0) -> None:
+        """The executor reports that a job's processes ended, with ``exit_code`` or killed
+        by ``signal``."""
         self._tick()
         job = self.cluster.job(job_id)
         if not job.state.holds_resources:
@@ -311,12 +334,12 @@ class Controller:
         else:
             job.end_time = self.now
             job.exit_code = exit_code
+            job.exit_signal = signal
             if ending is not None:
                 state = ending.state
             else:
-                state = JobState.COMPLETED if exit_code == 0 else JobState.FAILED
-            failed = state is JobState.FAILED
-            job.reason = PendingReason.NON_ZERO_EXIT_CODE if failed else PendingReason.NONE
+                state = JobState.COMPLETED if exit_code == signal == 0 else JobState.FAILED
+            job.reason = _ENDING_REASONS.get(state, PendingReason.NONE)
             self._set_state(job, state)
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
         self._request_pass()
@@ -540,9 +563,7 @@ class Controller:
 
     def _kill(self, job: Job, ending: _Ending) -> None:
         self._ending[job.job_id] = ending
-        if job.state is JobState.SUSPENDED:
-            self.executor.resume(job)
-        self.executor.kill(job)
+        self.executor.kill(job, self.config.kill_wait)
 
     def _suspend(self, job: Job, *, indefinite: bool) -> None:
         job.pre_suspend_time = job.run_time(self.now)

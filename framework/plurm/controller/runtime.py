@@ -57,6 +57,8 @@ class Executor(Protocol):
         """Send ``signal`` (a name such as "TERM") to the job's processes."""
         ...
 
-    def kill(self, job: Job) -> None:
-        """SIGKILL the job's processes; its end is reported as usual."""
+    def kill(self, job: Job, kill_wait: int) -> None:
+        """End the job's processes as slurmd does: SIGCONT and SIGTERM, then SIGKILL
+        ``kill_wait`` seconds later if they still run; a suspended job gets SIGKILL at once.
+        Its end is reported as usual, with the signal that ended it."""
         ...

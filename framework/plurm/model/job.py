@@ -147,8 +147,12 @@ class Job:
     #: Run time accumulated before the current suspension (or the last one).
     pre_suspend_time: float = 0.0
     preempt_time: float | None = None
+    #: Suspended by an administrator (scontrol suspend); only scontrol resume ends it.
+    admin_suspended: bool = False
     restarts: int = 0
     exit_code: int = 0
+    #: The signal that ended the job (0: it exited); scontrol shows ExitCode=code:signal.
+    exit_signal: int = 0
     time_limit: int | None = None
     requeue: bool = True
 

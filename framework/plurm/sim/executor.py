@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plurm.model.job import Job
+from plurm.model.job import Job, JobState
 from plurm.sim.engine import SimClock, SimTimer
+
+SIGKILL = 9
+SIGTERM = 15
 
 __all__ = ["SimExecutor"]
 
@@ -20,7 +23,7 @@ class SimExecutor:
 
     def __init__(self, clock: SimClock) -> None:
         self.clock = clock
-        self.on_end: Callable[[int, int], None] = lambda job_id, code: None
+        self.on_end: Callable[[int, int, int], None] = lambda job_id, code, signal: None
         self._remaining: dict[int, float | None] = {}
         self._since: dict[int, float] = {}
         self._timers: dict[int, SimTimer] = {}
@@ -50,10 +53,10 @@ class SimExecutor:
             ran = self.clock.now() - self._since.get(job.job_id, self.clock.now())
             self._remaining[job.job_id] = max(0.0, remaining - ran)
 
-    def _ended(self, job_id: int, code: int) -> None:
+    def _ended(self, job_id: int, code: int, signal: int = 0) -> None:
         self._timers.pop(job_id, None)
         self._remaining.pop(job_id, None)
-        self.on_end(job_id, code)
+        self.on_end(job_id, code, signal)
 
     def start(self, job: Job) -> None:
         self._remaining[job.job_id] = job.request.sim_runtime
@@ -70,9 +73,24 @@ class SimExecutor:
     def signal(self, job: Job, signal: str) -> None:
         self._record(job, signal)
 
-    def kill(self, job: Job) -> None:
-        self._record(job, "KILL")
+    def kill(self, job: Job, kill_wait: int) -> None:
+        """A job dies at SIGTERM, as a shell script running ``sleep`` does, unless it
+        ignores SIGTERM; then SIGKILL ends it ``kill_wait`` seconds later."""
         self._disarm(job)
         job_id = job.job_id
         self._remaining[job_id] = 0.0
-        self.clock.call_at(self.clock.now(), lambda: self._ended(job_id, 137))
+        if job.state is JobState.SUSPENDED:
+            self._record(job, "KILL")
+            self.clock.call_at(self.clock.now(), lambda: self._ended(job_id, 0, SIGKILL))
+            return
+        self._record(job, "CONT")
+        self._record(job, "TERM")
+        if not job.request.ignore_sigterm:
+            self.clock.call_at(self.clock.now(), lambda: self._ended(job_id, 0, SIGTERM))
+            return
+
+        def sigkill() -> None:
+            self._record(job, "KILL")
+            self._ended(job_id, 0, SIGKILL)
+
+        self._timers[job_id] = self.clock.call_at(self.clock.now() + kill_wait, sigkill)

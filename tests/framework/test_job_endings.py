@@ -1,0 +1,109 @@
+"""How jobs end: the signals they get, their exit codes, admin suspension and scancel's
+reporting, as real Slurm 22.05 showed them (tests/data/oracle/cli, scenarios linear/endings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from plurm.testing.cluster import TestCluster
+
+CONF = """
+SelectType=select/linear
+KillWait=5
+NodeName=n[1-2] CPUs=1 RealMemory=1000
+PartitionName=p Nodes=n[1-2] Default=YES
+"""
+
+
+@pytest.fixture
+def cluster(make_cluster: Callable[..., TestCluster]) -> TestCluster:
+    return make_cluster(CONF)
+
+
+def exit_code(cluster: TestCluster, job_id: int) -> str:
+    text = cluster.command(f"scontrol show job {job_id}").stdout
+    return text.split("ExitCode=", 1)[1].split()[0]
+
+
+def test_a_cancelled_job_dies_at_sigterm(cluster: TestCluster) -> None:
+    cluster.command("sbatch --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("scancel 1")
+    cluster.run_until(3)
+    assert cluster.state(1).name == "CANCELLED"
+    assert cluster.signals(1) == [(2.0, "CONT"), (2.0, "TERM")]
+    assert exit_code(cluster, 1) == "0:15"
+
+
+def test_a_job_that_traps_sigterm_runs_until_sigkill_after_killwait(cluster: TestCluster) -> None:
+    cluster.command("""sbatch --wrap='trap "" TERM; sleep 300'""")
+    cluster.run_until(2)
+    cluster.command("scancel 1")
+    cluster.run_until(6.5)
+    assert cluster.job(1).state.holds_resources
+    cluster.run_until(8)
+    assert cluster.state(1).name == "CANCELLED"
+    assert cluster.signals(1) == [(2.0, "CONT"), (2.0, "TERM"), (7.0, "KILL")]
+    assert exit_code(cluster, 1) == "0:9"
+
+
+@pytest.mark.parametrize("wrap", ["trap '' TERM; sleep 300", "sleep 300; trap '' TERM"])
+def test_which_wraps_ignore_sigterm(cluster: TestCluster, wrap: str) -> None:
+    cluster.command(f'sbatch --wrap="{wrap}"')
+    assert cluster.job(1).request.ignore_sigterm is wrap.startswith("trap")
+
+
+def test_a_suspended_job_is_cancelled_with_sigkill(cluster: TestCluster) -> None:
+    cluster.command("sbatch --wrap='sleep 300'")
+    cluster.run_until(2)
+    assert cluster.command("scontrol suspend 1").status == 0
+    cluster.command("scancel 1")
+    cluster.run_until(3)
+    assert [signal for _, signal in cluster.signals(1)] == ["STOP", "KILL"]
+    assert exit_code(cluster, 1) == "0:9"
+
+
+def test_a_timed_out_job_shows_its_limit_as_reason(cluster: TestCluster) -> None:
+    cluster.command("sbatch -t 1 --wrap='sleep 300'")
+    cluster.run_until(120)
+    out = cluster.command("squeue -t all -h -o '%T %r %R'").stdout
+    assert out == "TIMEOUT TimeLimit (TimeLimit)\n"
+    assert exit_code(cluster, 1) == "0:15"
+
+
+def test_a_cancelled_pending_job_keeps_its_reason(cluster: TestCluster) -> None:
+    cluster.command("sbatch -N 2 --wrap='sleep 300'")
+    cluster.command("sbatch -N 2 --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("scancel 2")
+    assert cluster.command("squeue -t all -h -j 2 -o '%T %r'").stdout == "CANCELLED Resources\n"
+
+
+def test_admin_suspension_zeroes_priority_and_resume_reprioritizes(cluster: TestCluster) -> None:
+    for _ in range(2):
+        cluster.command("sbatch --wrap='sleep 300'")
+    cluster.run_until(2)
+    assert cluster.job(1).priority == 0xFFFF0000 - 1
+    assert cluster.command("scontrol suspend 1").status == 0
+    assert cluster.job(1).priority == 0
+    # Suspending again succeeds silently, as in Slurm.
+    assert cluster.command("scontrol suspend 1") == cluster.command("scontrol suspend 1")
+    assert cluster.command("scontrol suspend 1").stderr == ""
+    assert cluster.command("scontrol resume 1").status == 0
+    # priority/basic hands out the next lower priority, below job 2's.
+    assert cluster.job(1).priority == 0xFFFF0000 - 3
+    resumed_twice = cluster.command("scontrol resume 1")
+    assert (resumed_twice.status, resumed_twice.stderr) == (1, "Job is not suspended for job 1\n")
+
+
+def test_scancel_reports_unknown_jobs_only_when_verbose(cluster: TestCluster) -> None:
+    quiet = cluster.command("scancel 99")
+    assert (quiet.status, quiet.stderr) == (0, "")
+    verbose = cluster.command("scancel -v 99")
+    assert (verbose.status, verbose.stderr) == (
+        0,
+        "scancel: Terminating job 99\n"
+        "scancel: error: Kill job error on job id 99: Invalid job id specified\n",
+    )

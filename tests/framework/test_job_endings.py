@@ -107,3 +107,22 @@ def test_scancel_reports_unknown_jobs_only_when_verbose(cluster: TestCluster) ->
         "scancel: Terminating job 99\n"
         "scancel: error: Kill job error on job id 99: Invalid job id specified\n",
     )
+
+
+def test_resume_continues_a_gang_suspended_job(make_cluster: Callable[..., TestCluster]) -> None:
+    cluster = make_cluster(
+        "SelectType=select/linear\nPreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
+        "NodeName=n1 CPUs=1 RealMemory=1000\n"
+        "PartitionName=low Nodes=n1 Default=YES OverSubscribe=FORCE:1 PriorityTier=1\n"
+        "PartitionName=high Nodes=n1 OverSubscribe=FORCE:1 PriorityTier=2\n"
+    )
+    cluster.command("sbatch --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("sbatch -p high --wrap='sleep 300'")
+    cluster.run_until(4)
+    assert cluster.states() == {1: "SUSPENDED", 2: "RUNNING"}
+    # As seen on Slurm 22.05: the resume succeeds and both run on the node; the job keeps
+    # its priority, since no admin suspension zeroed it.
+    assert cluster.command("scontrol resume 1").status == 0
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING"}
+    assert cluster.job(1).priority == 0xFFFF0000 - 1

@@ -264,14 +264,18 @@ class Controller:
         self._request_pass()
 
     def resume(self, job_id: int) -> None:
-        """scontrol resume: undo an admin suspension (a gang suspension is not one). The job
-        is re-prioritized as if newly submitted, as Slurm's priority/basic does."""
+        """scontrol resume: undo an admin suspension; the job is re-prioritized as if newly
+        submitted, as Slurm's priority/basic does. A gang-suspended job is continued too
+        (Slurm lets it run beside its preemptor until the gang scheduler next acts)."""
         self._tick()
         job = self._job_for(job_id, "Unexpected message received")
         if job.state.finished:
             raise RequestError("Job/step already completing or completed")
-        if not job.admin_suspended:
+        if job.state is not JobState.SUSPENDED:
             raise RequestError("Job is not suspended")
+        if not job.admin_suspended:
+            self._resume(job, indefinite=False)
+            return
         job.admin_suspended = False
         job.priority = self._basic_priority()
         self._resume(job, indefinite=True)

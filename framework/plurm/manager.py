@@ -21,6 +21,7 @@ from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptMode
 from plurm.hookspecs import SPEC_MODULES
+from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
@@ -210,6 +211,16 @@ class Plugins:
     ) -> list[Job]:
         ordered = self._call("sched_queue_order", jobs=jobs, preempts=preempts, cluster=cluster)
         return list(ordered) if ordered is not None else list(jobs)
+
+    def sched_backfill_interval(self, cluster: Cluster) -> int | None:
+        interval = self._call("sched_backfill_interval", cluster=cluster)
+        return int(interval) if interval else None
+
+    def sched_backfill(
+        self, jobs: Sequence[Job], view: BackfillView, cluster: Cluster
+    ) -> list[BackfillStart]:
+        starts = self._call("sched_backfill", jobs=jobs, view=view, cluster=cluster)
+        return list(starts or ())
 
     def _gang(self, name: str, **kwargs: Any) -> GangDecision:
         decisions = [d for d in self._call(name, **kwargs) if d]

@@ -58,15 +58,6 @@ def test_missing_plugin_is_named_with_the_installed_ones(tmp_path: Path) -> None
     assert "installed select plugins: select/linear" in message
 
 
-def test_default_scheduler_backfill_is_refused_not_run_as_fifo(tmp_path: Path) -> None:
-    path = tmp_path / "slurm.conf"
-    path.write_text("ClusterName=c\nSlurmctldHost=h\n" + CONF)  # SchedulerType unset
-    config = conf.load(path)
-    assert config.scheduler_type == "sched/backfill"
-    with pytest.raises(PluginNotFoundError, match="sched/backfill"):
-        Plugins.load(config)
-
-
 def test_unknown_plugin_type_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PluginLoadError, match="unknown plugin type 'topology'"):
         Registry().load("topology/tree", _config(tmp_path))

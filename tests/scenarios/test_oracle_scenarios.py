@@ -23,9 +23,9 @@ from tests.conftest import DATA
 
 SCENARIOS = DATA / "scenarios"
 SNAP_FORMAT = "%i|%P|%T|%N|%r"
-# The recorder adds these lines to every scenario; sched/builtin stands for Slurm's default
-# sched/backfill, which Plurm refuses until it has it (the decisions here are the same).
-HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\nSchedulerType=sched/builtin\n"
+# The recorder adds these lines to every scenario (SchedulerType stays Slurm's default,
+# sched/backfill, as in the recordings).
+HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\n"
 
 
 def _scenario(name: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:

@@ -41,6 +41,7 @@ from plurm.conf.values import PreemptBase
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
+from plurm.model.backfill import BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
@@ -102,9 +103,11 @@ class Controller:
         self._limit_timers: dict[int, TimerHandle] = {}
         self._pass_at: set[float] = set()
         self._slice_timer: TimerHandle | None = None
+        self._backfill_timer: TimerHandle | None = None
         self.cluster.now = timer.now()
         plugins.select_node_init(self.cluster)
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
+        self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -409,11 +412,63 @@ class Controller:
 
         self._slice_timer = self.timer.call_at(self.now + self._slice_interval, run)
 
+    def _arm_backfill(self) -> None:
+        """The next backfill pass, on the sched plugin's period (none if it does not
+        backfill). Passes run only while jobs wait, so an idle simulation ends."""
+        interval = self._backfill_interval
+        if interval is None or self._backfill_timer is not None:
+            return
+
+        def run() -> None:
+            self._backfill_timer = None
+            self.backfill()
+
+        at = (math.floor(self.now / interval) + 1) * interval
+        self._backfill_timer = self.timer.call_at(at, run)
+
     # ----------------------------------------------------------------------------- the pass
 
     def schedule(self) -> None:
         """One scheduling pass over the eligible pending jobs (the hook sequence above)."""
         self._tick()
+        blocked: set[str] = set()
+        left = False
+        for job in self._queue():
+            if job.state is not JobState.PENDING or self._refused(job):
+                continue
+            if job.partition in blocked:
+                job.reason = PendingReason.PRIORITY
+            elif not self._try_start(job):
+                blocked.add(job.partition)
+            left = left or job.state is JobState.PENDING
+        if left:
+            self._arm_backfill()
+
+    def backfill(self) -> None:
+        """One backfill pass: the sched plugin picks the pending jobs that may start now
+        without delaying those ahead; each starts if select still grants its nodes."""
+        self._tick()
+        jobs = [
+            job for job in self._queue() if job.state is JobState.PENDING and not self._refused(job)
+        ]
+        view = BackfillView(
+            now=self.now,
+            usable_nodes=self._usable_nodes,
+            test_only=self._test_only,
+            expected_end=self._expected_end,
+        )
+        for start in self.plugins.sched_backfill(jobs, view, self.cluster):
+            job = self.cluster.job(start.job_id)
+            if job.state is not JobState.PENDING:
+                continue
+            result = self.plugins.select_job_test(
+                job, start.nodes, SelectMode.RUN_NOW, (), self.cluster
+            )
+            if result.status is SelectStatus.SUCCESS:
+                self._start(job, result.nodes)
+
+    def _queue(self) -> list[Job]:
+        """The eligible pending jobs in the sched plugin's order."""
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)
@@ -422,25 +477,28 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        ordered = self.plugins.sched_queue_order(pending, self._preempts, self.cluster)
-        blocked: set[str] = set()
-        for job in ordered:
-            if job.state is not JobState.PENDING:
-                continue
-            if self.cluster.partition(job.partition).state != "UP":
-                job.reason = PendingReason.PARTITION_DOWN
-                continue
-            if self._beyond_node_limits(job.request, job.partition):
-                job.reason = PendingReason.PARTITION_CONFIG
-                continue
-            if self._beyond_time_limit(job.request, job.partition):
-                job.reason = PendingReason.PARTITION_TIME_LIMIT
-                continue
-            if job.partition in blocked:
-                job.reason = PendingReason.PRIORITY
-                continue
-            if not self._try_start(job):
-                blocked.add(job.partition)
+        return self.plugins.sched_queue_order(pending, self._preempts, self.cluster)
+
+    def _refused(self, job: Job) -> bool:
+        """Whether the job's partition refuses it for now; if so, its reason says why."""
+        if self.cluster.partition(job.partition).state != "UP":
+            job.reason = PendingReason.PARTITION_DOWN
+        elif self._beyond_node_limits(job.request, job.partition):
+            job.reason = PendingReason.PARTITION_CONFIG
+        elif self._beyond_time_limit(job.request, job.partition):
+            job.reason = PendingReason.PARTITION_TIME_LIMIT
+        else:
+            return False
+        return True
+
+    def _test_only(self, job: Job, nodes: Sequence[str]) -> SelectResult:
+        return self.plugins.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), self.cluster)
+
+    def _expected_end(self, job: Job) -> float | None:
+        """When a running job reaches its time limit (run time only counts)."""
+        if job.time_limit is None:
+            return None
+        return self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now))
 
     def _preempts(self, first: Job, second: Job) -> bool:
         return self.plugins.preempt_job_preempt_check(first, second, self.cluster)

@@ -1,9 +1,11 @@
-"""sched: the order of the pending queue, and gang scheduling's events.
+"""sched: the order of the pending queue, backfill, and gang scheduling's events.
 
 The main scheduling loop is the core's (as Slurm's ``schedule()`` is slurmctld's). The sched
-plugin named by SchedulerType orders the queue. A gang plugin, loaded when PreemptMode has GANG
-(or SchedulerType=sched/gang, the Slurm 1.3 spelling), answers the job start, end, reconfig
-and timeslice events with the jobs to suspend and resume; the core carries that out.
+plugin named by SchedulerType orders the queue and, if it backfills, says how often to run a
+backfill pass and which lower-priority jobs may start in it without delaying those ahead. A
+gang plugin, loaded when PreemptMode has GANG (or SchedulerType=sched/gang, the Slurm 1.3
+spelling), answers the job start, end, reconfig and timeslice events with the jobs to suspend
+and resume; the core carries that out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 from plurm._markers import hookspec
 
 if TYPE_CHECKING:
+    from plurm.model.backfill import BackfillStart, BackfillView
     from plurm.model.cluster import Cluster
     from plurm.model.job import Job
     from plurm.model.select import GangDecision
@@ -35,6 +38,45 @@ def sched_queue_order(
     :returns: the same jobs, ordered. Exclusive: first non-None result wins.
     Purity: pure.
     Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).
+
+    .. versionadded:: 1.0
+    """
+
+
+# ----------------------------------------------------------------------------- backfill
+
+
+@hookspec(firstresult=True)
+def sched_backfill_interval(cluster: Cluster) -> int | None:
+    """Seconds between backfill passes, or None when the plugin does not backfill.
+
+    When called: once at start-up.
+
+    :returns: seconds (``bf_interval``). Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: the period of the sched/backfill thread.
+
+    .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def sched_backfill(
+    jobs: Sequence[Job], view: BackfillView, cluster: Cluster
+) -> list[BackfillStart] | None:
+    """The jobs to start now out of priority order, because they delay no job ahead of them.
+
+    When called: every ``sched_backfill_interval`` seconds while jobs are pending, after
+    the main scheduler left them pending.
+
+    :param jobs: the pending jobs the main scheduler could not start (eligible, within their
+        partition's limits), in queue order (``sched_queue_order``).
+    :param view: the time, the usable nodes of a job, a select test on a node set as if it
+        were idle, and the expected end of running jobs.
+    :returns: the jobs to start, each with its nodes, in the order to start them. The core
+        starts each one whose nodes the select plugin still grants. Exclusive.
+    Purity: pure; plans (reservations) live only inside one call.
+    Slurm equivalent: ``_attempt_backfill`` in the sched/backfill plugin.
 
     .. versionadded:: 1.0
     """

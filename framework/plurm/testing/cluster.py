@@ -34,7 +34,6 @@ __all__ = ["HookRecorder", "JobBuilder", "TestCluster", "build_cluster"]
 BASE_KEYS = {
     "ClusterName": "ClusterName=test",
     "SlurmctldHost": "SlurmctldHost=localhost",
-    "SchedulerType": "SchedulerType=sched/builtin",
 }
 
 
@@ -189,7 +188,7 @@ def build_cluster(
     observers: tuple[object, ...] = (),
     qos_text: str | None = None,
 ) -> TestCluster:
-    """A cluster from slurm.conf text (ClusterName, SlurmctldHost and SchedulerType are
+    """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
     added when missing). ``plugins`` maps type strings to factories that take the place of
     installed plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()

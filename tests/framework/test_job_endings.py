@@ -126,3 +126,45 @@ def test_resume_continues_a_gang_suspended_job(make_cluster: Callable[..., TestC
     assert cluster.command("scontrol resume 1").status == 0
     assert cluster.states() == {1: "RUNNING", 2: "RUNNING"}
     assert cluster.job(1).priority == 0xFFFF0000 - 1
+
+
+GRACE = """
+SelectType=select/linear
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+KillWait=5
+NodeName=n1 CPUs=1 RealMemory=1000
+PartitionName=low Nodes=n1 Default=YES PriorityTier=1 GraceTime=45
+PartitionName=high Nodes=n1 PriorityTier=2
+"""
+
+
+def test_a_victim_in_grace_that_dies_at_sigterm_is_still_preempted(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    cluster = make_cluster(GRACE)
+    cluster.command("sbatch --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("sbatch -p high --wrap='sleep 300'")
+    cluster.run_until(4)
+    assert cluster.signals(1) == [(3.0, "CONT"), (3.0, "TERM")]
+    assert cluster.states() == {1: "PREEMPTED", 2: "RUNNING"}
+    assert exit_code(cluster, 1) == "0:15"
+
+
+def test_a_victim_that_traps_sigterm_runs_out_its_grace(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    cluster = make_cluster(GRACE)
+    cluster.command("""sbatch --wrap='trap "" TERM; sleep 300'""")
+    cluster.run_until(2)
+    cluster.command("sbatch -p high --wrap='sleep 300'")
+    # Grace ends at 3 + 45 = 48; the time-limit check that notices it runs at 60; SIGKILL
+    # follows KillWait (5 s) later, and the preemptor starts on the next pass.
+    cluster.run_until(64)
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+    assert cluster.command("squeue -h -j 2 -o %r").stdout == "Resources\n"
+    cluster.run_until(67)
+    assert [signal for _, signal in cluster.signals(1)] == ["CONT", "TERM", "CONT", "TERM", "KILL"]
+    assert [when for when, _ in cluster.signals(1)] == [3.0, 3.0, 60.0, 60.0, 65.0]
+    assert cluster.states() == {1: "PREEMPTED", 2: "RUNNING"}

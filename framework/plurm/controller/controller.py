@@ -377,18 +377,26 @@ class Controller:
 
         self.timer.call_at(max(at, self.now), run)
 
-    def _arm_limit(self, job: Job) -> None:
-        """End the job at the first time-limit check after its limit runs out."""
-        if job.time_limit is None or job.start_time is None:
+    def _arm_limit(self, job: Job, grace_end: float | None = None) -> None:
+        """End the job at the first time-limit check after its limit, or its preemption
+        grace, runs out (Slurm's end_time = min(end_time, now + grace))."""
+        if job.start_time is None or (job.time_limit is None and grace_end is None):
             return
-        # The limit counts run time only: time spent suspended does not use it up.
-        due = self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now))
+        self._cancel_limit(job.job_id)
+        due = math.inf if grace_end is None else grace_end
+        if job.time_limit is not None:
+            # The limit counts run time only: time spent suspended does not use it up.
+            due = min(due, self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now)))
         at = math.ceil(due / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
 
         def run() -> None:
             self._limit_timers.pop(job.job_id, None)
             self._tick()
-            if job.state.holds_resources and job.job_id not in self._ending:
+            if not job.state.holds_resources:
+                return
+            if job.job_id in self._ending:  # grace is over: the preemption proceeds
+                self.executor.kill(job, self.config.kill_wait)
+            else:
                 self._kill(job, _Ending(JobState.TIMEOUT))
 
         self._limit_timers[job.job_id] = self.timer.call_at(max(at, self.now), run)
@@ -601,11 +609,29 @@ class Controller:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
                 continue
             if victim.job_id not in self._ending and may_signal:
-                victim.preempt_time = self.now
-                self._kill(victim, self._preempt_ending(victim, mode))
+                self._preempt_victim(victim, mode)
                 self._preempting.setdefault(preemptor.job_id, self.now)
             waiting = True
         return waiting
+
+    def _preempt_victim(self, victim: Job, mode: PreemptBase) -> None:
+        """Cancel or requeue a victim, after its GraceTime if it has one.
+
+        With grace, Slurm sends SIGCONT and SIGTERM at once and lets the job run; the
+        periodic time-limit check that first finds the grace over kills it (SIGTERM, then
+        SIGKILL KillWait later). A victim that ends during its grace is still cancelled or
+        requeued by its mode.
+        """
+        ending = self._preempt_ending(victim, mode)
+        victim.preempt_time = self.now
+        grace = self.plugins.preempt_grace_time(victim, self.cluster)
+        if grace <= 0:
+            self._kill(victim, ending)
+            return
+        self._ending[victim.job_id] = ending
+        self.executor.signal(victim, "CONT")
+        self.executor.signal(victim, "TERM")
+        self._arm_limit(victim, grace_end=self.now + grace)
 
     # ----------------------------------------------------------------------------- actions
 

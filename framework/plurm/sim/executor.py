@@ -71,7 +71,15 @@ class SimExecutor:
         self._arm(job)
 
     def signal(self, job: Job, signal: str) -> None:
+        """Record the signal; SIGKILL ends the job, so does SIGTERM unless it traps it."""
         self._record(job, signal)
+        number = {"KILL": SIGKILL, "TERM": SIGTERM}.get(signal)
+        if number is None or (number == SIGTERM and job.request.ignore_sigterm):
+            return
+        self._disarm(job)
+        job_id = job.job_id
+        self._remaining[job_id] = 0.0
+        self.clock.call_at(self.clock.now(), lambda: self._ended(job_id, 0, number))
 
     def kill(self, job: Job, kill_wait: int) -> None:
         """A job dies at SIGTERM, as a shell script running ``sleep`` does, unless it

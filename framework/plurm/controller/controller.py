@@ -572,12 +572,14 @@ class Controller:
     def _candidates(self, preemptor: Job) -> list[Candidate]:
         """The jobs ``preemptor`` may preempt, most desirable victim first."""
         part_nodes = set(self.cluster.partition(preemptor.partition).nodes)
-        exempt = self.config.preempt_exempt_time
         candidates = []
         for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
             if victim.job_id in self._ending or not part_nodes.intersection(victim.nodes):
                 continue
+            exempt = self.cluster.preempt_exempt_time(victim)
             if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:
+                # Slurm notices the exemption's end on its next periodic pass.
+                self._pass_after(victim.start_time + exempt)
                 continue
             if not self.plugins.preempt_preemptable(preemptor, victim, self.cluster):
                 continue

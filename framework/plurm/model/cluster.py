@@ -16,7 +16,11 @@ from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.job import Job, JobState
 from plurm.model.node import NodeState
 
-__all__ = ["Cluster"]
+__all__ = ["DEFAULT_QOS", "Cluster"]
+
+
+#: The QOS a job without --qos gets (the default association QOS slurmdbd creates).
+DEFAULT_QOS = "normal"
 
 
 @attrs.define
@@ -71,6 +75,19 @@ class Cluster:
             if qos.name == name:
                 return qos
         return None
+
+    def job_qos(self, job: Job) -> QosSpec | None:
+        """The job's QOS: its --qos, else the default QOS ``normal`` (slurmdbd's)."""
+        return self.qos(job.request.qos or DEFAULT_QOS)
+
+    def preempt_exempt_time(self, job: Job) -> int:
+        """Seconds a job runs before it may be preempted: the first PreemptExemptTime set
+        among its QOS, its partition's QOS and the cluster (Slurm's acct_policy order)."""
+        partition_qos = self.partition(job.partition).qos
+        for qos in (self.job_qos(job), self.qos(partition_qos) if partition_qos else None):
+            if qos is not None and qos.preempt_exempt_time is not None:
+                return qos.preempt_exempt_time
+        return self.config.preempt_exempt_time or 0
 
     # ----------------------------------------------------------------------------- jobs
 

@@ -105,6 +105,8 @@ class Controller:
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
         self.cluster.now = timer.now()
+        #: When the controller started: periodic threads tick in phase with it.
+        self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
@@ -418,7 +420,10 @@ class Controller:
             self._apply(self.plugins.sched_gang_timeslice(self.cluster))
             self._arm_timeslice()
 
-        self._slice_timer = self.timer.call_at(self.now + self._slice_interval, run)
+        # Slurm's timeslicer thread ticks every SchedulerTimeSlice since slurmctld started.
+        interval = self._slice_interval
+        ticks = math.floor((self.now - self._epoch) / interval) + 1
+        self._slice_timer = self.timer.call_at(self._epoch + ticks * interval, run)
 
     def _arm_backfill(self) -> None:
         """The next backfill pass, on the sched plugin's period (none if it does not

@@ -71,9 +71,13 @@ def parse_session(path: str, text: str) -> list[SessionLine]:
 class Simulation:
     """A controller on a simulated clock with a pretend executor."""
 
-    def __init__(self, config: SlurmConfig, plugins: Plugins | None = None) -> None:
+    def __init__(
+        self, config: SlurmConfig, plugins: Plugins | None = None, *, start: float = 0.0
+    ) -> None:
+        """``start`` is when the controller starts; periodic work (the gang timeslicer)
+        keeps that phase, as slurmctld's threads do."""
         self.config = config
-        self.clock = SimClock()
+        self.clock = SimClock(start)
         self.executor = SimExecutor(self.clock)
         self.plugins = plugins or Plugins.load(config)
         self.controller = Controller(config, self.plugins, self.clock, self.executor)

@@ -345,8 +345,10 @@ class LinearSelect:
 
     @hookimpl
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
+        # A gang suspension keeps the job's place: as in Slurm's linear plugin, only an
+        # admin (indefinite) suspension frees it for other jobs to run.
         allocation = self.jobs.get(job.job_id)
-        if allocation is not None and job.job_id not in self.suspended:
+        if indefinite and allocation is not None and job.job_id not in self.suspended:
             self.suspended.add(job.job_id)
             for name in allocation.nodes:
                 self.use[name].running -= 1
@@ -355,7 +357,7 @@ class LinearSelect:
     @hookimpl
     def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
         allocation = self.jobs.get(job.job_id)
-        if allocation is not None and job.job_id in self.suspended:
+        if indefinite and allocation is not None and job.job_id in self.suspended:
             self.suspended.discard(job.job_id)
             for name in allocation.nodes:
                 self.use[name].running += 1

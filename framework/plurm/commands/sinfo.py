@@ -14,7 +14,7 @@ from pathlib import Path
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
-from plurm.commands.timefmt import sinfo_limit
+from plurm.commands.timefmt import date_line, sinfo_limit
 from plurm.controller import Controller
 from plurm.model.node import NodeState
 
@@ -26,6 +26,10 @@ OPTIONS = (
     Option("node", "N", ("Node",), takes_value=False),
     Option("partition", "p", ("partition",)),
     Option("summarize", "s", ("summarize",), takes_value=False),
+    Option("states", "t", ("states",)),
+    Option("exact", "e", ("exact",), takes_value=False),
+    Option("long", "l", ("long",), takes_value=False),
+    Option("list_reasons", "R", ("list-reasons",), takes_value=False),
 )
 
 _HEADERS = {
@@ -38,6 +42,28 @@ _HEADERS = {
     "N": "NODELIST",
     "F": "NODES(A/I/O/T)",
     "c": "CPUS",
+    "C": "CPUS(A/I/O/T)",
+    "m": "MEMORY",
+    "s": "JOB_SIZE",
+    "r": "ROOT",
+    "h": "OVERSUBS",
+    "g": "GROUPS",
+    "z": "S:C:T",
+    "d": "TMP_DISK",
+    "w": "WEIGHT",
+    "f": "AVAIL_FE",
+    "E": "REASON",
+    "u": "USER",
+    "H": "TIMESTAMP",
+}
+# sinfo's long state names (%T), by compact name (%t).
+_LONG_STATES = {
+    "alloc": "allocated",
+    "mix": "mixed",
+    "drain": "drained",
+    "drng": "draining",
+    "futr": "future",
+    "unk": "unknown",
 }
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z])")
 # Slurm lists a partition's groups by descending state code; these are their places.
@@ -98,6 +124,24 @@ def _avail(state: str) -> str:
     return {"UP": "up", "DOWN": "down", "DRAIN": "drain"}.get(state, "inactive")
 
 
+def _long_state(compact: str) -> str:
+    base = compact.rstrip("*")
+    return _LONG_STATES.get(base, base) + compact[len(base) :]
+
+
+def _alike(values: Sequence[int]) -> str:
+    """One number for a group of nodes: the value, or the smallest with ``+`` if they differ."""
+    low = min(values)
+    return f"{low}+" if any(value != low for value in values) else str(low)
+
+
+def _wanted_states(text: str) -> set[str]:
+    """-t/--states: compact or long names, any case, comma-separated."""
+    names = {word.strip().lower() for word in text.split(",") if word.strip()}
+    longs = {long: compact for compact, long in _LONG_STATES.items()}
+    return {longs.get(name, name) for name in names}
+
+
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
     found, rest = parse_options("sinfo", argv, OPTIONS)
     if rest:
@@ -105,7 +149,13 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     values = dict(found)
     cluster = controller.cluster
     states = node_states(controller)
+    alloc = controller.plugins.select_node_alloc(cluster)
     default = cluster.default_partition()
+    if "list_reasons" in values:
+        return _reasons(controller, values)
+    if "states" in values:
+        wanted_states = _wanted_states(str(values["states"]))
+        states = {n: s for n, s in states.items() if s.rstrip("*") in wanted_states}
     wanted = str(values["partition"]).split(",") if "partition" in values else None
     parts = [
         part
@@ -116,64 +166,121 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     def shown(name: str) -> str:
         return name + ("*" if default is not None and name == default.name else "")
 
+    def described(nodes: Sequence[str]) -> dict[str, str]:
+        """The fields that describe a group of nodes (per-node values, CPU counts)."""
+        specs = [cluster.node(n) for n in nodes]
+        used = sum(min(alloc.get(n, 0), cluster.node(n).cpus) for n in nodes)
+        other = sum(cluster.node(n).cpus for n in nodes if n in cluster.node_down)
+        total = sum(s.cpus for s in specs)
+        reasons = {cluster.node_down[n][1] for n in nodes if n in cluster.node_down}
+        return {
+            "D": str(len(nodes)),
+            "N": hostlist.compress(nodes),
+            "t": states[nodes[0]],
+            "T": _long_state(states[nodes[0]]),
+            "c": _alike([s.cpus for s in specs]),
+            "C": f"{used}/{total - used - other}/{other}/{total}",
+            "m": _alike([s.real_memory for s in specs]),
+            "z": _alike([s.sockets for s in specs])
+            + f":{_alike([s.cores_per_socket for s in specs])}"
+            + f":{_alike([s.threads_per_core for s in specs])}",
+            "d": _alike([s.tmp_disk for s in specs]),
+            "w": _alike([s.weight for s in specs]),
+            "f": ",".join(specs[0].features) or "(null)",
+            "E": next((r for r in reasons if r), "none"),
+        }
+
+    def about(part_name: str) -> dict[str, str]:
+        part = cluster.partition(part_name)
+        most = "infinite" if part.max_nodes is None else str(part.max_nodes)
+        least = max(1, part.min_nodes)
+        return {
+            "P": shown(part.name),
+            "a": _avail(part.state),
+            "l": sinfo_limit(part.max_time),
+            "s": str(least) if most == str(least) else f"{least}-{most}",
+            "r": "yes" if part.root_only else "no",
+            "h": str(part.oversubscribe),
+            "g": ",".join(part.allow_groups) if part.allow_groups else "all",
+        }
+
     width = max([9, *(len(shown(part.name)) for part in parts)])
+    long = "long" in values
     rows = []
     if "node" in values:
         node_width = max([9, *(len(name) for name in cluster.config.node_names)])
-        fmt = str(values.get("format", f"%{node_width}N %.6D %.{width}P %6t"))
+        default_fmt = f"%{node_width}N %.6D %.{width}P " + (
+            "%.11T %4c %.8z %.6m %.8d %.6w %.8f %20E" if long else "%6t"
+        )
+        fmt = str(values.get("format", default_fmt))
         for name in cluster.config.node_names:
             for part in parts:
-                if name in part.nodes:
-                    rows.append(
-                        {
-                            "N": name,
-                            "D": "1",
-                            "P": shown(part.name),
-                            "t": states[name],
-                            "T": states[name],
-                        }
-                    )
+                if name in part.nodes and name in states:
+                    rows.append(about(part.name) | described([name]))
     else:
         summarize = "summarize" in values
-        default_fmt = f"%{width}P %.5a %.10l " + ("%.16F %N" if summarize else "%.6D %.6t %N")
+        if summarize:
+            default_fmt = f"%{width}P %.5a %.10l %.16F %N"
+        elif long:
+            default_fmt = f"%{width}P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
+        else:
+            default_fmt = f"%{width}P %.5a %.10l %.6D %.6t %N"
         fmt = str(values.get("format", default_fmt))
-        for part in parts:
-            groups: dict[str, list[str]] = {}
-            for node in part.nodes:
-                groups.setdefault(states[node], []).append(node)
-            common = {
-                "P": shown(part.name),
-                "a": _avail(part.state),
-                "l": sinfo_limit(part.max_time),
-            }
+        # Without a partition column, sinfo lists each node once, whatever its partitions.
+        merged = "%P" not in re.sub(r"%\.?\d*", "%", fmt) and len(parts) > 1
+        listings = [(part, part.nodes) for part in parts]
+        if merged:
+            union = set().union(*(part.nodes for part in parts))
+            listings = [(parts[0], cluster.in_table_order(union))]
+        for part, part_nodes in listings:
+            groups: dict[tuple[object, ...], list[str]] = {}
+            for node in part_nodes:
+                if node not in states:
+                    continue
+                spec = cluster.node(node)
+                # -e: only nodes with the same configuration share a line
+                key: tuple[object, ...] = (states[node],)
+                if "exact" in values:
+                    key += (spec.cpus, spec.real_memory, spec.tmp_disk, spec.weight)
+                groups.setdefault(key, []).append(node)
+            common = about(part.name)
             if summarize or not groups:
-                allocated = sum(1 for n in part.nodes if states[n] in ("alloc", "mix", "drng"))
-                idle = sum(1 for n in part.nodes if states[n] == "idle")
-                other = len(part.nodes) - allocated - idle
+                listed = [n for n in part_nodes if n in states]  # -t may leave out some
+                allocated = sum(1 for n in listed if states[n] in ("alloc", "mix", "drng"))
+                idle = sum(1 for n in listed if states[n] == "idle")
+                other = len(listed) - allocated - idle
                 rows.append(
                     common
                     | {
-                        "D": str(len(part.nodes)),
+                        "D": str(len(listed)),
                         "t": "n/a",
                         "T": "n/a",
-                        "N": hostlist.compress(part.nodes) if part.nodes else "",
-                        "F": f"{allocated}/{idle}/{other}/{len(part.nodes)}",
+                        "N": hostlist.compress(listed) if listed else "",
+                        "F": f"{allocated}/{idle}/{other}/{len(listed)}",
                     }
                 )
                 continue
-            for state in sorted(groups, key=lambda s: _STATE_RANK.get(s, 9)):
-                nodes = groups[state]
-                rows.append(
-                    common
-                    | {
-                        "D": str(len(nodes)),
-                        "t": state,
-                        "T": state,
-                        "N": hostlist.compress(nodes),
-                        "c": str(sum(cluster.node(n).cpus for n in nodes)),
-                    }
-                )
+            for key in sorted(groups, key=lambda k: _STATE_RANK.get(str(k[0]), 9)):
+                rows.append(common | described(groups[key]))
     errors: list[str] = []
     out = [] if "noheader" in values else [_render(fmt, None, errors)]
     out += [_render(fmt, row, errors) for row in rows]
+    if long and "noheader" not in values:
+        out.insert(0, date_line(controller.now) + "\n")
+    return CommandResult(0, "".join(out), "".join(errors))
+
+
+def _reasons(controller: Controller, values: dict[str, str | None]) -> CommandResult:
+    """sinfo -R: down and drained nodes grouped by reason."""
+    cluster = controller.cluster
+    fmt = str(values.get("format") or "%20E %9u %19H %N")
+    by_reason: dict[str, list[str]] = {}
+    for name in cluster.config.node_names:
+        if name in cluster.node_down:
+            by_reason.setdefault(cluster.node_down[name][1] or "none", []).append(name)
+    errors: list[str] = []
+    out = [] if "noheader" in values else [_render(fmt, None, errors)]
+    for reason, nodes in by_reason.items():
+        row = {"E": reason, "u": "root", "H": "Unknown", "N": hostlist.compress(nodes)}
+        out.append(_render(fmt, row, errors))
     return CommandResult(0, "".join(out), "".join(errors))

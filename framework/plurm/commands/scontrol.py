@@ -372,12 +372,25 @@ def _job_command(verb: str, args: Sequence[str], controller: Controller) -> Comm
     return CommandResult(1 if errors else 0, "", "".join(errors))
 
 
+def _one_line_each(text: str) -> str:
+    """scontrol -o: each record (records end with a blank line) on one line, its lines'
+    indentation and ends trimmed and joined by single spaces."""
+    records = [record for record in text.split("\n\n") if record.strip()]
+    return "".join(" ".join(line.strip() for line in r.split("\n")) + "\n" for r in records)
+
+
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+    oneliner = bool(argv) and argv[0] in ("-o", "--oneliner")
+    if oneliner:
+        argv = argv[1:]
     if not argv:
         raise CommandError("scontrol: error: no command given")
     verb = argv[0].lower()
     if verb == "show":
-        return _show(argv[1:], controller)
+        shown = _show(argv[1:], controller)
+        if oneliner:
+            return CommandResult(shown.status, _one_line_each(shown.stdout), shown.stderr)
+        return shown
     if verb in ("suspend", "resume", "requeue"):
         return _job_command(verb, argv[1:], controller)
     if verb == "update":

@@ -32,6 +32,7 @@ _DEFAULT_STATES = frozenset(
 OPTIONS = (
     Option("noheader", "h", ("noheader",), takes_value=False),
     Option("format", "o", ("format",)),
+    Option("Format", "O", ("Format",)),
     Option("states", "t", ("states", "state")),
     Option("sort", "S", ("sort",)),
     Option("jobs", "j", ("jobs", "job")),
@@ -216,7 +217,48 @@ def _sort(jobs: list[Job], keys: str, now: float) -> list[Job]:
     return ordered
 
 
+#: squeue -O field names and the -o letters they print as.
+_LONG_FIELDS = {
+    "jobid": "i",
+    "partition": "P",
+    "name": "j",
+    "username": "u",
+    "userid": "u",
+    "state": "T",
+    "statecompact": "t",
+    "timeused": "M",
+    "timelimit": "l",
+    "timeleft": "L",
+    "numnodes": "D",
+    "numcpus": "C",
+    "nodelist": "N",
+    "reason": "r",
+    "reasonlist": "R",
+    "priority": "Q",
+    "prioritylong": "Q",
+}
+
+
+def _long_format(spec: str) -> str:
+    """-O/--Format ``name[:[.]width],...`` as the equivalent -o format: 20 columns wide,
+    left-justified, by default; fields run together with no separator, as Slurm prints."""
+    parts = []
+    for item in spec.split(","):
+        name, _, width = item.strip().partition(":")
+        letter = _LONG_FIELDS.get(name.lower())
+        if letter is None:
+            raise CommandError(f"squeue: error: Invalid job format specification: {name}")
+        dot = "." if width.startswith(".") else ""
+        size = width.lstrip(".") or "20"
+        if not size.isdigit():
+            raise CommandError(f"squeue: error: Invalid job format specification: {item}")
+        parts.append(f"%{dot}{size}{letter}")
+    return "".join(parts)
+
+
 def _format(values: Mapping[str, str | None]) -> str:
+    if "Format" in values:
+        return _long_format(str(values["Format"]))
     if "format" in values:
         return str(values["format"])
     return LONG_FORMAT if "long" in values else DEFAULT_FORMAT

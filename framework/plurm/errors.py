@@ -1,7 +1,8 @@
 """Plurm's exception tree.
 
 Every error Plurm raises on purpose derives from :class:`PlurmError`, so a caller can catch one
-type at the boundary. Parsers (configuration, hostlists) raise nothing else, whatever the input.
+type at the boundary. Parsers (configuration, hostlists, workload traces) raise nothing else,
+whatever the input.
 
 * PlurmError
     * HostlistError            - an invalid hostlist expression or an oversized expansion
@@ -11,9 +12,13 @@ type at the boundary. Parsers (configuration, hostlists) raise nothing else, wha
         * ConfValueError       - a known key with a value Slurm would reject
         * ConfIncludeError     - an Include that is missing, unreadable or circular
         * ConfErrorGroup       - several of the above, found in one pass over the files
+    * TraceError               - a workload trace (SWF) that cannot be read: a malformed job line,
+                                 or a file that is missing, unreadable or a corrupt gzip stream
+        * TraceErrorGroup      - several malformed lines, found in one pass over the trace
 
-Configuration errors carry a :class:`SourceLocation` (file, line, column and the text of the line)
-so that the message can show the offending line with a caret under the column, the way compilers do.
+Configuration and trace errors carry a :class:`SourceLocation` (file, line, column and the text of
+the line) so that the message can show the offending line with a caret under the column, the way
+compilers do.
 Expected outcomes of scheduling (a job that cannot run yet) are status values, never exceptions.
 """
 
@@ -33,6 +38,8 @@ __all__ = [
     "HostlistError",
     "PlurmError",
     "SourceLocation",
+    "TraceError",
+    "TraceErrorGroup",
 ]
 
 
@@ -46,7 +53,7 @@ class HostlistError(PlurmError, ValueError):
 
 @attrs.frozen
 class SourceLocation:
-    """Where a configuration problem is: 1-based line and column in ``file``.
+    """Where a problem in a file (a configuration, a trace) is: 1-based line and column.
 
     ``text`` is the physical line as it stands in the file (without its line break), so that a
     message can quote it. ``column`` 0 means the problem concerns the whole line, and ``line``
@@ -76,6 +83,15 @@ class SourceLocation:
         return "\n".join(lines)
 
 
+def _located(message: str, location: SourceLocation | None) -> str:
+    """``file:line:column: message`` and the excerpt under it, or the bare message."""
+    if location is None:
+        return message
+    excerpt = location.excerpt()
+    head = f"{location}: {message}"
+    return f"{head}\n{excerpt}" if excerpt else head
+
+
 class ConfError(PlurmError):
     """A configuration Plurm refuses, as Slurm 22.05 refuses it.
 
@@ -94,11 +110,7 @@ class ConfError(PlurmError):
         return (self,)
 
     def __str__(self) -> str:
-        if self.location is None:
-            return self.message
-        excerpt = self.location.excerpt()
-        head = f"{self.location}: {self.message}"
-        return f"{head}\n{excerpt}" if excerpt else head
+        return _located(self.message, self.location)
 
 
 class ConfSyntaxError(ConfError):
@@ -163,6 +175,62 @@ class ConfErrorGroup(ConfError):
 
     def __str__(self) -> str:
         return "\n".join(str(error) for error in self._errors)
+
+
+class TraceError(PlurmError):
+    """A workload trace that Plurm cannot read.
+
+    ``location`` names the file and the 1-based line (line 0 for the file as a whole: missing,
+    unreadable, a corrupt gzip stream), with the column of the field at fault when there is one.
+    ``field`` is that field's 1-based SWF number (1 = job number ... 18 = think time), or None
+    when the line as a whole is wrong (a wrong field count) or no line is concerned.
+    """
+
+    def __init__(
+        self, message: str, location: SourceLocation | None = None, *, field: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.field = field
+
+    @property
+    def errors(self) -> tuple[TraceError, ...]:
+        """Every individual error; a single error is a group of one."""
+        return (self,)
+
+    def __str__(self) -> str:
+        return _located(self.message, self.location)
+
+
+class TraceErrorGroup(TraceError):
+    """Several malformed lines of one trace, in line order.
+
+    ``truncated`` is true when the reader stopped collecting at its limit, so that the trace
+    may hold more bad lines than ``errors`` lists. The group's own ``location`` is the file as a
+    whole (line 0).
+    """
+
+    def __init__(self, errors: Sequence[TraceError], *, truncated: bool = False) -> None:
+        first = errors[0].location if errors else None
+        where = f" in {first.file}" if first is not None else ""
+        more = " (the first ones; there are more)" if truncated else ""
+        super().__init__(
+            f"{len(errors)} errors{where}{more}",
+            SourceLocation(first.file, 0) if first is not None else None,
+        )
+        self._errors = tuple(errors)
+        self.truncated = truncated
+
+    @property
+    def errors(self) -> tuple[TraceError, ...]:
+        return self._errors
+
+    def __str__(self) -> str:
+        lines = [str(error) for error in self._errors]
+        if self.truncated:
+            lines.append(f"(stopped after {len(self._errors)} errors; there are more)")
+        return "\n".join(lines)
 
 
 def raise_collected(errors: Sequence[ConfError]) -> None:

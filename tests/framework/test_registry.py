@@ -55,7 +55,7 @@ def test_missing_plugin_is_named_with_the_installed_ones(tmp_path: Path) -> None
         Plugins.load(config)
     message = str(caught.value)
     assert "select/nonesuch" in message and "plurm.select" in message
-    assert "installed select plugins: select/linear" in message
+    assert "select/linear" in message.partition("installed select plugins: ")[2]
 
 
 def test_unknown_plugin_type_is_an_error(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from plurm import conf
-from plurm.registry import PluginNotFoundError, Registry
 from plurm.sim.session import SessionLine, Simulation
 from tests.conftest import DATA
 
@@ -71,17 +70,6 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def _installed(spec: dict[str, Any], tmp_path: Path) -> bool:
-    config = _config(spec, tmp_path)
-    registry = Registry()
-    return all(
-        t in registry.installed(t.split("/")[0])
-        for types in config.plugin_types().values()
-        for t in types
-        if not t.startswith("auth/")
-    )
-
-
 @pytest.mark.parametrize(
     "name",
     [
@@ -93,6 +81,9 @@ def _installed(spec: dict[str, Any], tmp_path: Path) -> bool:
         "gang-linear-two",
         "gang-linear-three-force2",
         "gang-linear-three-force3",
+        # The preemption page's "future ideas" example (select/cons_res, SUSPEND,GANG):
+        # the hipri job goes on n[1-3], over all three jobs, not on the idle n[4-5].
+        "seed-future-cons-res",
     ],
 )
 def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:
@@ -106,13 +97,3 @@ def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:
 def test_replay_is_deterministic(tmp_path: Path) -> None:
     spec, _ = _scenario("seed-suspend-gang")
     assert _replay(spec, tmp_path) == _replay(spec, tmp_path)
-
-
-def test_cons_res_scenario_needs_its_plugin(tmp_path: Path) -> None:
-    """The "future ideas" example needs select/cons_res (the semantics issue). Until that
-    plugin is installed, loading it fails with a clear error, never with another selector."""
-    spec, _ = _scenario("seed-future-cons-res")
-    if _installed(spec, tmp_path):
-        pytest.skip("select/cons_res is installed; its own tests replay this scenario")
-    with pytest.raises(PluginNotFoundError, match=r"select/cons_res.*installed select plugins"):
-        Simulation(_config(spec, tmp_path))

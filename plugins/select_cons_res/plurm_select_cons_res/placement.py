@@ -1,0 +1,195 @@
+"""Choosing nodes and cores once it is known which cores a job may use.
+
+Node choice is Slurm's best fit over runs of consecutive usable nodes (node-table order):
+required nodes (``-w``) first; then, while the job needs more, the run that is enough with the
+fewest free task slots (else the largest run) gives its nodes in order. When at most one more
+node is needed, the node of that run with the fewest slots that still holds the rest is taken
+alone, so small jobs fill partly used nodes before idle ones. ``--contiguous`` needs one
+block of consecutive nodes.
+
+Tasks are then dealt to the chosen nodes one at a time, round robin, and each node gets the
+cores its tasks need (whole sockets under CR_Socket, every core for ``--exclusive``), the
+lowest-numbered free ones first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from plurm_select_cons_res.layout import Layout, Unit
+from plurm_select_cons_res.needs import MemoryKind, Needs
+
+__all__ = ["allocated_cpus", "choose_nodes", "deal_tasks", "pick_cores", "slots"]
+
+
+def _usable_cores(layout: Layout, free: frozenset[int], unit: Unit) -> frozenset[int]:
+    """The free cores a job may take: under CR_Socket only those of wholly free sockets."""
+    if unit is not Unit.SOCKET:
+        return free
+    return frozenset(core for socket in layout.sockets() if socket <= free for core in socket)
+
+
+def allocated_cpus(layout: Layout, unit: Unit, cpus: int, exclusive: bool) -> int:
+    """The CPUs a job asking ``cpus`` on a node is given: whole cores (all their threads),
+    whole sockets under CR_Socket, the whole node when exclusive."""
+    if exclusive:
+        return layout.cpus
+    if unit in (Unit.NONE, Unit.CPU):
+        return min(layout.cpus, cpus)
+    cores = math.ceil(cpus / layout.cpus_per_core)
+    if unit is Unit.SOCKET:
+        per_socket = layout.cores_per_socket
+        cores = math.ceil(cores / per_socket) * per_socket
+    return layout.cpus_of(cores)
+
+
+def slots(
+    layout: Layout, free: frozenset[int], unit: Unit, needs: Needs, memory: int | None
+) -> int:
+    """How many of the job's tasks fit on a node with ``free`` cores and ``memory`` MiB free
+    for it (None: memory is not a limit). Memory per CPU counts every CPU the tasks are
+    given, rounding included."""
+    if needs.exclusive and len(free) < layout.cores:
+        return 0
+    if unit is Unit.NONE:
+        cpus = layout.cpus
+    else:
+        cpus = layout.cpus_of(len(_usable_cores(layout, free, unit)))
+    tasks = cpus // needs.cpus_per_task
+    if memory is not None and needs.memory_kind is MemoryKind.PER_CPU and needs.memory:
+        tasks = min(tasks, memory // (needs.memory * needs.cpus_per_task))
+        while tasks > 0:
+            given = allocated_cpus(layout, unit, tasks * needs.cpus_per_task, needs.exclusive)
+            if given * needs.memory <= memory:
+                break
+            tasks -= 1
+    return max(0, tasks)
+
+
+def _runs(names: Sequence[str], index: Mapping[str, int]) -> list[list[str]]:
+    runs: list[list[str]] = []
+    for name in names:
+        if runs and index[name] == index[runs[-1][-1]] + 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return runs
+
+
+def _contiguous(
+    names: Sequence[str], caps: Mapping[str, int], needs: Needs, index: Mapping[str, int]
+) -> list[str] | None:
+    """The block of consecutive nodes, holding every required node, that is enough with the
+    fewest slots (the first such block on ties)."""
+    most = needs.max_nodes or len(names)
+    best: list[str] | None = None
+    best_slots = 0
+    required = set(needs.required)
+    for run in _runs(names, index):
+        for start in range(len(run)):
+            total = 0
+            for end in range(start, min(len(run), start + most)):
+                total += caps[run[end]]
+                block = run[start : end + 1]
+                if (
+                    len(block) >= needs.min_nodes
+                    and total >= needs.tasks
+                    and required <= set(block)
+                ):
+                    if best is None or total < best_slots:
+                        best, best_slots = block, total
+                    break
+    return best
+
+
+def choose_nodes(
+    names: Sequence[str], caps: Mapping[str, int], needs: Needs, index: Mapping[str, int]
+) -> list[str] | None:
+    """The nodes for the job among ``names`` (table order), given each node's task slots."""
+    usable = [name for name in names if caps.get(name, 0) > 0]
+    if any(name not in usable for name in needs.required):
+        return None
+    if needs.contiguous:
+        block = _contiguous(usable, caps, needs, index)
+        return None if block is None else block
+    chosen = list(needs.required)
+    most = needs.max_nodes if needs.max_nodes is not None else len(usable)
+    most = max(most, needs.min_nodes)
+    want_nodes = needs.min_nodes - len(chosen)
+    want_tasks = needs.tasks - sum(caps[name] for name in chosen)
+    if len(chosen) > most:
+        return None
+    runs = _runs([name for name in usable if name not in chosen], index)
+    while runs and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
+        best: list[str] | None = None
+        best_slots = 0
+        best_enough = False
+        for run in runs:
+            total = sum(caps[name] for name in run)
+            enough = total >= want_tasks and len(run) >= want_nodes
+            if (
+                best is None
+                or (enough and not best_enough)
+                or (enough and total < best_slots)
+                or (not enough and not best_enough and total > best_slots)
+            ):
+                best, best_slots, best_enough = run, total, enough
+        assert best is not None
+        runs.remove(best)
+        if want_nodes <= 1:
+            fitting = [name for name in best if caps[name] >= want_tasks]
+            if fitting:
+                single = min(fitting, key=lambda name: caps[name])  # first of the smallest
+                chosen.append(single)
+                want_nodes -= 1
+                want_tasks -= caps[single]
+                continue
+        for name in best:
+            if (want_nodes <= 0 and want_tasks <= 0) or len(chosen) >= most:
+                break
+            chosen.append(name)
+            want_nodes -= 1
+            want_tasks -= caps[name]
+    if want_nodes > 0 or want_tasks > 0:
+        return None
+    return sorted(chosen, key=index.__getitem__)
+
+
+def deal_tasks(chosen: Sequence[str], caps: Mapping[str, int], tasks: int) -> dict[str, int]:
+    """Tasks per chosen node: one each first, then round robin while slots last."""
+    count = dict.fromkeys(chosen, 0)
+    left = tasks
+    while left > 0:
+        dealt = False
+        for name in chosen:
+            if left > 0 and count[name] < caps[name]:
+                count[name] += 1
+                left -= 1
+                dealt = True
+        if not dealt:
+            break
+    for name in chosen:
+        count[name] = max(1, count[name])
+    return count
+
+
+def pick_cores(
+    layout: Layout, free: frozenset[int], unit: Unit, cpus: int, exclusive: bool
+) -> frozenset[int]:
+    """The cores that give ``cpus`` CPUs: the lowest free ones, whole sockets under
+    CR_Socket, all of them for an exclusive job, none when cores are not counted."""
+    if unit is Unit.NONE:
+        return frozenset()
+    if exclusive:
+        return layout.all_cores
+    want = math.ceil(cpus / layout.cpus_per_core)
+    if unit is Unit.SOCKET:
+        taken: set[int] = set()
+        for socket in layout.sockets():
+            if len(taken) >= want:
+                break
+            if socket <= free:
+                taken |= socket
+        return frozenset(taken)
+    return frozenset(sorted(free)[:want])

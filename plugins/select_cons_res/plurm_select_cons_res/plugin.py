@@ -1,0 +1,241 @@
+"""The select hooks of cons_res/cons_tres: the plugin object and its accounting."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from plurm import hookimpl
+from plurm._markers import HOOK_API_VERSION
+from plurm.conf.values import PreemptBase
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobState
+from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
+from plurm.registry import PluginContext
+from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
+from plurm_select_cons_res.needs import Needs, Sharing, needs_of, row_count
+from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
+from plurm_select_cons_res.steps import Placement, Tester
+from plurm_select_cons_res.usage import Usage
+
+__all__ = ["ConsResSelect"]
+
+
+@attrs.frozen
+class _Tested:
+    """The last placement a RUN_NOW test found for a job, for ``select_job_begin``."""
+
+    nodes: tuple[str, ...]
+    version: int
+    placement: Placement
+
+
+class ConsResSelect:
+    """The select/cons_res (and select/cons_tres) plugin; one instance per controller."""
+
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+        self.log = logging.getLogger(context.logger_name)
+        self.resource = Resource.of(context.config)
+        self.layouts: dict[str, Layout] = {}
+        self.usage = Usage()
+        #: Bumped on every change of ``usage``: a remembered placement is only good as long
+        #: as the usage it was found on.
+        self.version = 0
+        #: A cache of test results (not state: the same test gives the same answer).
+        self.tested: dict[int, _Tested] = {}
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _rows(self, cluster: Cluster) -> dict[str, int]:
+        extra = cluster.config.preempt_type == "preempt/qos"
+        return {name: row_count(part, extra) for name, part in cluster.partitions.items()}
+
+    def _tester(self, cluster: Cluster) -> Tester:
+        rows = self._rows(cluster)
+        return Tester(
+            cluster, self.layouts, self.resource, lambda p: rows.get(p, 1), self._exempt(cluster)
+        )
+
+    def _exempt(self, cluster: Cluster) -> frozenset[int]:
+        """Running jobs still inside their PreemptExemptTime: under gang scheduling no job
+        may be placed on their cores."""
+        if not cluster.config.gang_scheduling:
+            return frozenset()
+        exempt = set()
+        for job in cluster.jobs_in(JobState.RUNNING):
+            seconds = cluster.preempt_exempt_time(job)
+            if seconds and job.start_time is not None and job.start_time + seconds > cluster.now:
+                exempt.add(job.job_id)
+        return frozenset(exempt)
+
+    def _needs(self, job: Job, cluster: Cluster) -> Needs | None:
+        part = cluster.partition(job.partition)
+        return needs_of(job, part, cluster.config, self.resource.memory)
+
+    def _changed(self) -> None:
+        self.version += 1
+        self.tested.clear()
+
+    # ----------------------------------------------------------------------------- state
+
+    @hookimpl
+    def select_node_init(self, cluster: Cluster) -> bool:
+        self.layouts = {
+            name: layout_of(cluster.node(name), self.resource.unit)
+            for name in cluster.config.node_names
+        }
+        self.usage = Usage()
+        self._changed()
+        return True
+
+    @hookimpl
+    def select_reconfigure(self, cluster: Cluster) -> bool:
+        self.usage.reshape(self._rows(cluster))
+        self._changed()
+        return True
+
+    # ----------------------------------------------------------------------------- job_test
+
+    @hookimpl
+    def select_job_test(
+        self,
+        job: Job,
+        nodes: Sequence[str],
+        mode: SelectMode,
+        candidates: Sequence[Candidate],
+        cluster: Cluster,
+    ) -> SelectResult:
+        needs = self._needs(job, cluster)
+        if needs is None:
+            return SelectResult.never()
+        tester = self._tester(cluster)
+        idle = tester.test(needs, nodes, job.partition, Usage())
+        if idle is None:
+            return SelectResult.never()
+        if mode is not SelectMode.RUN_NOW:
+            return SelectResult(SelectStatus.SUCCESS, idle.nodes)
+        placed = tester.test(needs, nodes, job.partition, self.usage)
+        if placed is not None:
+            return self._success(job, placed)
+        if not candidates:
+            return SelectResult.busy()
+        if (
+            cluster.config.preempt_type == "preempt/qos"
+            and candidates[0].mode is PreemptBase.SUSPEND
+        ):
+            placed = preempt_by_suspension(
+                tester, needs, nodes, job.partition, self.usage, candidates
+            )
+            if placed is not None:
+                return self._success(job, placed)
+        preemption = preempt_by_removal(
+            tester,
+            needs,
+            nodes,
+            job.partition,
+            self.usage,
+            candidates,
+            cluster.config.preempt_parameters,
+        )
+        if preemption is None:
+            return SelectResult.busy()
+        return self._success(job, preemption.placement, preemption.victims)
+
+    def _success(self, job: Job, placed: Placement, victims: tuple[int, ...] = ()) -> SelectResult:
+        nodes = placed.nodes
+        if not victims:
+            self.tested[job.job_id] = _Tested(nodes, self.version, placed)
+        return SelectResult(SelectStatus.SUCCESS, nodes, victims)
+
+    # ----------------------------------------------------------------------------- lifecycle
+
+    def _placement_for(self, job: Job, cluster: Cluster) -> Placement:
+        """The placement behind ``job.nodes``: the remembered test if the usage has not
+        changed since, else a new test on exactly those nodes, else (the core started the
+        job where this plugin would not) one CPU per task on the lowest cores."""
+        remembered = self.tested.get(job.job_id)
+        if (
+            remembered is not None
+            and remembered.version == self.version
+            and remembered.nodes == tuple(job.nodes)
+        ):
+            return remembered.placement
+        needs = self._needs(job, cluster)
+        if needs is not None:
+            placed = self._tester(cluster).test(needs, job.nodes, job.partition, self.usage)
+            if placed is not None and placed.nodes == tuple(job.nodes):
+                return placed
+        self.log.warning("job %s: started on %s without a placement", job.job_id, job.nodes)
+        per_node = max(1, job.request.cpus // max(1, len(job.nodes)))
+        cores = {}
+        cpus = {}
+        for name in job.nodes:
+            layout = self.layouts[name]
+            count = min(layout.cores, -(-per_node // layout.cpus_per_core))
+            if self.resource.unit is Unit.NONE:
+                count = 0
+            cores[name] = frozenset(range(count))
+            cpus[name] = layout.cpus_of(count) if count else min(layout.cpus, per_node)
+        return Placement(cores, cpus, dict.fromkeys(job.nodes, 0))
+
+    @hookimpl
+    def select_job_begin(self, job: Job, cluster: Cluster) -> bool:
+        placed = self._placement_for(job, cluster)
+        needs = self._needs(job, cluster)
+        sharing = needs.sharing if needs is not None else Sharing.ONE_ROW
+        allocation = placed.allocation(job.job_id, job.partition, sharing)
+        self.usage.remove(job.job_id)
+        self.usage.add(allocation, self._rows(cluster).get(job.partition, 1))
+        self._changed()
+        return True
+
+    @hookimpl
+    def select_job_fini(self, job: Job, cluster: Cluster) -> bool:
+        self.usage.remove(job.job_id)
+        self._changed()
+        return True
+
+    @hookimpl
+    def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
+        # A gang suspension keeps the job in its row (it still counts against
+        # OverSubscribe); an admin suspension frees its cores, not its memory.
+        if indefinite and job.job_id in self.usage.allocations:
+            self.usage.unplace(job.job_id)
+            self._changed()
+        return True
+
+    @hookimpl
+    def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
+        if (
+            indefinite
+            and job.job_id in self.usage.allocations
+            and not self.usage.in_rows(job.job_id)
+        ):
+            self.usage.place(job.job_id, self._rows(cluster).get(job.partition, 1))
+            self._changed()
+        return True
+
+    @hookimpl
+    def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:
+        """CPUs of the cores held on each node by jobs in rows (running or gang-suspended);
+        with CR_Memory, the CPUs the jobs asked for, up to the node's."""
+        alloc: dict[str, int] = {}
+        if self.resource.unit is Unit.NONE:
+            for allocation in self.usage.allocations.values():
+                if not self.usage.in_rows(allocation.job_id):
+                    continue
+                for name, cpus in allocation.cpus.items():
+                    alloc[name] = min(self.layouts[name].cpus, alloc.get(name, 0) + cpus)
+            return alloc
+        held: dict[str, set[int]] = {}
+        for _, _, allocation in self.usage.row_jobs():
+            for name, cores in allocation.cores.items():
+                held.setdefault(name, set()).update(cores)
+        return {
+            name: self.layouts[name].cpus_of(len(cores)) for name, cores in held.items() if cores
+        }

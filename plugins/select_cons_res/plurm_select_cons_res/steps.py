@@ -1,0 +1,297 @@
+"""One placement test against a usage: Slurm's cons_res steps, from idle cores to rows.
+
+1. Nodes the job may not use at all go first: a node held by an exclusive job; for an
+   exclusive job, a node with jobs on it (with gang scheduling, jobs of lower tiers it would
+   displace do not count); for a job that wants its cores to itself, a node where jobs of
+   another multi-row partition hold cores; a node without the memory the job needs.
+2. **Step 1**: the cores no job holds. If the job fits there, it goes there. A job that may
+   not share stops here unless gang scheduling is on.
+3. Without gang scheduling, a sharing job then tries its partition's rows (step 4) beside
+   the jobs that do not share: nothing would suspend them.
+4. **Step 2** (gang): every core except those of jobs still inside their PreemptExemptTime
+   and, when partitions preempt by PriorityTier, those of partitions of a higher tier or
+   with PreemptMode=OFF. If the job does not fit even then, higher-priority work is in the
+   way.
+5. **Step 3** (gang): also without the cores of partitions of the job's own tier. If it
+   fits, it avoids lower-tier partitions one at a time while it still fits, and goes there:
+   on top of lower-tier jobs, which gang scheduling then suspends (or preempts).
+6. **Step 4**: a sharing job tries its own partition's rows, one at a time: it fits in a row
+   if it fits beside the row's cores (and those of same-tier jobs that do not share); an
+   empty row leaves every other core. With preempt/qos a partition has one more row, used
+   only by a job that preempts by suspension.
+
+Cores are thus shared only by jobs that both allow it (FORCE, or YES with
+``--oversubscribe``), counted per partition, or by a higher tier over a lower one under gang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from plurm.conf.values import PreemptBase
+from plurm.model.cluster import Cluster
+from plurm_select_cons_res.layout import Layout, Resource, Unit
+from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
+from plurm_select_cons_res.placement import (
+    allocated_cpus,
+    choose_nodes,
+    deal_tasks,
+    pick_cores,
+    slots,
+)
+from plurm_select_cons_res.usage import Allocation, Usage, View
+
+__all__ = ["Placement", "Tester"]
+
+Blocked = Mapping[str, Collection[int]]
+_NOTHING: frozenset[int] = frozenset()
+
+
+@attrs.frozen
+class Placement:
+    """A test's answer: per chosen node, the cores, CPUs and memory the job would get."""
+
+    cores: Mapping[str, frozenset[int]]
+    cpus: Mapping[str, int]
+    memory: Mapping[str, int]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(self.cores)
+
+    def allocation(self, job_id: int, partition: str, sharing: Sharing) -> Allocation:
+        return Allocation(job_id, partition, self.cores, self.cpus, self.memory, sharing)
+
+
+class RowCounts(Protocol):
+    def __call__(self, partition: str) -> int: ...
+
+
+def _merge(*maps: Blocked) -> dict[str, set[int]]:
+    merged: dict[str, set[int]] = {}
+    for blocked in maps:
+        for name, cores in blocked.items():
+            merged.setdefault(name, set()).update(cores)
+    return merged
+
+
+@attrs.define
+class Tester:
+    """Tests placements for one job in one partition against one usage."""
+
+    cluster: Cluster
+    layouts: Mapping[str, Layout]
+    resource: Resource
+    rows: RowCounts
+    #: Jobs whose cores no one may take (inside their PreemptExemptTime under gang).
+    exempt: Collection[int] = ()
+
+    # ----------------------------------------------------------------------------- parts
+
+    def _own_rows(self, partition: str) -> int:
+        """Rows of a partition without the extra row of preempt/qos."""
+        qos = self.cluster.config.preempt_type == "preempt/qos"
+        return self.rows(partition) - (1 if qos else 0)
+
+    def _unit(self, partition: str) -> Unit:
+        return self.resource.for_partition(self.cluster.partition(partition))
+
+    def _free_memory(self, name: str, view: View, needs: Needs) -> int | None:
+        if needs.memory_kind is MemoryKind.NONE:
+            return None
+        free = self.layouts[name].memory - view.memory.get(name, 0)
+        if needs.max_memory is not None:
+            free = min(free, needs.max_memory)
+        return free
+
+    def _node_allowed(
+        self, name: str, partition: str, needs: Needs, view: View, kept: Blocked
+    ) -> bool:
+        """Slurm's node-level checks: exclusivity, sharing partitions, memory. ``kept`` are
+        the cores no job may be placed on top of (jobs gang scheduling would not suspend
+        for it): an exclusive job needs a node without them, and a node an exclusive job
+        holds is out unless that job may be displaced."""
+        # Without cores to count (CR_Memory), any job on the node keeps it.
+        held = bool(kept.get(name)) or (
+            self.resource.unit is Unit.NONE and name in view.partitions_on
+        )
+        if held and (needs.exclusive or view.state.get(name, 0) >= Sharing.RESERVED.weight):
+            return False
+        if needs.sharing is Sharing.ONE_ROW and self.resource.unit is not Unit.NONE:
+            for other in view.partitions_on.get(name, ()):
+                if other != partition and self._own_rows(other) > 1:
+                    return False
+        free = self._free_memory(name, view, needs)
+        if free is None:
+            return True
+        if needs.memory_kind is MemoryKind.WHOLE_NODE:
+            return view.memory.get(name, 0) == 0
+        if needs.memory_kind is MemoryKind.PER_NODE:
+            return free >= needs.memory
+        return free >= needs.memory * needs.cpus_per_task
+
+    def fit(
+        self,
+        needs: Needs,
+        names: Sequence[str],
+        partition: str,
+        view: View,
+        blocked: Blocked,
+    ) -> Placement | None:
+        """Place the job on ``names`` using only cores not in ``blocked``."""
+        unit = self._unit(partition)
+        caps: dict[str, int] = {}
+        free: dict[str, frozenset[int]] = {}
+        for name in names:
+            layout = self.layouts[name]
+            taken = blocked.get(name, _NOTHING) if unit is not Unit.NONE else _NOTHING
+            free[name] = layout.all_cores.difference(taken)
+            caps[name] = slots(
+                layout, free[name], unit, needs, self._free_memory(name, view, needs)
+            )
+        chosen = choose_nodes(names, caps, needs, self.cluster.node_index)
+        if chosen is None:
+            return None
+        tasks = deal_tasks(chosen, caps, needs.tasks)
+        cores: dict[str, frozenset[int]] = {}
+        cpus: dict[str, int] = {}
+        memory: dict[str, int] = {}
+        for name in chosen:
+            layout = self.layouts[name]
+            want = tasks[name] * needs.cpus_per_task
+            cores[name] = pick_cores(layout, free[name], unit, want, needs.exclusive)
+            cpus[name] = allocated_cpus(layout, unit, want, needs.exclusive)
+            memory[name] = self._memory(layout, needs, cpus[name])
+        return Placement(cores, cpus, memory)
+
+    @staticmethod
+    def _memory(layout: Layout, needs: Needs, cpus: int) -> int:
+        kind = needs.memory_kind
+        if kind is MemoryKind.PER_NODE:
+            return needs.memory
+        if kind is MemoryKind.PER_CPU:
+            return needs.memory * cpus
+        if kind is MemoryKind.WHOLE_NODE:
+            return min(layout.memory, needs.max_memory or layout.memory)
+        return 0
+
+    # ----------------------------------------------------------------------------- steps
+
+    def _higher(self, partition: str, view: View, usage: Usage) -> dict[str, set[int]]:
+        """Cores of exempt jobs and, with tiers preempting, of partitions the job may not
+        displace (a higher tier, or PreemptMode=OFF)."""
+        config = self.cluster.config
+        blocked = _merge(
+            *(usage.allocations[job].cores for job in self.exempt if usage.in_rows(job))
+        )
+        if config.preempt_type != "preempt/partition_prio":
+            return blocked
+        tier = self.cluster.partition(partition).priority_tier
+        for name, cores in view.partition_cores.items():
+            if name == partition:
+                continue
+            part = self.cluster.partition(name)
+            mode = part.preempt_mode or config.preempt_mode
+            if part.priority_tier > tier or mode.base is PreemptBase.OFF:
+                blocked = _merge(blocked, cores)
+        return blocked
+
+    def test(
+        self,
+        needs: Needs,
+        nodes: Sequence[str],
+        partition: str,
+        usage: Usage,
+        suspend: Collection[int] | None = None,
+    ) -> Placement | None:
+        """The job's placement on ``nodes`` against ``usage``, or None. ``suspend`` lists
+        the jobs a QOS preemptor suspends: it may then use its partition's extra row."""
+        view = View.of(usage)
+        gang = self.cluster.config.gang_scheduling
+        stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
+        higher = self._higher(partition, view, usage) if stacking else {}
+        tier = self.cluster.partition(partition).priority_tier
+        by_tier = sorted(
+            view.partition_cores,
+            key=lambda name: (-self.cluster.partition(name).priority_tier, name),
+        )
+        same = _merge(
+            higher,
+            *(
+                view.partition_cores[name]
+                for name in by_tier
+                if self.cluster.partition(name).priority_tier == tier
+            ),
+        )
+        # An exclusive job may only displace what gang scheduling would suspend for it.
+        kept = same if gang and stacking else view.busy
+        names = [n for n in nodes if self._node_allowed(n, partition, needs, view, kept)]
+        if len(names) < needs.min_nodes:
+            return None
+        placed = self.fit(needs, names, partition, view, view.busy)
+        if placed is not None or not stacking:
+            return placed
+        if not gang:
+            # Nothing would suspend the jobs underneath: a sharing job only shares with
+            # jobs that share too, in its partition's rows.
+            private = _merge(higher, *view.private_cores.values())
+            return self._rows(needs, names, partition, view, usage, private, suspend)
+        if self.fit(needs, names, partition, view, higher) is None:
+            return None
+        placed = self.fit(needs, names, partition, view, same)
+        if placed is not None:
+            for name in by_tier:
+                if self.cluster.partition(name).priority_tier >= tier:
+                    continue
+                trial = _merge(same, view.partition_cores[name])
+                better = self.fit(needs, names, partition, view, trial)
+                if better is not None:
+                    same, placed = trial, better
+            return placed
+        if not needs.shared:
+            return None
+        # Jobs that did not ask to share keep their cores to themselves.
+        private = _merge(
+            higher,
+            *(
+                view.private_cores.get(name, {})
+                for name in by_tier
+                if self.cluster.partition(name).priority_tier == tier
+            ),
+        )
+        return self._rows(needs, names, partition, view, usage, private, suspend)
+
+    def _rows(
+        self,
+        needs: Needs,
+        names: Sequence[str],
+        partition: str,
+        view: View,
+        usage: Usage,
+        blocked: Blocked,
+        suspend: Collection[int] | None,
+    ) -> Placement | None:
+        """Step 4: the partition's rows in order; an empty row leaves ``blocked`` only."""
+        count = self._own_rows(partition)
+        rows = view.row_cores.get(partition, [])
+        for index in range(count):
+            row = rows[index] if index < len(rows) else {}
+            if not any(row.values()):
+                return self.fit(needs, names, partition, view, blocked)
+            placed = self.fit(needs, names, partition, view, _merge(blocked, row))
+            if placed is not None:
+                return placed
+        if suspend is None:
+            return None
+        seed = _merge(
+            *(
+                usage.allocations[job_id].cores
+                for row_jobs in usage.rows.get(partition, [])
+                for job_id in row_jobs
+                if job_id not in suspend
+            )
+        )
+        return self.fit(needs, names, partition, view, _merge(blocked, seed))

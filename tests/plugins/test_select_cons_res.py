@@ -1,0 +1,671 @@
+"""select/cons_res (and cons_tres), through simulated clusters built from config text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from plurm.conf.values import OverSubscribe, OverSubscribeKind
+from plurm.model.select import SelectMode, SelectStatus
+from plurm.registry import Registry
+from plurm.testing import JobBuilder, TestCluster
+from plurm_select_cons_res import ConsResSelect
+
+Make = Callable[..., TestCluster]
+Job = Callable[[], JobBuilder]
+
+
+def _conf(
+    params: str, nodes: str, partitions: str = "PartitionName=p Nodes=ALL Default=YES"
+) -> str:
+    return f"SelectType=select/cons_res\nSelectTypeParameters={params}\n{nodes}\n{partitions}\n"
+
+
+def alloc(cluster: TestCluster) -> dict[str, int]:
+    """CPUs allocated per node, as sinfo and scontrol see them."""
+    return cluster.plugins.select_node_alloc(cluster.controller.cluster)
+
+
+def sinfo_states(cluster: TestCluster) -> str:
+    return cluster.command("sinfo -h -N -o '%N %t'").stdout
+
+
+def _job_id(sbatch_output: str) -> int:
+    return int(sbatch_output.split()[-1])
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+@pytest.mark.parametrize("name", ["select/cons_res", "select/cons_tres"])
+def test_both_entry_points_serve_the_plugin(name: str) -> None:
+    registry = Registry()
+    assert name in registry.installed("select")
+    assert registry.entry_point(name).load() is ConsResSelect
+
+
+def test_cons_tres_is_the_same_plugin(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nNodeName=n1 CPUs=4\n"
+        "PartitionName=p Nodes=ALL Default=YES\n"
+    )
+    for _ in range(4):
+        cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert [cluster.job(i).nodes for i in range(1, 5)] == [("n1",)] * 4
+
+
+# ----------------------------------------------------------------------------- units
+
+
+def test_cr_core_packs_jobs_on_a_node_core_by_core(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-2] CPUs=4"))
+    cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 1}
+    assert sinfo_states(cluster) == "n1 mix\nn2 idle\n"
+    for _ in range(3):
+        cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 4}
+    assert sinfo_states(cluster) == "n1 alloc\nn2 idle\n"
+    fifth = cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.job(fifth).nodes == ("n2",)
+
+
+def test_cr_core_gives_whole_cores_and_cr_cpu_single_threads(make_cluster: Make, job: Job) -> None:
+    node = "NodeName=n1 Sockets=1 CoresPerSocket=2 ThreadsPerCore=2"
+    by_core = make_cluster(_conf("CR_Core", node))
+    by_cpu = make_cluster(_conf("CR_CPU", node))
+    for cluster in (by_core, by_cpu):
+        for _ in range(3):
+            cluster.submit(job().runtime(100))
+        cluster.settle()
+    # A core's two threads both go to the job under CR_Core: two jobs fill the node.
+    assert alloc(by_core) == {"n1": 4}
+    assert by_core.states() == {1: "RUNNING", 2: "RUNNING", 3: "PENDING"}
+    assert alloc(by_cpu) == {"n1": 3}
+    assert by_cpu.states() == {1: "RUNNING", 2: "RUNNING", 3: "RUNNING"}
+
+
+def test_cr_socket_gives_whole_sockets(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Socket", "NodeName=n1 Sockets=2 CoresPerSocket=2"))
+    for _ in range(3):
+        cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 4}
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PENDING"}
+
+
+def test_a_partition_may_count_sockets_under_cr_core(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf(
+            "CR_Core",
+            "NodeName=n1 Sockets=2 CoresPerSocket=2",
+            "PartitionName=bysocket Nodes=ALL Default=YES SelectTypeParameters=CR_Socket\n"
+            "PartitionName=bycore Nodes=ALL",
+        )
+    )
+    cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 2}
+    cluster.submit(job().partition("bycore").runtime(100))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 3}
+    blocked = cluster.submit(job().runtime(100))  # no whole socket is free any more
+    cluster.settle()
+    assert cluster.state(blocked).name == "PENDING"
+
+
+def test_cr_memory_shares_cpus_and_counts_memory(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Memory", "NodeName=n1 CPUs=2 RealMemory=1000"))
+    first = cluster.submit(job().tasks(2).mem(400).runtime(100))
+    second = cluster.submit(job().tasks(2).mem(400).runtime(100))
+    third = cluster.submit(job().mem(400).runtime(100))
+    cluster.settle()
+    assert cluster.states() == {first: "RUNNING", second: "RUNNING", third: "PENDING"}
+    assert cluster.job(third).reason.value == "Resources"
+    assert alloc(cluster) == {"n1": 2}
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+def test_tasks_nodes_and_cpus_per_task(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-4] CPUs=4"))
+    spread = cluster.submit(job().nodes(2).tasks(2).runtime(100))  # one CPU on each of 2 nodes
+    cluster.settle()
+    assert cluster.job(spread).nodes == ("n1", "n2")
+    assert alloc(cluster) == {"n1": 1, "n2": 1}
+    wide = cluster.submit(job().tasks(2).cpus_per_task(3).runtime(100))  # 3 CPUs per task
+    cluster.settle()
+    assert cluster.job(wide).nodes == ("n1", "n2")  # each still has 3 free CPUs
+    assert alloc(cluster) == {"n1": 4, "n2": 4}
+    whole = cluster.submit(job().cpus_per_task(4).runtime(100))
+    cluster.settle()
+    assert cluster.job(whole).nodes == ("n3",)
+
+
+def test_tasks_beyond_one_node_take_the_fewest_nodes(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-4] CPUs=2"))
+    three = cluster.submit(job().tasks(3).runtime(100))
+    cluster.settle()
+    assert cluster.job(three).nodes == ("n1", "n2")
+    assert alloc(cluster) == {"n1": 2, "n2": 1}
+
+
+def test_a_small_job_fills_a_partly_used_node_first(make_cluster: Make, job: Job) -> None:
+    """Slurm's best fit: the node with the fewest free CPUs that still holds the job."""
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-3] CPUs=2"))
+    cluster.submit(job().nodelist("n2").runtime(100))
+    cluster.settle()
+    one = cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.job(one).nodes == ("n2",)
+    two = cluster.submit(job().tasks(2).runtime(100))  # n2 is full now: the first idle node
+    cluster.settle()
+    assert cluster.job(two).nodes == ("n1",)
+
+
+def test_required_and_excluded_nodes(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-4] CPUs=2"))
+    pinned = cluster.submit(job().nodelist("n3").runtime(100))
+    avoiding = cluster.submit(job().tasks(2).exclude("n1", "n2").runtime(100))
+    cluster.settle()
+    assert cluster.job(pinned).nodes == ("n3",)
+    assert cluster.job(avoiding).nodes == ("n4",)
+    both = cluster.submit(job().nodes(2).nodelist("n3", "n1").runtime(100))
+    cluster.settle()
+    assert cluster.job(both).nodes == ("n1", "n3")
+    assert alloc(cluster) == {"n1": 1, "n3": 2, "n4": 2}
+
+
+def test_contiguous_needs_consecutive_nodes(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-5] CPUs=1"))
+    cluster.submit(job().nodelist("n3").runtime(100))
+    cluster.settle()
+    loose = cluster.submit(job().nodes(3).runtime(100))
+    cluster.settle()
+    assert cluster.job(loose).nodes == ("n1", "n2", "n4")
+    cluster.command(f"scancel {loose}")
+    cluster.settle()
+    tight = cluster.command("sbatch -N3 --contiguous --wrap='sleep 100'")
+    cluster.settle()
+    assert cluster.state(_job_id(tight.stdout)).name == "PENDING"  # n[1-2] and n[4-5] only
+    cluster.command(f"scancel {_job_id(tight.stdout)}")
+    fits = cluster.command("sbatch -N2 --contiguous --wrap='sleep 100'")
+    cluster.settle()
+    assert cluster.job(_job_id(fits.stdout)).nodes == ("n1", "n2")
+
+
+def test_exclusive_takes_an_idle_node_and_all_its_cpus(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-2] CPUs=4"))
+    cluster.submit(job().runtime(100))
+    cluster.settle()
+    whole = cluster.submit(job().exclusive().runtime(100))
+    cluster.settle()
+    assert cluster.job(whole).nodes == ("n2",)
+    assert alloc(cluster) == {"n1": 1, "n2": 4}
+    blocked = cluster.submit(job().exclusive().runtime(100))
+    small = cluster.submit(job().partition("p").runtime(100))
+    cluster.settle()
+    assert cluster.state(blocked).name == "PENDING"
+    assert cluster.state(small).name == "PENDING"  # behind the exclusive job (same partition)
+    cluster.command(f"scancel {blocked}")
+    cluster.settle()
+    assert cluster.job(small).nodes == ("n1",)  # never beside the exclusive job on n2
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def test_memory_per_cpu_defaults_and_requests(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf("CR_Core_Memory", "DefMemPerCPU=300\nNodeName=n1 CPUs=4 RealMemory=1000")
+    )
+    three = cluster.submit(job().tasks(3).runtime(100))  # 900 MiB by default
+    one = cluster.submit(job().runtime(100))  # 300 more: too much
+    cluster.settle()
+    assert cluster.states() == {three: "RUNNING", one: "PENDING"}
+    cluster.command(f"scancel {one}")
+    small = cluster.command("sbatch --mem-per-cpu=100 --wrap='sleep 100'")
+    cluster.settle()
+    assert cluster.state(_job_id(small.stdout)).name == "RUNNING"
+
+
+def test_without_a_default_a_job_takes_the_whole_memory(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core_Memory", "NodeName=n1 CPUs=4 RealMemory=1000"))
+    first = cluster.submit(job().runtime(100))
+    second = cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {first: "RUNNING", second: "PENDING"}
+    assert alloc(cluster) == {"n1": 1}  # three cores idle, but no memory left
+
+
+def test_mem_zero_is_the_whole_node(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf("CR_Core_Memory", "DefMemPerCPU=100\nNodeName=n1 CPUs=4 RealMemory=1000")
+    )
+    cluster.submit(job().runtime(100))
+    greedy = cluster.submit(job().mem(0).runtime(100))
+    cluster.settle()
+    assert cluster.state(greedy).name == "PENDING"
+
+
+def test_partition_default_memory_wins_over_the_cluster(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf(
+            "CR_CPU_Memory",
+            "DefMemPerCPU=100\nNodeName=n1 CPUs=4 RealMemory=1000",
+            "PartitionName=big Nodes=ALL Default=YES DefMemPerNode=600\n"
+            "PartitionName=small Nodes=ALL",
+        )
+    )
+    first = cluster.submit(job().runtime(100))  # 600
+    second = cluster.submit(job().runtime(100))  # 600 more: waits
+    third = cluster.submit(job().partition("small").tasks(2).runtime(100))  # 2 x 100
+    cluster.settle()
+    assert cluster.states() == {first: "RUNNING", second: "PENDING", third: "RUNNING"}
+
+
+def test_max_mem_per_node_refuses_bigger_jobs(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf(
+            "CR_Core_Memory",
+            "MaxMemPerNode=500\nNodeName=n1 CPUs=4 RealMemory=1000",
+            "PartitionName=p Nodes=ALL Default=YES\n"
+            "PartitionName=roomy Nodes=ALL MaxMemPerNode=800",
+        )
+    )
+    over = cluster.submit(job().mem(600).runtime(100))
+    roomy = cluster.submit(job().partition("roomy").mem(600).runtime(100))
+    cluster.settle()
+    assert cluster.states() == {over: "PENDING", roomy: "RUNNING"}
+    result = cluster.plugins.select_job_test(
+        cluster.job(over), ["n1"], SelectMode.TEST_ONLY, (), cluster.controller.cluster
+    )
+    assert result.status is SelectStatus.NEVER
+
+
+def test_max_mem_per_cpu_raises_the_cpus_per_task(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf("CR_Core_Memory", "MaxMemPerCPU=100\nNodeName=n1 CPUs=4 RealMemory=1000")
+    )
+    cluster.command("sbatch --mem-per-cpu=250 --wrap='sleep 100'")
+    cluster.settle()
+    # 250 MiB per CPU is over 100: the task gets 3 CPUs at 84 MiB each.
+    assert alloc(cluster) == {"n1": 3}
+
+
+def test_memory_of_a_suspended_job_stays_taken(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core_Memory", "NodeName=n1 CPUs=2 RealMemory=1000"))
+    first = cluster.submit(job().mem(800).runtime(100))
+    cluster.settle()
+    cluster.command(f"scontrol suspend {first}")
+    cluster.settle()
+    assert alloc(cluster) == {}  # its core is free ...
+    small = cluster.submit(job().mem(100).runtime(100))
+    big = cluster.submit(job().mem(300).runtime(100))
+    cluster.settle()
+    assert cluster.state(small).name == "RUNNING"
+    assert cluster.state(big).name == "PENDING"  # ... its memory is not
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def _sharing(make_cluster: Make, oversubscribe: str) -> TestCluster:
+    return make_cluster(
+        _conf(
+            "CR_Core",
+            "NodeName=n1 CPUs=1",
+            f"PartitionName=p Nodes=ALL Default=YES OverSubscribe={oversubscribe}",
+        )
+    )
+
+
+def test_oversubscribe_no_gives_one_job_per_core(make_cluster: Make, job: Job) -> None:
+    cluster = _sharing(make_cluster, "NO")
+    cluster.submit(job().runtime(100))
+    cluster.submit(job().oversubscribe().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+
+
+def test_oversubscribe_yes_shares_only_with_the_option(make_cluster: Make, job: Job) -> None:
+    cluster = _sharing(make_cluster, "YES:2")
+    cluster.submit(job().runtime(100))
+    cluster.submit(job().oversubscribe().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+    cluster.command("scancel 1")
+    cluster.submit(job().oversubscribe().runtime(100))
+    cluster.submit(job().oversubscribe().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "CANCELLED", 2: "RUNNING", 3: "RUNNING", 4: "PENDING"}
+
+
+def test_oversubscribe_force_always_shares_up_to_n(make_cluster: Make, job: Job) -> None:
+    cluster = _sharing(make_cluster, "FORCE:3")
+    for _ in range(4):
+        cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "RUNNING", 4: "PENDING"}
+    assert alloc(cluster) == {"n1": 1}
+
+
+def test_oversubscribe_exclusive_takes_whole_nodes(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf(
+            "CR_Core",
+            "NodeName=n[1-2] CPUs=4",
+            "PartitionName=p Nodes=ALL Default=YES OverSubscribe=EXCLUSIVE",
+        )
+    )
+    for _ in range(3):
+        cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PENDING"}
+    assert alloc(cluster) == {"n1": 4, "n2": 4}
+
+
+def _two_partitions(make_cluster: Make) -> TestCluster:
+    return make_cluster(
+        _conf(
+            "CR_Core",
+            "NodeName=n1 CPUs=1",
+            "PartitionName=p1 Nodes=n1 OverSubscribe=YES Default=YES\n"
+            "PartitionName=p3 Nodes=n1 OverSubscribe=FORCE:2",
+        )
+    )
+
+
+def test_rows_are_counted_per_partition(make_cluster: Make, job: Job) -> None:
+    """Slurm's test_151_4 with cons_res: a p1 job does not use up one of p3's two places."""
+    cluster = _two_partitions(make_cluster)
+    cluster.command("sbatch -p p1 --oversubscribe --wrap='sleep 100'")
+    cluster.settle()
+    for _ in range(3):
+        cluster.command("sbatch -p p3 --wrap='sleep 100'")
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "RUNNING", 4: "PENDING"}
+    assert cluster.job(4).reason.value == "Resources"
+
+
+def test_a_job_that_does_not_share_keeps_its_cores(make_cluster: Make, job: Job) -> None:
+    """Cores are shared only between jobs that both allow it (cons_tres_share.html)."""
+    cluster = _two_partitions(make_cluster)
+    cluster.command("sbatch -p p1 --wrap='sleep 100'")
+    cluster.settle()
+    cluster.command("sbatch -p p3 --wrap='sleep 100'")
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+
+
+def test_a_gang_suspended_job_keeps_its_row(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        _conf(
+            "CR_Core",
+            "PreemptMode=GANG\nSchedulerTimeSlice=10\nNodeName=n1 CPUs=2",
+            "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2",
+        )
+    )
+    for _ in range(3):
+        cluster.submit(job().tasks(2).runtime(300))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "SUSPENDED", 3: "PENDING"}
+    cluster.run_until(25)  # the jobs take turns; the third still waits for a row
+    assert cluster.states() == {1: "SUSPENDED", 2: "RUNNING", 3: "PENDING"}
+    assert alloc(cluster) == {"n1": 2}
+
+
+def test_an_admin_suspension_frees_the_cores(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n1 CPUs=2"))
+    first = cluster.submit(job().tasks(2).runtime(300))
+    second = cluster.submit(job().tasks(2).runtime(300))
+    cluster.settle()
+    assert alloc(cluster) == {"n1": 2}
+    cluster.command(f"scontrol suspend {first}")
+    cluster.settle()
+    assert cluster.states() == {first: "SUSPENDED", second: "RUNNING"}
+    assert alloc(cluster) == {"n1": 2}
+    cluster.command(f"scontrol resume {first}")  # back on its cores, beside the other job
+    cluster.settle()
+    assert cluster.states() == {first: "RUNNING", second: "RUNNING"}
+
+
+def test_reconfigure_reshapes_the_rows(make_cluster: Make, job: Job) -> None:
+    cluster = _sharing(make_cluster, "FORCE:1")
+    cluster.submit(job().runtime(100))
+    cluster.submit(job().runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+    cluster.controller.update_partition(
+        "p", oversubscribe=OverSubscribe(OverSubscribeKind.FORCE, 2)
+    )
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING"}
+
+
+# ----------------------------------------------------------------------------- test modes
+
+
+def test_test_only_asks_whether_the_job_could_ever_fit(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n[1-2] CPUs=2"))
+    cluster.submit(job().tasks(4).runtime(100))
+    cluster.settle()
+    state = cluster.controller.cluster
+    waiting = cluster.job(cluster.submit(job().tasks(2)))
+    huge = cluster.job(cluster.submit(job().tasks(5)))
+    test_only = cluster.plugins.select_job_test
+    assert test_only(waiting, ["n1", "n2"], SelectMode.TEST_ONLY, (), state).status is (
+        SelectStatus.SUCCESS
+    )
+    assert test_only(waiting, ["n1", "n2"], SelectMode.RUN_NOW, (), state).status is (
+        SelectStatus.BUSY
+    )
+    assert test_only(huge, ["n1", "n2"], SelectMode.WILL_RUN, (), state).status is (
+        SelectStatus.NEVER
+    )
+
+
+def test_job_test_is_a_dry_run(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(_conf("CR_Core", "NodeName=n1 CPUs=2"))
+    pending = cluster.job(cluster.submit(job().tasks(2)))
+    state = cluster.controller.cluster
+    for _ in range(3):
+        result = cluster.plugins.select_job_test(pending, ["n1"], SelectMode.RUN_NOW, (), state)
+        assert result.status is SelectStatus.SUCCESS and result.nodes == ("n1",)
+    assert alloc(cluster) == {}
+
+
+# ----------------------------------------------------------------------------- preemption
+
+TIERS = (
+    "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode={mode}\n{extra}"
+    "NodeName=n[1-14] CPUs=1\n"
+    "PartitionName=low Nodes=ALL PriorityTier=1 Default=YES\n"
+    "PartitionName=high Nodes=ALL PriorityTier=2\n"
+)
+
+
+def _three_victims(make_cluster: Make, job: Job, extra: str = "") -> TestCluster:
+    """Jobs of 2, 4 and 8 nodes fill 14 nodes; then an 8-node job arrives in a higher tier."""
+    cluster = make_cluster(TIERS.format(mode="CANCEL", extra=extra))
+    for count in (2, 4, 8):
+        cluster.submit(job().nodes(count).runtime(1000))
+    cluster.settle()
+    assert [cluster.job(i).nodes[0] for i in (1, 2, 3)] == ["n1", "n3", "n7"]
+    cluster.submit(job().nodes(8).partition("high").runtime(50))
+    cluster.settle()
+    cluster.settle()
+    return cluster
+
+
+def test_preemption_reorders_to_the_one_job_that_is_enough(make_cluster: Make, job: Job) -> None:
+    """The preemption page's example: of the candidates of 2, 4 and 8 nodes (smallest first),
+    removing all three makes room; the reorder puts the 8-node job first, and it alone goes."""
+    cluster = _three_victims(make_cluster, job)
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PREEMPTED", 4: "RUNNING"}
+    assert cluster.job(4).nodes == tuple(f"n{i}" for i in range(7, 15))
+
+
+def test_strict_order_also_keeps_the_others(make_cluster: Make, job: Job) -> None:
+    cluster = _three_victims(make_cluster, job, "SchedulerParameters=preempt_strict_order\n")
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PREEMPTED", 4: "RUNNING"}
+
+
+def test_without_reorder_every_removed_candidate_goes(make_cluster: Make, job: Job) -> None:
+    cluster = _three_victims(make_cluster, job, "SchedulerParameters=preempt_reorder_count=0\n")
+    assert cluster.states() == {1: "PREEMPTED", 2: "PREEMPTED", 3: "PREEMPTED", 4: "RUNNING"}
+    assert cluster.job(4).nodes == tuple(f"n{i}" for i in range(1, 9))
+
+
+def test_only_candidates_on_the_chosen_nodes_are_victims(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+        "NodeName=n[1-2] CPUs=2\n"
+        "PartitionName=low Nodes=ALL PriorityTier=1 Default=YES\n"
+        "PartitionName=high Nodes=ALL PriorityTier=2\n"
+    )
+    for _ in range(4):
+        cluster.submit(job().runtime(1000))
+    cluster.settle()
+    high = cluster.submit(job().partition("high").tasks(2).runtime(50))
+    cluster.settle()
+    cluster.settle()
+    # The first candidate (job 1, on n1) is not enough; job 2 (also on n1) makes room there.
+    assert cluster.job(high).nodes == ("n1",)
+    assert [cluster.job(i).restarts for i in (1, 2, 3, 4)] == [1, 1, 0, 0]
+    assert cluster.job(1).reason.value == "BeginTime"
+
+
+def test_a_cancel_candidate_is_not_removed_without_need(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS.format(mode="CANCEL", extra=""))
+    cluster.submit(job().nodes(10).runtime(1000))
+    cluster.settle()
+    fits = cluster.submit(job().nodes(4).partition("high").runtime(50))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", fits: "RUNNING"}
+    assert cluster.job(fits).nodes == ("n11", "n12", "n13", "n14")
+
+
+SEED_FUTURE = (
+    "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n{extra}"
+    "NodeName=n[1-5] CPUs=2 RealMemory=1000\n"
+    "PartitionName=DEFAULT OverSubscribe=FORCE:1 Nodes=n[1-5]\n"
+    "PartitionName=active PriorityTier=1 Default=YES\n"
+    "PartitionName=hipri PriorityTier=2\n"
+)
+
+
+def test_suspend_gang_places_the_preemptor_on_lower_tier_jobs(make_cluster: Make, job: Job) -> None:
+    """The preemption page's "future ideas" example, as Slurm 22.05 ran it: the hipri job
+    takes n[1-3], on top of all three jobs (not the idle n[4-5]), and gang suspends them."""
+    cluster = make_cluster(SEED_FUTURE.format(extra=""))
+    for _ in range(3):
+        cluster.submit(job().tasks(2).runtime(300))
+    cluster.settle()
+    assert [cluster.job(i).nodes for i in (1, 2, 3)] == [("n1",), ("n2",), ("n3",)]
+    hipri = cluster.submit(job().nodes(3).tasks(6).partition("hipri").runtime(10))
+    cluster.settle()
+    assert cluster.states() == {1: "SUSPENDED", 2: "SUSPENDED", 3: "SUSPENDED", 4: "RUNNING"}
+    assert cluster.job(hipri).nodes == ("n1", "n2", "n3")
+    # Suspended by gang, the jobs keep their rows: their nodes still count as allocated.
+    assert alloc(cluster) == {"n1": 2, "n2": 2, "n3": 2}
+    cluster.run_until(15)
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "RUNNING", 4: "COMPLETED"}
+
+
+def test_exempt_jobs_keep_their_cores(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(SEED_FUTURE.format(extra="PreemptExemptTime=00:01:00\n"))
+    for _ in range(5):
+        cluster.submit(job().tasks(2).runtime(300))
+    cluster.settle()
+    hipri = cluster.submit(job().tasks(2).partition("hipri").runtime(10))
+    cluster.settle()
+    assert cluster.state(hipri).name == "PENDING"
+    cluster.run_until(119)  # the exemption ended at 61, but only a periodic pass notices it
+    assert cluster.state(hipri).name == "PENDING"
+    cluster.run_until(121)
+    assert cluster.state(hipri).name == "RUNNING"
+    assert cluster.job(hipri).nodes == ("n1",)
+    assert cluster.state(1).name == "SUSPENDED"
+
+
+def test_a_higher_tier_job_is_never_placed_on(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(SEED_FUTURE.format(extra=""))
+    cluster.submit(job().nodes(5).tasks(10).partition("hipri").runtime(300))
+    cluster.settle()
+    low = cluster.submit(job().runtime(10))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", low: "PENDING"}
+
+
+QOS_CONF = (
+    "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+    "PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\nSchedulerTimeSlice=10\n"
+    "NodeName=n1 CPUs=2\nPartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:1\n"
+)
+QOS_TEXT = "QOS=normal Priority=10\nQOS=high Priority=100 Preempt=normal\n"
+
+
+def test_qos_suspension_stacks_the_preemptor_in_the_extra_row(make_cluster: Make, job: Job) -> None:
+    """preempt/qos with SUSPEND,GANG in one FORCE:1 partition: the high-QOS job is placed on
+    the running job's cores (the extra row) and the two are gang scheduled."""
+    cluster = make_cluster(QOS_CONF, qos_text=QOS_TEXT)
+    cluster.submit(job().tasks(2).runtime(300))
+    cluster.settle()
+    plain = cluster.submit(job().tasks(2).runtime(300))
+    high = cluster.submit(job().tasks(2).qos("high").runtime(300))
+    cluster.settle()
+    assert cluster.state(high).name in ("RUNNING", "SUSPENDED")
+    assert cluster.state(plain).name == "PENDING"
+    assert {cluster.state(1).name, cluster.state(high).name} == {"RUNNING", "SUSPENDED"}
+
+
+TEST_128_1 = (
+    "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode={mode},GANG\nNodeName=n1 CPUs=2\n"
+    "PartitionName=partition1 Nodes=n1 PriorityTier=1 Default=YES\n"
+    "PartitionName=partition2 Nodes=n1 PriorityTier=2 PreemptMode=OFF\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "low_during", "low_after"),
+    [("SUSPEND", "SUSPENDED", "RUNNING"), ("CANCEL", "PREEMPTED", "PREEMPTED")],
+)
+def test_exclusive_jobs_preempt_across_tiers(
+    make_cluster: Make, job: Job, mode: str, low_during: str, low_after: str
+) -> None:
+    """Slurm's test_128_1: -N1 --exclusive jobs on one node shared by two tiers."""
+    cluster = make_cluster(TEST_128_1.format(mode=mode))
+    low = cluster.submit(job().exclusive().runtime(300))
+    cluster.settle()
+    high = cluster.submit(job().exclusive().partition("partition2").runtime(20))
+    cluster.settle()
+    cluster.settle()
+    assert (cluster.state(low).name, cluster.state(high).name) == (low_during, "RUNNING")
+    cluster.run_until(40)
+    assert (cluster.state(low).name, cluster.state(high).name) == (low_after, "COMPLETED")
+
+
+def test_the_qos_extra_row_does_not_make_a_partition_sharing(make_cluster: Make, job: Job) -> None:
+    """preempt/qos gives every partition one more row; jobs that do not share still pack."""
+    cluster = make_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "PreemptType=preempt/qos\nPreemptMode=REQUEUE\nNodeName=n1 CPUs=2\n"
+        "PartitionName=a Nodes=ALL Default=YES\nPartitionName=b Nodes=ALL\n",
+        qos_text=QOS_TEXT,
+    )
+    cluster.submit(job().runtime(100))
+    cluster.submit(job().partition("b").runtime(100))
+    cluster.settle()
+    assert cluster.states() == {1: "RUNNING", 2: "RUNNING"}
+    assert alloc(cluster) == {"n1": 2}

@@ -104,6 +104,7 @@ class Controller:
         self._pass_at: set[float] = set()
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
+        self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
@@ -130,7 +131,7 @@ class Controller:
         old = job.state
         if old is state:
             return
-        job.state = state
+        self.cluster.set_state(job, state)
         self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
 
     # ----------------------------------------------------------------------------- commands
@@ -177,7 +178,7 @@ class Controller:
             requeue=requeue,
         )
         self._next_id += 1
-        self.cluster.jobs[job.job_id] = job
+        self.cluster.add_job(job)
         return job
 
     def _basic_priority(self) -> int:
@@ -216,13 +217,25 @@ class Controller:
                     "Requested time limit is invalid (missing or exceeds some limit)"
                 )
 
+    def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
+        """Node and CPU count of a node list (cached: every pass asks for every job)."""
+        known = self._capacities.get(nodes)
+        if known is None:
+            known = self._capacities[nodes] = (
+                len(nodes),
+                sum(self.cluster.node(name).cpus for name in nodes),
+            )
+        return known
+
     def _beyond_node_limits(self, request: JobRequest, partition: str) -> bool:
         part = self.cluster.partition(partition)
-        nodes = [name for name in part.nodes if name not in request.exclude]
-        cpus = sum(self.cluster.node(name).cpus for name in nodes)
+        nodes = part.nodes
+        if request.exclude:
+            nodes = tuple(name for name in part.nodes if name not in request.exclude)
+        count, cpus = self._capacity(nodes)
         too_many = part.max_nodes is not None and request.min_nodes > part.max_nodes
         outside = any(name not in part.nodes for name in request.nodelist)
-        return request.min_nodes > len(nodes) or request.cpus > cpus or too_many or outside
+        return request.min_nodes > count or request.cpus > cpus or too_many or outside
 
     def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:
         limit = self.cluster.partition(partition).max_time

@@ -33,6 +33,9 @@ class Cluster:
     partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
     #: Nodes an admin or the configuration took out of service: name -> (state, reason).
     node_down: dict[str, tuple[NodeState, str | None]] = attrs.Factory(dict)
+    #: The jobs in each state, so that a pass over pending or running jobs does not walk
+    #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
+    _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
@@ -94,10 +97,21 @@ class Cluster:
     def job(self, job_id: int) -> Job:
         return self.jobs[job_id]
 
+    def add_job(self, job: Job) -> None:
+        self.jobs[job.job_id] = job
+        self._by_state.setdefault(job.state, {})[job.job_id] = job
+
+    def set_state(self, job: Job, state: JobState) -> None:
+        """The one way a job's state changes, keeping the per-state index right."""
+        self._by_state.get(job.state, {}).pop(job.job_id, None)
+        job.state = state
+        self._by_state.setdefault(state, {})[job.job_id] = job
+
     def jobs_in(self, *states: JobState) -> Iterator[Job]:
         """Jobs in the given states, in job-id order."""
-        return (job for job in self.jobs.values() if job.state in states)
+        found = [job for state in states for job in self._by_state.get(state, {}).values()]
+        return iter(sorted(found, key=lambda job: job.job_id))
 
     def allocated(self) -> Iterator[Job]:
         """Jobs holding resources (running, suspended, completing), in job-id order."""
-        return (job for job in self.jobs.values() if job.state.holds_resources)
+        return self.jobs_in(JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)

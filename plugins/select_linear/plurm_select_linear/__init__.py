@@ -46,6 +46,16 @@ class _NodeUse:
     total: int = 0  # running and suspended
 
 
+class _Idle(dict[str, "_NodeUse"]):
+    """Node use as if every node were idle, for "could it ever run" tests."""
+
+    def __missing__(self, name: str) -> _NodeUse:
+        return _IDLE
+
+
+_IDLE = _NodeUse()
+
+
 @attrs.frozen
 class _Allocation:
     nodes: tuple[str, ...]
@@ -78,12 +88,15 @@ class LinearSelect:
         self.use: dict[str, _NodeUse] = {}
         self.jobs: dict[int, _Allocation] = {}
         self.suspended: set[int] = set()
+        self.cpus: dict[str, int] = {}
 
     # ----------------------------------------------------------------------------- state
 
     @hookimpl
     def select_node_init(self, cluster: Cluster) -> bool:
         self.use = {name: _NodeUse() for name in cluster.config.node_names}
+        # Node sizes never change at run time; placement reads them in its inner loops.
+        self.cpus = {name: cluster.node(name).cpus for name in cluster.config.node_names}
         self.jobs.clear()
         self.suspended.clear()
         return True
@@ -146,7 +159,8 @@ class LinearSelect:
         max_nodes = max(max_nodes, request.min_nodes)
         chosen = list(required)
         need_nodes = request.min_nodes - len(chosen)
-        need_cpus = request.cpus - sum(cluster.node(name).cpus for name in chosen)
+        cpus_of = self.cpus
+        need_cpus = request.cpus - sum(cpus_of[name] for name in chosen)
         if need_nodes <= 0 and need_cpus <= 0:
             return tuple(chosen)
         runs: list[list[str]] = []
@@ -162,7 +176,7 @@ class LinearSelect:
             best_cpus = 0
             best_enough = False
             for run in runs:
-                cpus = sum(cluster.node(name).cpus for name in run)
+                cpus = sum(cpus_of[name] for name in run)
                 enough = cpus >= need_cpus and len(run) >= need_nodes
                 if (
                     best is None
@@ -180,7 +194,7 @@ class LinearSelect:
                     break
                 chosen.append(name)
                 need_nodes -= 1
-                need_cpus -= cluster.node(name).cpus
+                need_cpus -= cpus_of[name]
         if need_nodes > 0 or need_cpus > 0:
             return None
         return tuple(sorted(chosen, key=index.__getitem__))
@@ -236,16 +250,16 @@ class LinearSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
-        empty = {name: _NodeUse() for name in nodes}
-        if self._run_now(job, nodes, empty, cluster) is None:
+        if mode is not SelectMode.TEST_ONLY:
+            chosen = self._run_now(job, nodes, self.use, cluster)
+            if chosen is not None:
+                return SelectResult(SelectStatus.SUCCESS, chosen)
+        # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
+        idle = self._run_now(job, nodes, _Idle(), cluster)
+        if idle is None:
             return SelectResult.never()
         if mode is SelectMode.TEST_ONLY:
-            return SelectResult(
-                SelectStatus.SUCCESS, self._run_now(job, nodes, empty, cluster) or ()
-            )
-        chosen = self._run_now(job, nodes, self.use, cluster)
-        if chosen is not None:
-            return SelectResult(SelectStatus.SUCCESS, chosen)
+            return SelectResult(SelectStatus.SUCCESS, idle)
         if not candidates:
             return SelectResult.busy()
         return self._preempt(job, nodes, candidates, cluster)

@@ -518,6 +518,34 @@ def test_strict_order_also_keeps_the_others(make_cluster: Make, job: Job) -> Non
     assert cluster.states() == {1: "RUNNING", 2: "RUNNING", 3: "PREEMPTED", 4: "RUNNING"}
 
 
+@pytest.mark.parametrize(
+    ("extra", "survivor"),
+    [
+        # The reorder puts the job that made room first, then the others by how many of the
+        # chosen nodes they held: B (2 of them) before A (1): A survives.
+        ("", "A"),
+        # strict_order keeps the others' order: A before B, and B survives.
+        ("SchedulerParameters=preempt_strict_order\n", "B"),
+    ],
+)
+def test_the_reorder_ranks_earlier_candidates_by_overlap(
+    make_cluster: Make, job: Job, extra: str, survivor: str
+) -> None:
+    cluster = make_cluster(TIERS.format(mode="CANCEL", extra=extra).replace("n[1-14]", "n[1-6]"))
+    a, b, c = (cluster.submit(job().nodes(count).runtime(1000)) for count in (1, 2, 3))
+    cluster.settle()
+    high = cluster.submit(job().nodes(4).partition("high").runtime(50))
+    cluster.settle()
+    cluster.settle()
+    running = {
+        name
+        for name, ident in (("A", a), ("B", b), ("C", c))
+        if cluster.state(ident).name == "RUNNING"
+    }
+    assert running == {survivor}
+    assert cluster.state(high).name == "RUNNING"
+
+
 def test_without_reorder_every_removed_candidate_goes(make_cluster: Make, job: Job) -> None:
     cluster = _three_victims(make_cluster, job, "SchedulerParameters=preempt_reorder_count=0\n")
     assert cluster.states() == {1: "PREEMPTED", 2: "PREEMPTED", 3: "PREEMPTED", 4: "RUNNING"}

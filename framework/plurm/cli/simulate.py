@@ -1,29 +1,58 @@
-"""``plurm simulate --conf slurm.conf SESSION``: replay a command session."""
+"""``plurm simulate``: replay a command session, or a workload trace.
+
+* ``plurm simulate --conf slurm.conf SESSION`` prints each command of SESSION with its output;
+* ``plurm simulate --conf slurm.conf --trace T.swf[.gz] [--map M.toml] --out DIR`` replays the
+  trace, prints the cleaning report and the summary, and writes ``DIR/jobs.csv`` and
+  ``DIR/summary.json``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+import attrs
+from tqdm import tqdm
 
 from plurm import conf
+from plurm.errors import PlurmError
+from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
+from plurm.sim.trace import TraceMapping, replay
+from plurm.workload import clean, read_swf
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "simulate",
-        help="replay a session of Slurm commands on a simulated cluster",
+        help="replay a session of Slurm commands, or a workload trace, on a simulated cluster",
         description="Replay SESSION (lines of '<seconds> <command>') against the cluster "
-        "slurm.conf describes, and print each command with its output.",
+        "slurm.conf describes and print each command with its output; or replay a workload "
+        "trace (--trace) and report waits, slowdowns, utilization and preemptions.",
     )
     parser.add_argument("--conf", required=True, metavar="SLURM_CONF", help="the slurm.conf")
-    parser.add_argument("session", metavar="SESSION")
+    parser.add_argument("session", metavar="SESSION", nargs="?")
+    parser.add_argument("--trace", metavar="TRACE", help="an SWF trace (.swf or .swf.gz)")
+    parser.add_argument("--map", metavar="MAP_TOML", help="how trace jobs map to the cluster")
+    parser.add_argument("--out", metavar="DIR", help="where to write jobs.csv and summary.json")
+    parser.add_argument("--jobs", type=int, metavar="N", help="replay only the first N jobs")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no report")
     parser.set_defaults(run=run_simulate)
 
 
+class UsageError(PlurmError):
+    """The command line asks for something contradictory."""
+
+
 def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
+    if (args.session is None) == (args.trace is None):
+        raise UsageError("give either a SESSION file or --trace, not both or neither")
     config = conf.load(args.conf)
+    if args.trace is not None:
+        return _run_trace(args, config, out)
     path = Path(args.session)
     try:
         text = path.read_text()
@@ -33,4 +62,36 @@ def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
     lines = parse_session(str(path), text)
     simulation = Simulation(config)
     out.write(simulation.run_lines(lines, path.parent))
+    return 0
+
+
+def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) -> int:
+    cleaned = clean(read_swf(args.trace))
+    if args.jobs is not None:
+        cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: max(0, args.jobs)])
+    mapping = TraceMapping.load(args.map) if args.map else TraceMapping()
+    bar: Any = None
+    if not args.quiet:
+        out.write(f"{cleaned.report}\n")
+        out.flush()
+        bar = tqdm(total=len(cleaned.jobs), unit="job", file=sys.stderr, leave=False)
+
+    def progress(simulated: float, submitted: int, ended: int) -> None:
+        bar.update(submitted - bar.n)
+        bar.set_postfix_str(f"t={simulated / 86400:.1f} d, ended {ended}")
+
+    records = replay(cleaned, config, mapping, progress=progress if bar is not None else None)
+    if bar is not None:
+        bar.close()
+    total_cpus = sum(node.cpus * len(node.names) for node in config.nodes)
+    summary = summarize(records, total_cpus)
+    if args.out:
+        directory = Path(args.out)
+        directory.mkdir(parents=True, exist_ok=True)
+        with (directory / "jobs.csv").open("w") as stream:
+            write_jobs_csv(records, stream)
+        (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if not args.quiet:
+        shown = {k: v for k, v in summary.items() if not k.startswith("by_")}
+        out.write(json.dumps(shown, indent=1) + "\n")
     return 0

@@ -1,0 +1,120 @@
+"""The figures a trace replay is judged by, with the shared definitions of
+../shared/reference/workloads-and-metrics.md.
+
+* wait = first start - submit; bounded slowdown = max(1, (wait + run) / max(run, tau)), with
+  tau = 10 s and run the job's total run time;
+* utilization = CPU-seconds used / (CPUs x window), the window running from the first submit
+  to the last end;
+* makespan = last end - first submit; throughput = ended jobs per hour of makespan;
+* lost work = CPU-hours thrown away by requeue and cancel preemptions; suspended CPU-hours.
+
+:func:`summarize` gives the whole run and, under ``by_partition`` and ``by_qos``, the same
+figures per partition and per QOS; :func:`write_jobs_csv` writes one row per job.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from plurm.sim.trace import JobRecord
+
+__all__ = ["TAU", "summarize", "write_jobs_csv"]
+
+#: The bounded-slowdown threshold, seconds.
+TAU = 10.0
+
+CSV_FIELDS = (
+    "job_id",
+    "trace_number",
+    "partition",
+    "qos",
+    "high_priority",
+    "state",
+    "submit",
+    "start",
+    "end",
+    "wait",
+    "run",
+    "nodes",
+    "cpus",
+    "preempted_requeue",
+    "preempted_cancel",
+    "preempted_suspend",
+    "suspended",
+    "lost_cpu_seconds",
+    "rejected",
+)
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile (no interpolation), 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * fraction // 1))
+    return float(ordered[int(rank) - 1])
+
+
+def _figures(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
+    ran = [r for r in records if r.start is not None and r.end is not None]
+    waits = [r.wait for r in ran if r.wait is not None]
+    slowdowns = [max(1.0, ((r.wait or 0.0) + r.run) / max(r.run, TAU)) for r in ran]
+    first = min((r.submit for r in records), default=0.0)
+    last = max((r.end for r in ran if r.end is not None), default=first)
+    makespan = last - first
+    used = sum(r.run * r.cpus for r in ran)
+    high = [r.wait for r in ran if r.high_priority and r.wait is not None]
+    return {
+        "jobs": len(records),
+        "ended": len(ran),
+        "rejected": sum(1 for r in records if r.rejected is not None),
+        "wait_mean": statistics.fmean(waits) if waits else 0.0,
+        "wait_median": statistics.median(waits) if waits else 0.0,
+        "wait_p95": _percentile(waits, 0.95),
+        "bounded_slowdown_mean": statistics.fmean(slowdowns) if slowdowns else 0.0,
+        "bounded_slowdown_p95": _percentile(slowdowns, 0.95),
+        "utilization": used / (total_cpus * makespan) if makespan > 0 and total_cpus else 0.0,
+        "utilization_window": [first, last],
+        "makespan": makespan,
+        "throughput_per_hour": len(ran) / (makespan / 3600) if makespan > 0 else 0.0,
+        "preemptions": {
+            "requeue": sum(r.preempted_requeue for r in records),
+            "cancel": sum(r.preempted_cancel for r in records),
+            "suspend": sum(r.preempted_suspend for r in records),
+        },
+        "lost_cpu_hours": sum(r.lost_cpu_seconds for r in records) / 3600,
+        "suspended_cpu_hours": sum(r.suspended * r.cpus for r in records) / 3600,
+        "high_priority": {
+            "jobs": sum(1 for r in records if r.high_priority),
+            "wait_mean": statistics.fmean(high) if high else 0.0,
+            "wait_p95": _percentile(high, 0.95),
+        },
+    }
+
+
+def summarize(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
+    """The whole run's figures, plus the same per partition and per QOS."""
+    summary = _figures(records, total_cpus)
+    summary["by_partition"] = {
+        name: _figures([r for r in records if r.partition == name], total_cpus)
+        for name in sorted({r.partition for r in records})
+    }
+    summary["by_qos"] = {
+        name: _figures([r for r in records if (r.qos or "") == name], total_cpus)
+        for name in sorted({r.qos or "" for r in records})
+    }
+    return summary
+
+
+def write_jobs_csv(records: Iterable[JobRecord], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for record in records:
+        row = []
+        for field in CSV_FIELDS:
+            value = getattr(record, field)
+            row.append("" if value is None else value)
+        writer.writerow(row)

@@ -1,0 +1,251 @@
+"""Replay a cleaned workload trace on a simulated cluster and record what happened to each job.
+
+A :class:`TraceMapping` says how trace jobs become Plurm jobs: processors become tasks (``-n``,
+which a whole-node selector rounds up to nodes and a consumable-resource one packs) or, if
+asked, whole nodes (``-N``, processors / CPUs per node), the SWF partition and queue numbers
+become partitions and QOS, the requested time becomes the time limit (whole minutes, rounded
+up) and the run time the simulated run time. A seeded fraction of the jobs may be marked high
+priority (a QOS or a partition), so that a trace recorded without preemption exercises it.
+
+:func:`replay` submits the jobs at their submit times through the controller, as sbatch
+would, runs the simulation until every job has ended, and returns a :class:`JobRecord` per
+job. The records come from the controller's ``plurm_job_state_changed`` events, so the
+replay measures exactly what the policies did.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from plurm._markers import hookimpl
+from plurm.conf.model import SlurmConfig
+from plurm.controller import RequestError
+from plurm.errors import TraceError
+from plurm.manager import Plugins
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState
+from plurm.sim.session import Simulation
+from plurm.workload import CleanedTrace, CleanJob
+
+__all__ = ["JobRecord", "TraceMapping", "replay"]
+
+@attrs.frozen
+class TraceMapping:
+    """How the jobs of a trace become Plurm jobs (all optional; see the module's doc).
+
+    ``processors_as`` is ``tasks`` (the default) or ``nodes``.
+    """
+
+    partitions: Mapping[int, str] = attrs.field(factory=dict)
+    queues: Mapping[int, str] = attrs.field(factory=dict)
+    processors_as: str = "tasks"
+    high_priority_fraction: float = 0.0
+    high_priority_qos: str | None = None
+    high_priority_partition: str | None = None
+    seed: int = 0
+
+    @classmethod
+    def load(cls, path: str | Path) -> TraceMapping:
+        """Read a mapping file::
+
+        processors_as = "nodes"
+        [partitions]   # SWF partition number = Plurm partition
+        1 = "batch"
+        [queues]       # SWF queue number = QOS
+        0 = "interactive"
+        [high_priority]
+        fraction = 0.1
+        qos = "high"
+        seed = 7
+        """
+        name = str(path)
+        try:
+            data = tomllib.loads(Path(path).read_text())
+        except OSError as error:
+            raise TraceError(f"{name}: cannot read the mapping: {error.strerror}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise TraceError(f"{name}: not a valid TOML mapping: {error}") from None
+        return cls.from_dict(data, name)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "<mapping>") -> TraceMapping:
+        known = {"partitions", "queues", "processors_as", "high_priority"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise TraceError(f"{name}: unknown mapping key {unknown[0]!r}")
+        high = data.get("high_priority", {})
+        try:
+            mapping = cls(
+                partitions={int(k): str(v) for k, v in data.get("partitions", {}).items()},
+                queues={int(k): str(v) for k, v in data.get("queues", {}).items()},
+                processors_as=data.get("processors_as", "tasks"),
+                high_priority_fraction=float(high.get("fraction", 0.0)),
+                high_priority_qos=high.get("qos"),
+                high_priority_partition=high.get("partition"),
+                seed=int(high.get("seed", 0)),
+            )
+        except (TypeError, ValueError, AttributeError) as error:
+            raise TraceError(f"{name}: bad mapping value: {error}") from None
+        if mapping.processors_as not in ("nodes", "tasks"):
+            raise TraceError(f"{name}: processors_as must be 'nodes' or 'tasks'")
+        if not 0.0 <= mapping.high_priority_fraction <= 1.0:
+            raise TraceError(f"{name}: high_priority.fraction must be between 0 and 1")
+        return mapping
+
+
+@attrs.define
+class JobRecord:
+    """What happened to one trace job. Times are seconds from the trace's start."""
+
+    job_id: int
+    trace_number: int
+    partition: str
+    qos: str | None
+    high_priority: bool
+    submit: float
+    cpus: int
+    nodes: int = 0
+    start: float | None = None
+    end: float | None = None
+    state: str = "PENDING"
+    #: Seconds the job ran (all its runs, suspended time excluded).
+    run: float = 0.0
+    suspended: float = 0.0
+    preempted_requeue: int = 0
+    preempted_cancel: int = 0
+    preempted_suspend: int = 0
+    #: CPU-seconds of work thrown away by requeue and cancel preemptions.
+    lost_cpu_seconds: float = 0.0
+    rejected: str | None = None
+
+    @property
+    def wait(self) -> float | None:
+        return None if self.start is None else self.start - self.submit
+
+
+class _Recorder:
+    """Follows the controller's state changes into JobRecords."""
+
+    def __init__(self, records: dict[int, JobRecord]) -> None:
+        self.records = records
+        self._since: dict[int, float] = {}
+        #: Run time of each job's current attempt (since it last left the queue).
+        self._attempt: dict[int, float] = {}
+
+    @hookimpl
+    def plurm_job_state_changed(
+        self, job: Job, old: JobState, new: JobState, cluster: Cluster
+    ) -> None:
+        record = self.records.get(job.job_id)
+        if record is None:
+            return
+        now = cluster.now
+        record.state = new.name
+        held = self._since.pop(job.job_id, None)
+        if old is JobState.RUNNING and held is not None:
+            record.run += now - held
+            self._attempt[job.job_id] = self._attempt.get(job.job_id, 0.0) + now - held
+        elif old is JobState.SUSPENDED and held is not None:
+            record.suspended += now - held
+        preempted = job.preempt_time == now
+        if new is JobState.RUNNING:
+            if old is JobState.PENDING:
+                self._attempt[job.job_id] = 0.0
+            if record.start is None:
+                record.start = now
+                record.nodes = len(job.nodes)
+            self._since[job.job_id] = now
+        elif new is JobState.SUSPENDED:
+            self._since[job.job_id] = now
+            record.preempted_suspend += preempted
+        elif new is JobState.PENDING and old.holds_resources:
+            record.preempted_requeue += preempted
+            record.lost_cpu_seconds += self._attempt.pop(job.job_id, 0.0) * record.cpus
+        elif new.finished:
+            record.end = now
+            attempt = self._attempt.pop(job.job_id, 0.0)
+            if new is JobState.PREEMPTED:
+                record.preempted_cancel += 1
+                record.lost_cpu_seconds += attempt * record.cpus
+
+
+def _request(
+    job: CleanJob, config: SlurmConfig, mapping: TraceMapping, high: bool, cpus_per_node: int
+) -> JobRequest:
+    record = job.record
+    partition = mapping.partitions.get(record.partition or -1)
+    qos = mapping.queues.get(record.queue if record.queue is not None else -1)
+    if high:
+        partition = mapping.high_priority_partition or partition
+        qos = mapping.high_priority_qos or qos
+    if mapping.processors_as == "nodes":
+        nodes = max(1, math.ceil(job.processors / cpus_per_node))
+        sizing: dict[str, Any] = {"min_nodes": nodes, "max_nodes": nodes}
+    else:
+        sizing = {"min_nodes": 1, "max_nodes": None, "ntasks": job.processors}
+    return JobRequest(
+        name=f"swf{record.number}",
+        partitions=(partition,) if partition else (),
+        qos=qos,
+        time_limit=max(1, math.ceil(job.requested_time / 60)),
+        sim_runtime=float(job.run_time),
+        **sizing,
+    )
+
+
+def replay(
+    trace: CleanedTrace,
+    config: SlurmConfig,
+    mapping: TraceMapping | None = None,
+    *,
+    progress: Callable[[float, int, int], None] | None = None,
+) -> list[JobRecord]:
+    """Run ``trace`` on the cluster ``config`` describes; one record per trace job, in
+    trace order. ``progress(simulated_seconds, jobs_submitted, jobs_ended)`` is called now
+    and then, for a progress bar."""
+    mapping = mapping or TraceMapping()
+    records: dict[int, JobRecord] = {}
+    recorder = _Recorder(records)
+    simulation = Simulation(config, Plugins.load(config, extra=(recorder,)))
+    controller = simulation.controller
+    cpus_per_node = min((node.cpus for node in config.nodes), default=1)
+    rng = random.Random(mapping.seed)
+    start = trace.jobs[0].submit_time if trace.jobs else 0
+    ordered: list[JobRecord] = []
+    for count, job in enumerate(trace.jobs, start=1):
+        when = float(job.submit_time - start)
+        simulation.run_until(when)
+        high = mapping.high_priority_fraction > 0 and rng.random() < mapping.high_priority_fraction
+        request = _request(job, config, mapping, high, cpus_per_node)
+        record = JobRecord(
+            job_id=0,
+            trace_number=job.record.number,
+            partition=request.partitions[0] if request.partitions else "",
+            qos=request.qos,
+            high_priority=high,
+            submit=when,
+            cpus=request.cpus,
+        )
+        try:
+            submitted = controller.submit(request)
+        except RequestError as error:
+            record.rejected = error.message
+            record.state = "REJECTED"
+        else:
+            record.job_id = submitted.job_id
+            record.partition = submitted.partition
+            records[submitted.job_id] = record
+        ordered.append(record)
+        if progress is not None and count % 1000 == 0:
+            progress(when, count, sum(1 for r in ordered if r.end is not None))
+    simulation.clock.run()
+    if progress is not None:
+        progress(simulation.clock.now(), len(ordered), len(ordered))
+    return ordered

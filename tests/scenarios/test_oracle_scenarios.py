@@ -28,6 +28,28 @@ SNAP_FORMAT = "%i|%P|%T|%N|%r"
 HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\n"
 
 
+#: Snapshots Plurm does not match yet, with the reason.
+_COMPLETING = (
+    "a job killed at its time limit stays COMPLETING on some of its nodes for a few seconds "
+    "in Slurm; Plurm frees its nodes at once (no COMPLETING period yet)"
+)
+_WALL_CLOCK_SLEEP = (
+    "a gang-suspended 'sleep N' ends N wall-clock seconds after it started (sleep counts "
+    "stopped time too); Plurm's simulated run time pauses while a job is suspended"
+)
+KNOWN_GAPS = {
+    **{
+        (name, snap): _COMPLETING
+        for name in ("backfill-window", "backfill-window-edge")
+        for snap in ("t088", "t089", "t090", "t091")
+    },
+    **{
+        ("gang-linear-two-late", snap): _WALL_CLOCK_SLEEP
+        for snap in ("t42", "t44", "t46", "t48", "t50", "t52")
+    },
+}
+
+
 def _scenario(name: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     spec = tomllib.loads((SCENARIOS / f"{name}.toml").read_text())
     recorded = json.loads((SCENARIOS / f"{name}.json").read_text())
@@ -84,6 +106,19 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         # The preemption page's "future ideas" example (select/cons_res, SUSPEND,GANG):
         # the hipri job goes on n[1-3], over all three jobs, not on the idle n[4-5].
         "seed-future-cons-res",
+        # More gang: a job arriving late in a slice; time slicing under a higher tier;
+        # cons_res cores (see tests/data/scenarios/*.log for the gang debug lines).
+        "gang-linear-two-late",
+        "gang-tiers-timeslice",
+        "gang-cons-res-three",
+        # sched/backfill (snapshots every second): a short job ahead of a blocked one on the
+        # bf_interval tick, a long one held back; bf_interval=5; jobs without limits;
+        # bf_window, including its edge (tests/data/scenarios/BACKFILL.md).
+        "backfill-small-ahead",
+        "backfill-interval",
+        "backfill-no-limit",
+        "backfill-window",
+        "backfill-window-edge",
     ],
 )
 def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:
@@ -91,7 +126,11 @@ def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:
     texts = _replay(spec, tmp_path, _controller_start(name))
     assert set(texts) == set(recorded)
     for snap, rows in recorded.items():
-        assert texts[snap] == _expected_text(rows), f"snapshot {snap!r}"
+        gap = KNOWN_GAPS.get((name, snap))
+        if gap:  # must still differ: a gap that closes has to leave the list
+            assert texts[snap] != _expected_text(rows), f"snapshot {snap!r} matches now: {gap}"
+        else:
+            assert texts[snap] == _expected_text(rows), f"snapshot {snap!r}"
 
 
 def test_replay_is_deterministic(tmp_path: Path) -> None:

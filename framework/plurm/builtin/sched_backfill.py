@@ -60,12 +60,13 @@ class _Profile:
     def earliest(
         self, usable: int, least: int, duration: float, horizon: float
     ) -> tuple[float, int] | None:
-        """The first segment start within ``horizon`` from which at least ``least`` usable
-        nodes stay free for ``duration``, with those nodes."""
+        """The first segment start before ``horizon`` from which at least ``least`` usable
+        nodes stay free for ``duration``, with those nodes. A start at the horizon itself is
+        outside the window (recorded on 22.05: bf_window=1 plans nothing 60 s ahead)."""
         count = len(self.starts)
         for first in range(count):
             start = self.starts[first]
-            if start > horizon:
+            if start >= horizon:
                 return None
             free = self.free[first] & usable
             end = start + duration

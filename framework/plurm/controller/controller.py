@@ -160,8 +160,20 @@ class Controller:
             job.eligible_time = request.begin_time
             job.reason = PendingReason.BEGIN_TIME
             self._pass_after(job.eligible_time)
+        elif self._queued_ahead(job):
+            job.reason = PendingReason.PRIORITY  # as Slurm shows it from submission on
         self._request_pass()
         return job
+
+    def _queued_ahead(self, job: Job) -> bool:
+        """Whether an eligible job of higher priority already waits in the job's partition."""
+        return any(
+            other.partition == job.partition
+            and other.priority > job.priority
+            and other.eligible_time <= self.now
+            for other in self.cluster.jobs_in(JobState.PENDING)
+            if other is not job
+        )
 
     def _new_job(self, request: JobRequest, partition: str) -> Job:
         part = self.cluster.partition(partition)
@@ -402,7 +414,8 @@ class Controller:
         if job.time_limit is not None:
             # The limit counts run time only: time spent suspended does not use it up.
             due = min(due, self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now)))
-        at = math.ceil(due / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
+        # the check runs every 30 s since slurmctld started
+        at = self._epoch + math.ceil((due - self._epoch) / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
 
         def run() -> None:
             self._limit_timers.pop(job.job_id, None)
@@ -434,9 +447,13 @@ class Controller:
             self._arm_timeslice()
 
         # Slurm's timeslicer thread ticks every SchedulerTimeSlice since slurmctld started.
-        interval = self._slice_interval
-        ticks = math.floor((self.now - self._epoch) / interval) + 1
-        self._slice_timer = self.timer.call_at(self._epoch + ticks * interval, run)
+        self._slice_timer = self.timer.call_at(self._next_tick(self._slice_interval), run)
+
+    def _next_tick(self, interval: float, after: float | None = None) -> float:
+        """The first tick of a periodic slurmctld thread (ticking every ``interval`` since
+        the controller started) strictly after ``after`` (default: now)."""
+        since = (self.now if after is None else after) - self._epoch
+        return self._epoch + (math.floor(since / interval) + 1) * interval
 
     def _arm_backfill(self) -> None:
         """The next backfill pass, on the sched plugin's period (none if it does not
@@ -449,8 +466,7 @@ class Controller:
             self._backfill_timer = None
             self.backfill()
 
-        at = (math.floor(self.now / interval) + 1) * interval
-        self._backfill_timer = self.timer.call_at(at, run)
+        self._backfill_timer = self.timer.call_at(self._next_tick(interval), run)
 
     # ----------------------------------------------------------------------------- the pass
 

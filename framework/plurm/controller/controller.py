@@ -171,7 +171,7 @@ class Controller:
             other.partition == job.partition
             and other.priority > job.priority
             and other.eligible_time <= self.now
-            for other in self.cluster.jobs_in(JobState.PENDING)
+            for other in self.cluster.jobs_unordered(JobState.PENDING)
             if other is not job
         )
 

@@ -1,0 +1,58 @@
+"""Benchmark: replay the SDSC-SP2 trace (128 one-CPU nodes, select/linear, sched/backfill).
+
+Run:  python bench/bench_replay.py [--jobs N] [--trace PATH]
+
+Reads and cleans the trace, then replays its first N cleaned jobs (all by default: 54,034)
+with ``plurm.sim.trace.replay`` and prints the wall time of each part and the mean wait, so
+that a faster replay can be checked for the same decisions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+from plurm import conf
+from plurm.sim.trace import replay
+from plurm.workload import clean, read_swf
+
+TRACE = Path(__file__).resolve().parent.parent.parent / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
+CONF = """ClusterName=sdsc
+SlurmctldHost=head
+SelectType=select/linear
+NodeName=n[001-128] CPUs=1 RealMemory=1000
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--trace", type=Path, default=TRACE)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    cleaned = clean(read_swf(args.trace))
+    if args.jobs is not None:
+        cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: args.jobs])
+    read = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "slurm.conf"
+        path.write_text(CONF)
+        config = conf.load(path)
+        started = time.perf_counter()
+        records = replay(cleaned, config)
+        simulated = time.perf_counter() - started
+    waits = [r.wait for r in records if r.wait is not None]
+    print(
+        f"{len(records)} jobs: read+clean {read:.2f} s, replay {simulated:.1f} s "
+        f"({len(records) / simulated:.0f} jobs/s), mean wait {statistics.fmean(waits):.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -104,3 +104,14 @@ def test_backfill_is_the_default_scheduler(tmp_path: Path) -> None:
     assert [p.type_string for p in plugins.loaded if p.type_string.startswith("sched/")] == [
         "sched/backfill"
     ]
+
+
+def test_a_job_sized_by_tasks_gets_its_reservation(make_cluster: Make) -> None:
+    """-n without -N: the plan counts the nodes its CPUs need (4 one-CPU nodes here)."""
+    cluster = make_cluster(FOUR_NODES)
+    cluster.command("sbatch -n2 -t 10 --wrap='sleep 600'")
+    cluster.run_until(2)
+    cluster.command("sbatch -n4 -t 10 --wrap='sleep 600'")
+    cluster.command("sbatch -n1 -t 20 --wrap='sleep 600'")
+    cluster.run_until(61)
+    assert queue(cluster) == {1: "R n[1-2]", 2: "PD (Resources)", 3: "PD (Priority)"}

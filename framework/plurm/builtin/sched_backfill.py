@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from plurm._markers import hookimpl
 from plurm.builtin.sched_builtin import BuiltinScheduler
@@ -57,17 +57,18 @@ class _Profile:
         for index in range(first, last):
             self.free[index] &= ~nodes
 
-    def earliest(
+    def openings(
         self, usable: int, least: int, duration: float, horizon: float
-    ) -> tuple[float, int] | None:
-        """The first segment start before ``horizon`` from which at least ``least`` usable
-        nodes stay free for ``duration``, with those nodes. A start at the horizon itself is
-        outside the window (recorded on 22.05: bf_window=1 plans nothing 60 s ahead)."""
+    ) -> Iterator[tuple[float, int]]:
+        """Each segment start before ``horizon``, earliest first, from which at least
+        ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
+        horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
+        60 s ahead)."""
         count = len(self.starts)
         for first in range(count):
             start = self.starts[first]
             if start >= horizon:
-                return None
+                return
             free = self.free[first] & usable
             end = start + duration
             index = first + 1
@@ -75,8 +76,7 @@ class _Profile:
                 free &= self.free[index]
                 index += 1
             if free.bit_count() >= least:
-                return start, free
-        return None
+                yield start, free
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -120,6 +120,7 @@ class BackfillScheduler(BuiltinScheduler):
         for bit, end in busy_until.items():
             ends[end] = ends.get(end, 0) | (1 << bit)
         infinite = ends.pop(math.inf, 0)
+        widest = max((cluster.node(name).cpus for name in names), default=1)
         profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
         starts: list[BackfillStart] = []
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
@@ -132,18 +133,18 @@ class BackfillScheduler(BuiltinScheduler):
                     usable |= 1 << index[name]
                 usable_masks[key] = usable
             duration = math.inf if job.time_limit is None else job.time_limit * 60
-            found = profile.earliest(usable, job.request.min_nodes, duration, horizon)
-            if found is None:
-                continue
-            start, free = found
-            free_names = [names[bit] for bit in range(free.bit_length()) if free >> bit & 1]
-            result = view.test_only(job, free_names)
-            if result.status is not SelectStatus.SUCCESS:
-                continue  # select wants more than a node count (memory, contiguity...)
-            chosen = 0
-            for name in result.nodes:
-                chosen |= 1 << index[name]
-            profile.reserve(start, start + duration, chosen)
-            if start == now:
-                starts.append(BackfillStart(job.job_id, result.nodes))
+            # at least its node count, and as many nodes as its CPUs fill on the widest node
+            least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
+            for start, free in profile.openings(usable, least, duration, horizon):
+                free_names = [names[bit] for bit in range(free.bit_length()) if free >> bit & 1]
+                result = view.test_only(job, free_names)
+                if result.status is not SelectStatus.SUCCESS:
+                    continue  # select wants more than a node count (CPUs, memory...)
+                chosen = 0
+                for name in result.nodes:
+                    chosen |= 1 << index[name]
+                profile.reserve(start, start + duration, chosen)
+                if start == now:
+                    starts.append(BackfillStart(job.job_id, result.nodes))
+                break
         return starts

@@ -36,6 +36,7 @@ from plurm.workload import CleanedTrace, CleanJob
 
 __all__ = ["JobRecord", "TraceMapping", "replay"]
 
+
 @attrs.frozen
 class TraceMapping:
     """How the jobs of a trace become Plurm jobs (all optional; see the module's doc).

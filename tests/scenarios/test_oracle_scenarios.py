@@ -33,20 +33,10 @@ _COMPLETING = (
     "a job killed at its time limit stays COMPLETING on some of its nodes for a few seconds "
     "in Slurm; Plurm frees its nodes at once (no COMPLETING period yet)"
 )
-_WALL_CLOCK_SLEEP = (
-    "a gang-suspended 'sleep N' ends N wall-clock seconds after it started (sleep counts "
-    "stopped time too); Plurm's simulated run time pauses while a job is suspended"
-)
 KNOWN_GAPS = {
-    **{
-        (name, snap): _COMPLETING
-        for name in ("backfill-window", "backfill-window-edge")
-        for snap in ("t088", "t089", "t090", "t091")
-    },
-    **{
-        ("gang-linear-two-late", snap): _WALL_CLOCK_SLEEP
-        for snap in ("t42", "t44", "t46", "t48", "t50", "t52")
-    },
+    (name, snap): _COMPLETING
+    for name in ("backfill-window", "backfill-window-edge")
+    for snap in ("t088", "t089", "t090", "t091")
 }
 
 

@@ -33,10 +33,20 @@ _COMPLETING = (
     "a job killed at its time limit stays COMPLETING on some of its nodes for a few seconds "
     "in Slurm; Plurm frees its nodes at once (no COMPLETING period yet)"
 )
+_WHOLE_NODE_GANG = (
+    "Slurm's gang scheduler slices cores under cons_res (two 1-CPU jobs share one slice "
+    "against a 2-CPU job); Plurm's sched_gang works on whole nodes"
+)
 KNOWN_GAPS = {
-    (name, snap): _COMPLETING
-    for name in ("backfill-window", "backfill-window-edge")
-    for snap in ("t088", "t089", "t090", "t091")
+    **{
+        (name, snap): _COMPLETING
+        for name in ("backfill-window", "backfill-window-edge")
+        for snap in ("t088", "t089", "t090", "t091")
+    },
+    **{
+        ("gang-cons-res-fillers", f"t{second:02d}"): _WHOLE_NODE_GANG
+        for second in (*range(2, 28, 2), 38, 40, 42)
+    },
 }
 
 
@@ -101,6 +111,7 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         "gang-linear-two-late",
         "gang-tiers-timeslice",
         "gang-cons-res-three",
+        "gang-cons-res-fillers",
         # sched/backfill (snapshots every second): a short job ahead of a blocked one on the
         # bf_interval tick, a long one held back; bf_interval=5; jobs without limits;
         # bf_window, including its edge (tests/data/scenarios/BACKFILL.md).

@@ -100,7 +100,8 @@ def _run(make_cluster: Callable[..., TestCluster], preempt: str, sched: str) -> 
     history = _History()
     text = CONF.format(preempt=preempt, sched=sched, kill_wait=KILL_WAIT)
     cluster = make_cluster(text, qos_text=QOS, observers=(history,))
-    for when, line in _workload(seed=2205):
+    # A seed whose workload preempts (and times out) under every policy combination.
+    for when, line in _workload(seed=7):
         cluster.run_until(when)
         assert cluster.command(line).status == 0, line
     cluster.run_until(24 * 3600)

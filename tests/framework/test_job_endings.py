@@ -31,7 +31,10 @@ def test_a_cancelled_job_dies_at_sigterm(cluster: TestCluster) -> None:
     cluster.command("sbatch --wrap='sleep 300'")
     cluster.run_until(2)
     cluster.command("scancel 1")
-    cluster.run_until(3)
+    cluster.run_until(5.6)  # COMPLETING, holding its node, until slurmd reports it gone
+    assert (cluster.state(1).name, cluster.job(1).nodes) == ("COMPLETING", ("n1",))
+    assert cluster.command("squeue -h -o '%t %M'").stdout == "CG 0:01\n"  # frozen at the kill
+    cluster.run_until(5.8)  # released 3.7 s after the kill, as on Slurm 22.05
     assert cluster.state(1).name == "CANCELLED"
     assert cluster.signals(1) == [(2.0, "CONT"), (2.0, "TERM")]
     assert exit_code(cluster, 1) == "0:15"
@@ -41,9 +44,9 @@ def test_a_job_that_traps_sigterm_runs_until_sigkill_after_killwait(cluster: Tes
     cluster.command("""sbatch --wrap='trap "" TERM; sleep 300'""")
     cluster.run_until(2)
     cluster.command("scancel 1")
-    cluster.run_until(6.5)
-    assert cluster.job(1).state.holds_resources
-    cluster.run_until(8)
+    cluster.run_until(10.3)  # SIGKILL at 7; the node is released 3.35 s later
+    assert cluster.state(1).name == "COMPLETING"
+    cluster.run_until(10.4)
     assert cluster.state(1).name == "CANCELLED"
     assert cluster.signals(1) == [(2.0, "CONT"), (2.0, "TERM"), (7.0, "KILL")]
     assert exit_code(cluster, 1) == "0:9"
@@ -60,7 +63,8 @@ def test_a_suspended_job_is_cancelled_with_sigkill(cluster: TestCluster) -> None
     cluster.run_until(2)
     assert cluster.command("scontrol suspend 1").status == 0
     cluster.command("scancel 1")
-    cluster.run_until(3)
+    cluster.run_until(6)
+    assert cluster.state(1).name == "CANCELLED"
     assert [signal for _, signal in cluster.signals(1)] == ["STOP", "KILL"]
     assert exit_code(cluster, 1) == "0:9"
 
@@ -130,41 +134,90 @@ def test_resume_continues_a_gang_suspended_job(make_cluster: Callable[..., TestC
 
 GRACE = """
 SelectType=select/linear
+SchedulerParameters=sched_interval=1
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 KillWait=5
 NodeName=n1 CPUs=1 RealMemory=1000
-PartitionName=low Nodes=n1 Default=YES PriorityTier=1 GraceTime=45
+PartitionName=low Nodes=n1 Default=YES PriorityTier=1 GraceTime=10
 PartitionName=high Nodes=n1 PriorityTier=2
 """
 
 
-def test_a_victim_in_grace_that_dies_at_sigterm_is_still_preempted(
-    make_cluster: Callable[..., TestCluster],
-) -> None:
+def _preempt_at_3(make_cluster: Callable[..., TestCluster], wrap: str) -> TestCluster:
     cluster = make_cluster(GRACE)
-    cluster.command("sbatch --wrap='sleep 300'")
+    cluster.command(f"sbatch --wrap={wrap!r}")
     cluster.run_until(2)
     cluster.command("sbatch -p high --wrap='sleep 300'")
-    cluster.run_until(4)
-    assert cluster.signals(1) == [(3.0, "CONT"), (3.0, "TERM")]
+    cluster.run_until(3)
+    return cluster
+
+
+def test_grace_signals_steps_only_and_the_retry_after_grace_kills(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """A plain batch script gets no SIGTERM at the start of grace (Slurm signals job steps
+    only), runs through it, and is killed when the waiting preemptor retries: every
+    KillWait + MessageTimeout = 15 s, so GraceTime=10 ends at the retry at 3 + 15."""
+    cluster = _preempt_at_3(make_cluster, "sleep 300")
+    assert cluster.signals(1) == [(3.0, "CONT (steps)"), (3.0, "TERM (steps)")]
+    cluster.run_until(17)
+    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
+    assert cluster.command("squeue -h -j 2 -o %r").stdout == "Resources\n"
+    cluster.run_until(19)
+    assert cluster.states() == {1: "COMPLETING", 2: "PENDING"}
+    assert cluster.signals(1)[2:] == [(18.0, "CONT"), (18.0, "TERM")]
+    cluster.run_until(22)  # released at 21.7; the preemptor starts on that release
     assert cluster.states() == {1: "PREEMPTED", 2: "RUNNING"}
     assert exit_code(cluster, 1) == "0:15"
+
+
+def test_a_victim_whose_step_dies_in_grace_fails_by_its_exit(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """Its srun step gets the grace SIGTERM; the script exits 143 and the job ends FAILED,
+    not PREEMPTED (real Slurm 22.05: scenario cancel-grace-srun)."""
+    cluster = _preempt_at_3(make_cluster, "srun sleep 300")
+    assert cluster.job(1).request.runs_steps
+    cluster.run_until(5.9)
+    assert cluster.state(1).name == "RUNNING"
+    cluster.run_until(7)  # srun exits about 3 s after its step's SIGTERM
+    assert cluster.states() == {1: "FAILED", 2: "RUNNING"}
+    assert exit_code(cluster, 1) == "143:0"
+    assert cluster.job(1).preempt_time == 3.0
 
 
 def test_a_victim_that_traps_sigterm_runs_out_its_grace(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
-    cluster = make_cluster(GRACE)
-    cluster.command("""sbatch --wrap='trap "" TERM; sleep 300'""")
-    cluster.run_until(2)
-    cluster.command("sbatch -p high --wrap='sleep 300'")
-    # Grace ends at 3 + 45 = 48; the time-limit check that notices it runs at 60; SIGKILL
-    # follows KillWait (5 s) later, and the preemptor starts on the next pass.
-    cluster.run_until(64)
-    assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
-    assert cluster.command("squeue -h -j 2 -o %r").stdout == "Resources\n"
-    cluster.run_until(67)
-    assert [signal for _, signal in cluster.signals(1)] == ["CONT", "TERM", "CONT", "TERM", "KILL"]
-    assert [when for when, _ in cluster.signals(1)] == [3.0, 3.0, 60.0, 60.0, 65.0]
+    cluster = _preempt_at_3(make_cluster, 'trap "" TERM; sleep 300')
+    # Killed at the retry at 18; SIGKILL follows KillWait (5 s) later, and the node is
+    # released 3.35 s after that (real Slurm: 8.35 s after the kill).
+    cluster.run_until(26)
+    assert cluster.states() == {1: "COMPLETING", 2: "PENDING"}
+    cluster.run_until(27)
+    assert [signal for _, signal in cluster.signals(1)] == [
+        "CONT (steps)",
+        "TERM (steps)",
+        "CONT",
+        "TERM",
+        "KILL",
+    ]
+    assert [when for when, _ in cluster.signals(1)] == [3.0, 3.0, 18.0, 18.0, 23.0]
     assert cluster.states() == {1: "PREEMPTED", 2: "RUNNING"}
+    assert exit_code(cluster, 1) == "0:9"
+
+
+def test_a_grace_victim_is_killed_by_the_time_limit_check_if_its_preemptor_goes(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """Slurm cuts the victim's end time to the grace's end; with its preemptor cancelled,
+    the periodic time-limit check (every 30 s) ends it, still as a preemption."""
+    cluster = _preempt_at_3(make_cluster, "sleep 300")
+    cluster.command("scancel 2")
+    cluster.run_until(29)
+    assert cluster.state(1).name == "RUNNING"
+    cluster.run_until(30)
+    assert cluster.state(1).name == "COMPLETING"
+    cluster.run_until(34)
+    assert cluster.state(1).name == "PREEMPTED"

@@ -75,6 +75,8 @@ def test_preemptor_is_queued_before_its_victims(make_cluster: Make, job: Job) ->
     cluster.settle()
     waiting_low = cluster.submit(job().runtime(10))
     high = cluster.submit(job().partition("high").runtime(10))
-    cluster.run_until(3)
+    cluster.run_until(2)  # the victim is killed; it holds the node while COMPLETING
+    assert cluster.state(1).name == "COMPLETING"
+    cluster.run_until(6)
     assert cluster.state(high).name == "RUNNING"
     assert cluster.state(waiting_low).name == "PENDING"

@@ -122,10 +122,16 @@ def test_qos_grace_time_applies_to_its_victims(make_cluster: Make) -> None:
     cluster.command("""sbatch -N4 --qos=scavenger --wrap='trap "" TERM; sleep 300'""")
     cluster.run_until(2)
     cluster.command("sbatch -N4 --qos=high --wrap='sleep 300'")
-    # Grace ends at 3 + 40; the time-limit check at 60 kills; SIGKILL KillWait (30 s) later.
-    cluster.run_until(89)
+    # Chosen at 3. The preemptor retries at most every KillWait + MessageTimeout (30 + 10 s),
+    # on a pass: the periodic one (sched_interval, 60 s) at 60 finds the grace over and
+    # kills; SIGKILL KillWait (30 s) later, the node is released 3.35 s after that.
+    cluster.run_until(59)
     assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
-    cluster.run_until(92)
+    cluster.run_until(61)
+    assert cluster.states() == {1: "COMPLETING", 2: "PENDING"}
+    cluster.run_until(93)
+    assert cluster.states() == {1: "COMPLETING", 2: "PENDING"}
+    cluster.run_until(94)
     assert cluster.states() == {1: "PREEMPTED", 2: "RUNNING"}
 
 
@@ -144,6 +150,7 @@ def test_preempt_exempt_time_comes_from_the_qos_first(
     cluster.command("sbatch -N4 --qos=high --wrap='sleep 1000'")
     cluster.run_until(protected_until)
     assert cluster.states() == {1: "RUNNING", 2: "PENDING"}
-    # The next periodic pass (sched_interval, 60 s) after the exemption ends preempts.
-    cluster.run_until(protected_until + 63)
+    # The next periodic pass (sched_interval, 60 s) after the exemption ends preempts; the
+    # preemptor starts once the victim's node is released.
+    cluster.run_until(protected_until + 65)
     assert cluster.states() == {1: "PENDING", 2: "RUNNING"}

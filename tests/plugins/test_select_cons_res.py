@@ -264,8 +264,8 @@ def test_partition_default_memory_wins_over_the_cluster(make_cluster: Make, job:
         )
     )
     first = cluster.submit(job().runtime(100))  # 600
-    second = cluster.submit(job().runtime(100))  # 600 more: waits
     third = cluster.submit(job().partition("small").tasks(2).runtime(100))  # 2 x 100
+    second = cluster.submit(job().runtime(100))  # 600 more: waits
     cluster.settle()
     assert cluster.states() == {first: "RUNNING", second: "PENDING", third: "RUNNING"}
 

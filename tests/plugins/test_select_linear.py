@@ -127,9 +127,9 @@ def test_preemption_removes_candidates_until_the_job_fits(make_cluster: Make, jo
     high = cluster.submit(job().nodes(2).partition("high").runtime(50))
     # CANCEL is two-phase: the victims are killed on the next pass, and the preemptor starts
     # on the pass after, once they are gone.
-    cluster.settle()
+    cluster.run_until(cluster.now + 1)
     assert cluster.state(high).name == "PENDING"
-    assert cluster.state(1).name == "PREEMPTED"
+    assert cluster.state(1).name == "COMPLETING"
     cluster.settle()
     assert cluster.states() == {
         1: "PREEMPTED",
@@ -154,13 +154,17 @@ def test_requeue_victim_waits_for_begin_time_and_counts_a_restart(
     low = cluster.submit(job().runtime(1000))
     cluster.settle()
     high = cluster.submit(job().partition("high").runtime(30))
-    cluster.run_until(3)
+    cluster.run_until(3)  # killed at 2: COMPLETING, its run time reset
     victim = cluster.job(low)
+    assert (victim.state.name, victim.run_time(cluster.now)) == ("COMPLETING", 0.0)
+    cluster.run_until(6)  # released at 5.7: back in the queue, and the preemptor runs
     assert (victim.state.name, victim.reason.value, victim.restarts) == ("PENDING", "BeginTime", 1)
     assert cluster.state(high).name == "RUNNING"
-    cluster.run_until(100)  # the high job ended at 33, but the requeue delay holds the victim
+    cluster.run_until(100)  # the high job ended at 36, but the requeue delay holds the victim
     assert cluster.state(low).name == "PENDING"
-    cluster.run_until(180)  # eligible at 122, picked up by the next periodic pass (180)
+    # Eligible at the released second + 121 = 126, picked up by the next periodic pass (180).
+    assert victim.eligible_time == 126
+    cluster.run_until(180)
     assert cluster.state(low).name == "RUNNING"
 
 

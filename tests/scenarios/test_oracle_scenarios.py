@@ -37,7 +37,28 @@ _WHOLE_NODE_GANG = (
     "Slurm's gang scheduler slices cores under cons_res (two 1-CPU jobs share one slice "
     "against a 2-CPU job); Plurm's sched_gang works on whole nodes"
 )
+_FAST_RELEASE = (
+    "real Slurm released this killed job's node within ~0.03 s instead of the usual 3.7 s; "
+    "it does so now and then, not reproducibly (PREEMPTION.md); Plurm always takes 3.7 s"
+)
+_SIGKILL_RELEASE = (
+    "after a SIGKILL (a victim ignoring SIGTERM), real Slurm released the node 5 to 8.4 s "
+    "after the kill, varying between victims of one run; Plurm always takes KillWait + 3.35 s"
+)
+_WHOLE_SECOND = (
+    "Slurm compares times on its whole-second wall clock (grace retries, exemption end, "
+    "requeue eligibility) and its 1 s passes drift; the recording's wall-clock phase put "
+    "this event on the other side of the snapshot"
+)
 KNOWN_GAPS = {
+    **{("requeue", snap): _FAST_RELEASE for snap in ("t006", "t007", "t008", "t128")},
+    ("requeue", "t130"): _WHOLE_SECOND,
+    **{("oversubscribe", snap): _FAST_RELEASE for snap in ("t12", "t18", "t24")},
+    **{("cancel-grace", snap): _SIGKILL_RELEASE for snap in ("t42", "t44")},
+    **{("cancel-grace-late", snap): _SIGKILL_RELEASE for snap in ("t52", "t54")},
+    **{("cancel-grace-four", snap): _SIGKILL_RELEASE for snap in ("t28", "t30")},
+    **{("cancel-grace-mixed", snap): _WHOLE_SECOND for snap in ("t44", "t50")},
+    ("exempt", "t61"): _WHOLE_SECOND,
     **{
         (name, snap): _COMPLETING
         for name in ("backfill-window", "backfill-window-edge")
@@ -59,6 +80,10 @@ def _scenario(name: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]
 def _config(spec: dict[str, Any], tmp_path: Path) -> conf.SlurmConfig:
     path = tmp_path / "slurm.conf"
     path.write_text(HEADER + spec["conf"])
+    # QOS scenarios: the same QOS the recorder created with sacctmgr, in Plurm's qos.conf.
+    (tmp_path / "qos.conf").unlink(missing_ok=True)
+    if "qos" in spec:
+        (tmp_path / "qos.conf").write_text(spec["qos"])
     return conf.load(path)
 
 
@@ -120,6 +145,27 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         "backfill-no-limit",
         "backfill-window",
         "backfill-window-edge",
+        # Preemption (tests/data/scenarios/PREEMPTION.md): CANCEL without and with GraceTime
+        # (victims that ignore SIGTERM, plain batch scripts, an srun step, grace of 10 to
+        # 40 s), REQUEUE with its restart, QOS-based CANCEL and REQUEUE, WITHIN,
+        # PreemptExemptTime, youngest_first against the default order, weight tiers and
+        # OverSubscribe YES:2 beside EXCLUSIVE.
+        "cancel-nograce",
+        "cancel-grace",
+        "cancel-grace-dies",
+        "cancel-grace-srun",
+        "cancel-grace-late",
+        "cancel-grace-mixed",
+        "cancel-grace-four",
+        "requeue",
+        "qos-requeue",
+        "qos-cancel",
+        "qos-within",
+        "youngest-first",
+        "youngest-first-control",
+        "exempt",
+        "weight-tiers",
+        "oversubscribe",
     ],
 )
 def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:

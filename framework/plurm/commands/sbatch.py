@@ -51,6 +51,7 @@ OPTIONS = (
     Option("parsable", None, ("parsable",), takes_value=False),
     Option("chdir", "D", ("chdir",)),
     Option("begin", "b", ("begin",)),
+    Option("nice", None, ("nice",)),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -241,6 +242,8 @@ def parse_request(
         contiguous="contiguous" in values,
         oversubscribe="oversubscribe" in values,
         ignore_sigterm="sim_ignore_sigterm" in values or _ignores_sigterm(values.get("wrap")),
+        runs_steps=_runs_steps(values.get("wrap")),
+        nice=_nice(values["nice"]) if "nice" in values else 0,
         command=command,
         wrapped="wrap" in values,
         work_dir=str(values.get("chdir", cwd)),
@@ -293,6 +296,26 @@ def _ignores_sigterm(wrap: str | bool | None) -> bool:
         return shlex.split(wrap.split(";", 1)[0]) == ["trap", "", "TERM"]
     except ValueError:  # unbalanced quotes: not a trap the shell would run
         return False
+
+
+def _runs_steps(wrap: str | bool | None) -> bool:
+    """A ``--wrap`` that runs ``srun`` does its work in job steps."""
+    if not isinstance(wrap, str):
+        return False
+    return re.search(r"(?:^|[;&|(]|\s)srun\s", wrap) is not None
+
+
+#: Slurm's bound on --nice (NICE_OFFSET - 3).
+_NICE_LIMIT = 2147483645
+
+
+def _nice(text: str | None) -> int:
+    """--nice=N, read as Slurm reads it (strtoll: the leading integer, else 0)."""
+    match = re.match(r"\s*([+-]?\d+)", str(text))
+    value = int(match.group(1)) if match else 0
+    if abs(value) > _NICE_LIMIT:
+        raise _error(f"Nice value out of range (+/- {_NICE_LIMIT})")
+    return value
 
 
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:

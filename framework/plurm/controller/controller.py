@@ -9,7 +9,9 @@ One scheduling pass (:meth:`schedule`) runs this hook sequence:
 
 1. ``sched_queue_order`` orders the eligible pending jobs (with ``preempt_job_preempt_check``
    as the "may preempt" relation);
-2. for each job, in that order, unless its partition is already blocked in this pass:
+2. for each job, in that order, unless its partition is already blocked in this pass (a job
+   of it waits; that job's partition nodes are then withheld from every later job of the
+   pass, whatever its partition, as Slurm does):
 
    a. ``select_job_test`` (RUN_NOW, no candidates) on the job's usable nodes, one weight tier
       at a time, lightest first (Slurm adds whole tiers and lets select place within them);
@@ -23,7 +25,9 @@ One scheduling pass (:meth:`schedule`) runs this hook sequence:
       blocking victim the job starts: ``select_job_begin``, the executor's start, then
       ``sched_gang_job_start`` and its suspend/resume decision.
 
-A job's end runs ``select_job_fini`` and ``sched_gang_job_fini`` and then a new pass.
+A killed job (scancel, time limit, preemption) shows COMPLETING and keeps its nodes until the
+executor reports its processes gone. A job's end runs ``select_job_fini`` and
+``sched_gang_job_fini`` and then a new pass.
 """
 
 from __future__ import annotations
@@ -50,10 +54,11 @@ __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds a requeued job waits (reason BeginTime) before it may start again; observed on
-#: real Slurm 22.05 as about two minutes.
-REQUEUE_DELAY = 120
-#: Period of Slurm's time-limit check, which also ends GraceTime.
+#: Seconds a requeued job waits (reason BeginTime) before it may start again: Slurm makes it
+#: eligible one second after its job credential expires (CredExpire, 120 s), counted from the
+#: whole second it went back to the queue (22.05: requeued at 07:44:54.326, eligible 07:46:55).
+REQUEUE_DELAY = 121
+#: Period of Slurm's time-limit check, which also ends a GraceTime whose preemptor went away.
 TIME_LIMIT_CHECK = 30
 #: priority/basic gives each job one less than the last priority it gave, starting below
 #: 0xFFFF0000, as Slurm 22.05 shows it (job N gets 0xFFFF0000 - N until a resume re-prioritizes).
@@ -77,10 +82,17 @@ class RequestError(PlurmError):
 
 @attrs.define
 class _Ending:
-    """Why the controller killed a job, so that its end gets the right state."""
+    """Why the controller is ending a job, so that its end gets the right state.
+
+    A preemption victim in its GraceTime has an ending before it is killed (``grace_end``
+    set, ``killed`` False); if its processes end by themselves first, its end is an ordinary
+    one (FAILED or COMPLETED), as on real Slurm.
+    """
 
     state: JobState
     requeue: bool = False
+    grace_end: float | None = None
+    killed: bool = False
 
 
 class Controller:
@@ -184,7 +196,7 @@ class Controller:
             request=request,
             submit_time=self.now,
             partition=partition,
-            priority=self._basic_priority(),
+            priority=max(1, self._basic_priority() - request.nice),
             eligible_time=self.now,
             time_limit=limit,
             requeue=requeue,
@@ -257,7 +269,7 @@ class Controller:
         """scancel: a pending job is cancelled at once, a running one is killed."""
         self._tick()
         job = self.job(job_id)
-        if job.state.finished:
+        if job.state.finished or job.state is JobState.COMPLETING:
             raise RequestError("Job/step already completing or completed")
         if job.state is JobState.PENDING:
             job.end_time = self.now  # Slurm keeps the reason it was pending for
@@ -282,7 +294,7 @@ class Controller:
         job = self._job_for(job_id, "Unexpected message received")
         if job.state is JobState.PENDING:
             raise RequestError("Job is pending execution")
-        if job.state.finished:
+        if job.state.finished or job.state is JobState.COMPLETING:
             raise RequestError("Job/step already completing or completed")
         if job.admin_suspended:
             return
@@ -299,7 +311,7 @@ class Controller:
         (Slurm lets it run beside its preemptor until the gang scheduler next acts)."""
         self._tick()
         job = self._job_for(job_id, "Unexpected message received")
-        if job.state.finished:
+        if job.state.finished or job.state is JobState.COMPLETING:
             raise RequestError("Job/step already completing or completed")
         if job.state is not JobState.SUSPENDED:
             raise RequestError("Job is not suspended")
@@ -318,6 +330,8 @@ class Controller:
         job = self._job_for(job_id, "Invalid job id specified")
         if job.state is JobState.PENDING:
             raise RequestError("Job is pending execution")
+        if job.state is JobState.COMPLETING:
+            raise RequestError("Job/step already completing or completed")
         if job.state.finished:
             job.end_time = None
             job.exit_code = job.exit_signal = 0
@@ -333,7 +347,7 @@ class Controller:
         job.pre_suspend_time = 0.0
         job.restarts += 1
         job.reason = PendingReason.BEGIN_TIME
-        job.eligible_time = self.now + REQUEUE_DELAY
+        job.eligible_time = math.floor(self.now) + REQUEUE_DELAY
         self._set_state(job, JobState.PENDING)
         self._pass_after(job.eligible_time)
 
@@ -355,18 +369,26 @@ class Controller:
 
     def job_ended(self, job_id: int, exit_code: int = 0, signal: int = 0) -> None:
         """The executor reports that a job's processes ended, with ``exit_code`` or killed
-        by ``signal``."""
+        by ``signal``, and its nodes are free again.
+
+        A job the controller killed has shown COMPLETING since the kill; it now takes the
+        state its ending says. A job that ended by itself (even in a preemption GraceTime)
+        ends COMPLETED or FAILED by its exit.
+        """
         self._tick()
         job = self.cluster.job(job_id)
         if not job.state.holds_resources:
             return
         ending = self._ending.pop(job_id, None)
+        if ending is not None and not ending.killed:
+            ending = None
         self._cancel_limit(job_id)
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
             self._back_to_queue(job)
         else:
-            job.end_time = self.now
+            if job.end_time is None or ending is None:
+                job.end_time = self.now
             job.exit_code = exit_code
             job.exit_signal = signal
             if ending is not None:
@@ -422,8 +444,10 @@ class Controller:
             self._tick()
             if not job.state.holds_resources:
                 return
-            if job.job_id in self._ending:  # grace is over: the preemption proceeds
-                self.executor.kill(job, self.config.kill_wait)
+            ending = self._ending.get(job.job_id)
+            if ending is not None:  # grace is over and no preemptor came back to end it
+                if not ending.killed:
+                    self._kill(job, ending)
             else:
                 self._kill(job, _Ending(JobState.TIMEOUT))
 
@@ -474,14 +498,21 @@ class Controller:
         """One scheduling pass over the eligible pending jobs (the hook sequence above)."""
         self._tick()
         blocked: set[str] = set()
+        # As in Slurm, once a job must wait, its partition's nodes are withheld from every
+        # job after it in this pass, whatever their partition.
+        withheld: set[str] = set()
         left = False
         for job in self._queue():
             if job.state is not JobState.PENDING or self._refused(job):
                 continue
             if job.partition in blocked:
                 job.reason = PendingReason.PRIORITY
-            elif not self._try_start(job):
-                blocked.add(job.partition)
+            else:
+                outcome = self._try_start(job, withheld)
+                if outcome is not SelectStatus.SUCCESS:
+                    blocked.add(job.partition)
+                if outcome is SelectStatus.BUSY:  # not for a job that can never run here
+                    withheld.update(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
         if left:
             self._arm_backfill()
@@ -554,15 +585,26 @@ class Controller:
             if self.cluster.node_available(name) and name not in request.exclude
         ]
 
-    def _try_start(self, job: Job) -> bool:
-        """Test, preempt or start one job; False when it must wait.
+    def _try_start(
+        self, job: Job, withheld: set[str] | frozenset[str] = frozenset()
+    ) -> SelectStatus:
+        """Test, preempt or start one job on its usable nodes outside ``withheld``:
+        SUCCESS when it started, BUSY when it must wait for resources (or victims), NEVER
+        when no partition of it could ever run it as things are.
 
         A job submitted to several partitions is tried in each, highest PriorityTier first
         (then in the order given), and runs in the first that takes it.
         """
+        reason = PendingReason.RESOURCES
+        outcome = SelectStatus.NEVER
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)
+            if withheld and withheld.intersection(usable):
+                usable = [name for name in usable if name not in withheld]
+                if self._test_only(job, usable).status is not SelectStatus.SUCCESS:
+                    reason = PendingReason.NODES_RESERVED
+                    continue
             result = self._test_by_weight(job, usable)
             if result.status is not SelectStatus.SUCCESS:
                 candidates = self._candidates(job)
@@ -571,15 +613,17 @@ class Controller:
                         job, usable, SelectMode.RUN_NOW, candidates, self.cluster
                     )
             if result.status is not SelectStatus.SUCCESS:
+                if result.status is SelectStatus.BUSY:
+                    outcome = SelectStatus.BUSY
                 continue
             if self._preempt(job, result):
                 job.reason = PendingReason.RESOURCES
-                return False
+                return SelectStatus.BUSY
             self._start(job, result.nodes)
-            return True
+            return SelectStatus.SUCCESS
         job.partition = self._partitions_to_try(job)[0]
-        job.reason = PendingReason.RESOURCES
-        return False
+        job.reason = reason
+        return outcome
 
     def _partitions_to_try(self, job: Job) -> list[str]:
         names = job.request.partitions or (job.partition,)
@@ -608,7 +652,8 @@ class Controller:
         part_nodes = set(self.cluster.partition(preemptor.partition).nodes)
         candidates = []
         for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
-            if victim.job_id in self._ending or not part_nodes.intersection(victim.nodes):
+            # A victim in its GraceTime stays a candidate: the preemptor's retries end it.
+            if not part_nodes.intersection(victim.nodes):
                 continue
             exempt = self.cluster.preempt_exempt_time(victim)
             if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:
@@ -644,19 +689,33 @@ class Controller:
             if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
                 continue
-            if victim.job_id not in self._ending and may_signal:
-                self._preempt_victim(victim, mode)
-                self._preempting.setdefault(preemptor.job_id, self.now)
             waiting = True
+            if not may_signal:
+                continue
+            ending = self._ending.get(victim.job_id)
+            if ending is None:
+                self._preempt_victim(victim, mode)
+            elif (
+                not ending.killed and ending.grace_end is not None and ending.grace_end <= self.now
+            ):
+                # A retry ends the grace of every victim whose GraceTime has run out.
+                self._kill(victim, ending)
+        if waiting and may_signal:
+            self._preempting[preemptor.job_id] = self.now
+        if waiting and any(not e.killed for e in map(self._ending.get, result.victims) if e):
+            # Slurm's periodic pass retries the preemptor; Plurm runs only the pass it needs.
+            self._pass_after(self._preempting[preemptor.job_id] + backoff)
         return waiting
 
     def _preempt_victim(self, victim: Job, mode: PreemptBase) -> None:
         """Cancel or requeue a victim, after its GraceTime if it has one.
 
-        With grace, Slurm sends SIGCONT and SIGTERM at once and lets the job run; the
-        periodic time-limit check that first finds the grace over kills it (SIGTERM, then
-        SIGKILL KillWait later). A victim that ends during its grace is still cancelled or
-        requeued by its mode.
+        With grace, Slurm sends SIGCONT and SIGTERM to the job's steps (not its batch
+        script) and lets the job run. The preemptor retries every KillWait + MessageTimeout
+        seconds while it waits; the first retry that finds the grace over kills the victim
+        (observed on 22.05: GraceTime 10 -> killed after 15 s, 23 and 30 -> 30 s, 40 -> 45 s).
+        Slurm also cuts the job's end time to the grace's end, so the time-limit check kills
+        it if no preemptor comes back.
         """
         ending = self._preempt_ending(victim, mode)
         victim.preempt_time = self.now
@@ -664,10 +723,11 @@ class Controller:
         if grace <= 0:
             self._kill(victim, ending)
             return
+        ending.grace_end = self.now + grace
         self._ending[victim.job_id] = ending
-        self.executor.signal(victim, "CONT")
-        self.executor.signal(victim, "TERM")
-        self._arm_limit(victim, grace_end=self.now + grace)
+        self.executor.signal(victim, "CONT", steps_only=True)
+        self.executor.signal(victim, "TERM", steps_only=True)
+        self._arm_limit(victim, grace_end=ending.grace_end)
 
     # ----------------------------------------------------------------------------- actions
 
@@ -686,8 +746,20 @@ class Controller:
         self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
     def _kill(self, job: Job, ending: _Ending) -> None:
+        """Kill the job's processes. It shows COMPLETING, holding its nodes, until the
+        executor reports them gone; its run time stops now (a requeued one shows 0)."""
+        ending.killed = True
         self._ending[job.job_id] = ending
+        self._cancel_limit(job.job_id)
+        if ending.requeue:
+            job.start_time = None
+            job.pre_suspend_time = 0.0
+        else:
+            if job.state is JobState.SUSPENDED:
+                job.suspend_time = self.now  # stopped time does not count as run time
+            job.end_time = self.now
         self.executor.kill(job, self.config.kill_wait)
+        self._set_state(job, JobState.COMPLETING)
 
     def _suspend(self, job: Job, *, indefinite: bool) -> None:
         job.pre_suspend_time = job.run_time(self.now)

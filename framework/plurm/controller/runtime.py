@@ -53,12 +53,14 @@ class Executor(Protocol):
         """Continue them (SIGCONT)."""
         ...
 
-    def signal(self, job: Job, signal: str) -> None:
-        """Send ``signal`` (a name such as "TERM") to the job's processes."""
+    def signal(self, job: Job, signal: str, *, steps_only: bool = False) -> None:
+        """Send ``signal`` (a name such as "TERM") to the job's processes; with
+        ``steps_only``, to its job steps (srun) but not its batch script."""
         ...
 
     def kill(self, job: Job, kill_wait: int) -> None:
         """End the job's processes as slurmd does: SIGCONT and SIGTERM, then SIGKILL
         ``kill_wait`` seconds later if they still run; a suspended job gets SIGKILL at once.
-        Its end is reported as usual, with the signal that ended it."""
+        Its end is reported, with the signal that ended it, once its nodes are clean (the
+        controller shows it COMPLETING until then)."""
         ...

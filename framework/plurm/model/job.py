@@ -54,6 +54,12 @@ class PendingReason(enum.Enum):
     JOB_HELD_ADMIN = "JobHeldAdmin"
     JOB_HELD_USER = "JobHeldUser"
     REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
+    #: Slurm's text when the nodes a job could use are held for a waiting job of a partition
+    #: scheduled before it (or are down or drained).
+    NODES_RESERVED = (
+        "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
+        "partitions"
+    )
     PARTITION_DOWN = "PartitionDown"
     PARTITION_CONFIG = "PartitionConfig"
     PARTITION_NODE_LIMIT = "PartitionNodeLimit"
@@ -101,6 +107,11 @@ class JobRequest:
     sim_runtime: float | None = None
     #: Simulation: the job's command ignores SIGTERM (runs on until SIGKILL).
     ignore_sigterm: bool = False
+    #: Simulation: the job runs its work as job steps (``srun``), which receive the SIGTERM
+    #: that starts a preemption GraceTime; a plain batch script does not.
+    runs_steps: bool = False
+    #: --nice: lowers the job's priority by this much (negative raises it).
+    nice: int = 0
     #: Simulation: the exit code when the job ends by itself (``--wrap='exit N'``).
     sim_exit_code: int = 0
     command: str = ""
@@ -166,6 +177,7 @@ class Job:
             return 0.0
         if self.state is JobState.SUSPENDED:
             return self.pre_suspend_time
-        until = self.end_time if self.state.finished and self.end_time is not None else now
+        stopped = self.state.finished or self.state is JobState.COMPLETING
+        until = self.end_time if stopped and self.end_time is not None else now
         resumed = self.suspend_time if self.suspend_time is not None else self.start_time
         return self.pre_suspend_time + max(0.0, until - resumed)

@@ -139,6 +139,8 @@ class _Recorder:
         self._since: dict[int, float] = {}
         #: Run time of each job's current attempt (since it last left the queue).
         self._attempt: dict[int, float] = {}
+        #: Jobs killed by a preemption, COMPLETING until their nodes are released.
+        self._preempted: set[int] = set()
 
     @hookimpl
     def plurm_job_state_changed(
@@ -156,6 +158,13 @@ class _Recorder:
         elif old is JobState.SUSPENDED and held is not None:
             record.suspended += now - held
         preempted = job.preempt_time == now
+        if new is JobState.COMPLETING:
+            if preempted:
+                self._preempted.add(job.job_id)
+            return
+        if old is JobState.COMPLETING:
+            preempted = job.job_id in self._preempted
+            self._preempted.discard(job.job_id)
         if new is JobState.RUNNING:
             if old is JobState.PENDING:
                 self._attempt[job.job_id] = 0.0

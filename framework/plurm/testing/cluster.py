@@ -150,8 +150,13 @@ class TestCluster:
 
     def settle(self) -> float:
         """Let the scheduler act on what just happened: Slurm starts batch jobs on its next
-        pass, about a second later, and so does Plurm. Runs to the next whole second."""
+        pass, about a second later, and so does Plurm. Runs to the next whole second, and
+        on through the teardown of killed jobs (COMPLETING) and the pass their release
+        triggers. To look inside those seconds, use :meth:`run_until` or :meth:`step`."""
         self.simulation.run_until(math.floor(self.now) + 1)
+        completing = self.controller.cluster.jobs_unordered
+        while any(completing(JobState.COMPLETING)) and self.step() is not None:
+            self.simulation.run_until(math.floor(self.now) + 1)
         return self.now
 
     def step(self) -> float | None:

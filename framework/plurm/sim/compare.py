@@ -38,7 +38,6 @@ import contextlib
 import csv
 import io
 import json
-import multiprocessing
 import os
 import re
 import time
@@ -409,14 +408,14 @@ def open_executor(
 ) -> Iterator[Executor]:
     """A ``concurrent.futures.Executor`` to run on.
 
-    ``process``: a local process pool of ``workers`` processes (spawned, so that they start the
-    same way on every platform). ``dask``: Dask's distributed executor (``Client.get_executor``)
+    ``process``: a local process pool of ``workers`` processes (started the platform's way; as
+    with any process pool, a script that uses one guards its entry point with
+    ``if __name__ == "__main__":``). ``dask``: Dask's distributed executor (``Client.get_executor``)
     on the scheduler at ``address``, or on a local cluster of ``workers`` single-threaded
     processes; it needs the optional extra ``plurm[dask]``.
     """
     if kind == "process":
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
             yield pool
         return
     if kind != "dask":

@@ -102,7 +102,8 @@ class Run:
         """The slurm.conf text with the overrides appended."""
         if not self.overrides:
             return self.conf_text
-        lines = [self.conf_text.rstrip("\n"), "# plurm compare: this run's settings"]
+        # The blank line ends a continuation the text might leave open.
+        lines = [self.conf_text.rstrip("\n"), "", "# plurm compare: this run's settings"]
         lines += [f"{key}={_quoted(value)}" for key, value in self.overrides]
         return "\n".join(lines) + "\n"
 

@@ -15,6 +15,8 @@ whatever the input.
     * TraceError               - a workload trace (SWF) that cannot be read: a malformed job line,
                                  or a file that is missing, unreadable or a corrupt gzip stream
         * TraceErrorGroup      - several malformed lines, found in one pass over the trace
+    * CompareError             - a comparison file (plurm compare) that is malformed, or a run of
+                                 it whose configuration Plurm refuses; names the file and the run
 
 Configuration and trace errors carry a :class:`SourceLocation` (file, line, column and the text of
 the line) so that the message can show the offending line with a caret under the column, the way
@@ -29,6 +31,7 @@ from collections.abc import Sequence
 import attrs
 
 __all__ = [
+    "CompareError",
     "ConfError",
     "ConfErrorGroup",
     "ConfIncludeError",
@@ -231,6 +234,12 @@ class TraceErrorGroup(TraceError):
         if self.truncated:
             lines.append(f"(stopped after {len(self._errors)} errors; there are more)")
         return "\n".join(lines)
+
+
+class CompareError(PlurmError):
+    """A comparison (``plurm compare``) that cannot run: a malformed comparison file (missing or
+    unknown keys, duplicate run names), or a run whose configuration or plugins Plurm refuses.
+    The message names the file and, when one is concerned, the run."""
 
 
 def raise_collected(errors: Sequence[ConfError]) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from plurm import __version__
-from plurm.cli import conf, hostlist, simulate
+from plurm.cli import compare, conf, hostlist, simulate
 from plurm.errors import PlurmError
 
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_parser(commands)
     hostlist.add_parser(commands)
     simulate.add_parser(commands)
+    compare.add_parser(commands)
     return parser
 
 

@@ -1,0 +1,120 @@
+"""``plurm compare``: replay one trace under several configurations, side by side.
+
+* ``plurm compare FILE.toml --out DIR`` runs the comparison file's runs (see
+  :mod:`plurm.sim.compare` for its format);
+* ``plurm compare --trace T --conf C [--map M] --run NAME[:Key=Value,...] ... --out DIR`` is
+  the same without a file.
+
+Runs go to a local process pool (``--workers N``), or to Dask (``--executor dask``, on a local
+cluster or the scheduler at ``--dask-scheduler ADDR``). The table goes to stdout and, with
+``compare.csv``, ``compare.md``, ``compare.json`` and each run's ``jobs.csv`` and
+``summary.json``, under DIR. A run that fails is reported with its reason, the others still
+are, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from plurm.cli.simulate import UsageError
+from plurm.sim.compare import (
+    Comparison,
+    RunResult,
+    open_executor,
+    render_table,
+    run_runs,
+    write_outputs,
+)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "compare",
+        help="replay one workload trace under several configurations and compare the figures",
+        description="Replay a trace under each run of a comparison file (or of --run options) "
+        "in parallel, print the figures side by side and write compare.csv, compare.md and "
+        "each run's jobs.csv and summary.json under --out.",
+    )
+    parser.add_argument("file", metavar="FILE.toml", nargs="?", help="a comparison file")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where to write the results")
+    parser.add_argument("--trace", metavar="TRACE", help="an SWF trace (without FILE)")
+    parser.add_argument("--conf", metavar="SLURM_CONF", help="the base slurm.conf (without FILE)")
+    parser.add_argument("--map", metavar="MAP_TOML", help="how trace jobs map (without FILE)")
+    parser.add_argument(
+        "--run",
+        dest="runs",
+        action="append",
+        default=[],
+        metavar="NAME[:Key=Value,...]",
+        help="a run: the base configuration with these keys set (without FILE; repeat it)",
+    )
+    parser.add_argument("--jobs", type=int, metavar="N", help="replay only the first N jobs")
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="parallel runs (default: one per CPU)"
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("process", "dask"),
+        default="process",
+        help="a local process pool (the default) or Dask's distributed executor "
+        "(needs plurm[dask])",
+    )
+    parser.add_argument(
+        "--dask-scheduler",
+        metavar="ADDR",
+        help="the Dask scheduler to use (default: start a local cluster)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.set_defaults(run=run_compare)
+
+
+def _comparison(args: argparse.Namespace) -> Comparison:
+    inline = args.trace is not None or args.conf is not None or args.map is not None or args.runs
+    if args.file is not None:
+        if inline:
+            raise UsageError("give either FILE.toml or --trace/--conf/--map/--run, not both")
+        comparison = Comparison.load(args.file)
+        if args.jobs is not None:
+            comparison = comparison.with_jobs(args.jobs)
+        return comparison
+    if args.trace is None or args.conf is None or not args.runs:
+        raise UsageError("give FILE.toml, or --trace, --conf and at least one --run")
+    return Comparison.from_options(
+        trace=args.trace, conf_path=args.conf, runs=args.runs, map_path=args.map, jobs=args.jobs
+    )
+
+
+def run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.dask_scheduler is not None and args.executor != "dask":
+        raise UsageError("--dask-scheduler needs --executor dask")
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError("--jobs must be at least 0")
+    comparison = _comparison(args)
+    comparison.check()
+    trace = comparison.read_trace()
+    if not args.quiet:
+        out.write(f"{trace.report}\n")
+        out.flush()
+    workers = args.workers or min(len(comparison.runs), os.cpu_count() or 1)
+
+    def done(result: RunResult) -> None:
+        if args.quiet:
+            return
+        status = "done" if result.ok else "FAILED"
+        print(f"run {result.name}: {status} in {result.seconds:.1f} s", file=sys.stderr)
+
+    with open_executor(args.executor, workers, args.dask_scheduler) as executor:
+        results = run_runs(comparison.runs, trace, executor, done=done)
+    write_outputs(Path(args.out), comparison, results, trace)
+    if not args.quiet:
+        out.write("\n" + render_table(results))
+    failed = [result for result in results if not result.ok]
+    for result in failed:
+        print(f"plurm: error: run {result.name!r} failed:\n{result.error}", file=sys.stderr)
+    return 1 if failed else 0

@@ -37,6 +37,15 @@ def _seconds(value: float) -> str:
     return f"{value:,.0f} s"
 
 
+def _duration(value: float) -> str:
+    """Seconds, with days or hours beside a long span."""
+    if value >= 3 * 86400:
+        return f"{value:,.0f} s ({value / 86400:,.1f} days)"
+    if value >= 3 * 3600:
+        return f"{value:,.0f} s ({value / 3600:,.1f} h)"
+    return _seconds(value)
+
+
 def _hours(value: float) -> str:
     return f"{value:,.2f}"
 
@@ -80,8 +89,8 @@ def _overall(summary: Mapping[str, Any]) -> str:
             f"{_number(summary['bounded_slowdown_mean'])}, "
             f"{_number(summary['bounded_slowdown_p95'])}",
         ),
-        ("utilization", f"{_percent(summary['utilization'])} of {_seconds(last - first)}"),
-        ("makespan", _seconds(summary["makespan"])),
+        ("utilization", f"{_percent(summary['utilization'])} of {_duration(last - first)}"),
+        ("makespan", _duration(summary["makespan"])),
         ("throughput", f"{_number(summary['throughput_per_hour'])} jobs/h"),
         (
             "preemptions: requeue, cancel, suspend",

@@ -190,7 +190,7 @@ def gantt_png(
     unit, name = time_unit(end - start)
     rows = {r.job_id: i for i, r in enumerate(r for r in records if r.rejected is None)}
     by_job = {r.job_id: r for r in records if r.rejected is None}
-    height = min(40.0, max(3.0, 0.14 * len(rows) + 1.2))
+    height = min(24.0, max(3.0, 0.09 * len(rows) + 1.5))
 
     def draw(axes: Axes) -> None:
         for job_id, row in rows.items():
@@ -216,7 +216,16 @@ def gantt_png(
         labels = [str(r.trace_number) for r in by_job.values()]
         if len(rows) <= 40:
             axes.set_yticks(range(len(rows)), labels)
-        axes.set_ylabel("trace job")
+        else:
+            from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+            def label(value: float, _: object) -> str:
+                row = round(value)
+                return labels[row] if row == value and 0 <= row < len(labels) else ""
+
+            axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+            axes.yaxis.set_major_formatter(FuncFormatter(label))
+        axes.set_ylabel("job (its number in the trace)")
         axes.set_xlabel(f"time since the first submission ({name})")
         axes.set_title(
             "Jobs: submitted to ended (grey), running (blue; red: high priority), preempted (x)"

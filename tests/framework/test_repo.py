@@ -89,3 +89,13 @@ def test_framework_names_no_policy() -> None:
 def test_policy_check_would_catch_a_policy_name() -> None:
     tree = ast.parse('"""mentions select/linear in a docstring"""\nkind = "select/linear"\n')
     assert _code_strings(tree) == ["kind", "select/linear"]
+
+
+def test_demo_replays_a_shipped_trace_into_a_report() -> None:
+    tox = (REPO / "tox.ini").read_text()
+    demo = tox[tox.index("[testenv:demo]") :].split("\n[", 1)[0]
+    replays = [line for line in demo.splitlines() if "--trace" in line]
+    assert len(replays) == 1 and "--out" in replays[0] and "--no-report" not in replays[0]
+    for option in ("--trace", "--conf", "--map"):
+        path = replays[0].split(f"{option} ", 1)[1].split()[0]
+        assert (REPO / path).is_file(), f"the demo's {option} {path} is missing"

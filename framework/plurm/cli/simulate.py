@@ -2,8 +2,8 @@
 
 * ``plurm simulate --conf slurm.conf SESSION`` prints each command of SESSION with its output;
 * ``plurm simulate --conf slurm.conf --trace T.swf[.gz] [--map M.toml] --out DIR`` replays the
-  trace, prints the cleaning report and the summary, and writes ``DIR/jobs.csv`` and
-  ``DIR/summary.json``.
+  trace, prints the cleaning report and the summary, and writes ``DIR/jobs.csv``,
+  ``DIR/summary.json`` and the HTML report ``DIR/report.html`` (not with ``--no-report``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from plurm import conf
 from plurm.errors import PlurmError
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
-from plurm.sim.trace import TraceMapping, replay
+from plurm.sim.trace import JobRecord, TraceMapping, Transition, replay
 from plurm.workload import clean, read_swf
 
 
@@ -37,9 +37,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("session", metavar="SESSION", nargs="?")
     parser.add_argument("--trace", metavar="TRACE", help="an SWF trace (.swf or .swf.gz)")
     parser.add_argument("--map", metavar="MAP_TOML", help="how trace jobs map to the cluster")
-    parser.add_argument("--out", metavar="DIR", help="where to write jobs.csv and summary.json")
+    parser.add_argument(
+        "--out", metavar="DIR", help="where to write jobs.csv, summary.json and report.html"
+    )
     parser.add_argument("--jobs", type=int, metavar="N", help="replay only the first N jobs")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, no report")
+    parser.add_argument(
+        "--no-report", action="store_true", help="do not write DIR/report.html (nor its plots)"
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="print nothing: no cleaning report, no progress bar"
+    )
     parser.set_defaults(run=run_simulate)
 
 
@@ -80,7 +87,15 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         bar.update(submitted - bar.n)
         bar.set_postfix_str(f"t={simulated / 86400:.1f} d, ended {ended}")
 
-    records = replay(cleaned, config, mapping, progress=progress if bar is not None else None)
+    reporting = bool(args.out) and not args.no_report
+    transitions: list[Transition] | None = [] if reporting else None
+    records = replay(
+        cleaned,
+        config,
+        mapping,
+        progress=progress if bar is not None else None,
+        transitions=transitions,
+    )
     if bar is not None:
         bar.close()
     total_cpus = sum(node.cpus * len(node.names) for node in config.nodes)
@@ -91,7 +106,39 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         with (directory / "jobs.csv").open("w") as stream:
             write_jobs_csv(records, stream)
         (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    report = None
+    if transitions is not None:
+        report = _write_report(args, records, transitions, summary, total_cpus, len(cleaned.jobs))
     if not args.quiet:
         shown = {k: v for k, v in summary.items() if not k.startswith("by_")}
         out.write(json.dumps(shown, indent=1) + "\n")
+        if report is not None:
+            out.write(f"report: {report.resolve()}\n")
     return 0
+
+
+def _write_report(
+    args: argparse.Namespace,
+    records: list[JobRecord],
+    transitions: list[Transition],
+    summary: dict[str, Any],
+    total_cpus: int,
+    jobs: int,
+) -> Path:
+    from plurm.sim.report import write_report  # matplotlib only when a report is asked for
+
+    details = [
+        ("trace", Path(args.trace).name + (f" (first {jobs} cleaned jobs)" if args.jobs else "")),
+        ("configuration", str(args.conf)),
+        ("mapping", str(args.map) if args.map else "none (defaults)"),
+        ("CPUs", str(total_cpus)),
+    ]
+    return write_report(
+        Path(args.out) / "report.html",
+        records,
+        transitions,
+        summary,
+        total_cpus,
+        title=f"Plurm replay of {Path(args.trace).name}",
+        details=details,
+    )

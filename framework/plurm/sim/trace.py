@@ -10,7 +10,9 @@ priority (a QOS or a partition), so that a trace recorded without preemption exe
 :func:`replay` submits the jobs at their submit times through the controller, as sbatch
 would, runs the simulation until every job has ended, and returns a :class:`JobRecord` per
 job. The records come from the controller's ``plurm_job_state_changed`` events, so the
-replay measures exactly what the policies did.
+replay measures exactly what the policies did. Given a list, it also appends every state change
+as a :class:`Transition` (what the report's time series are drawn from: a requeued or suspended
+job runs in several intervals, which its record sums up).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from plurm.model.job import Job, JobRequest, JobState
 from plurm.sim.session import Simulation
 from plurm.workload import CleanedTrace, CleanJob
 
-__all__ = ["JobRecord", "TraceMapping", "replay"]
+__all__ = ["JobRecord", "TraceMapping", "Transition", "replay"]
 
 
 @attrs.frozen
@@ -131,11 +133,27 @@ class JobRecord:
         return None if self.start is None else self.start - self.submit
 
 
-class _Recorder:
-    """Follows the controller's state changes into JobRecords."""
+@attrs.frozen
+class Transition:
+    """One state change of a trace job: ``old`` and ``new`` are JobState names, ``preempted``
+    the preemption it counts as in the job's record (``requeue``, ``cancel``, ``suspend``)."""
 
-    def __init__(self, records: dict[int, JobRecord]) -> None:
+    time: float
+    job_id: int
+    old: str
+    new: str
+    preempted: str | None = None
+
+
+class _Recorder:
+    """Follows the controller's state changes into JobRecords (and Transitions if given a
+    list)."""
+
+    def __init__(
+        self, records: dict[int, JobRecord], transitions: list[Transition] | None = None
+    ) -> None:
         self.records = records
+        self.transitions = transitions
         self._since: dict[int, float] = {}
         #: Run time of each job's current attempt (since it last left the queue).
         self._attempt: dict[int, float] = {}
@@ -158,9 +176,12 @@ class _Recorder:
         elif old is JobState.SUSPENDED and held is not None:
             record.suspended += now - held
         preempted = job.preempt_time == now
-        if new is JobState.COMPLETING:
+        mode: str | None = None
+        if new is JobState.COMPLETING:  # killed: its end comes when its nodes are released
             if preempted:
                 self._preempted.add(job.job_id)
+            if self.transitions is not None:
+                self.transitions.append(Transition(now, job.job_id, old.name, new.name))
             return
         if old is JobState.COMPLETING:
             preempted = job.job_id in self._preempted
@@ -175,15 +196,20 @@ class _Recorder:
         elif new is JobState.SUSPENDED:
             self._since[job.job_id] = now
             record.preempted_suspend += preempted
+            mode = "suspend" if preempted else None
         elif new is JobState.PENDING and old.holds_resources:
             record.preempted_requeue += preempted
             record.lost_cpu_seconds += self._attempt.pop(job.job_id, 0.0) * record.cpus
+            mode = "requeue" if preempted else None
         elif new.finished:
             record.end = now
             attempt = self._attempt.pop(job.job_id, 0.0)
             if new is JobState.PREEMPTED:
                 record.preempted_cancel += 1
                 record.lost_cpu_seconds += attempt * record.cpus
+                mode = "cancel"
+        if self.transitions is not None:
+            self.transitions.append(Transition(now, job.job_id, old.name, new.name, mode))
 
 
 def _request(
@@ -216,13 +242,15 @@ def replay(
     mapping: TraceMapping | None = None,
     *,
     progress: Callable[[float, int, int], None] | None = None,
+    transitions: list[Transition] | None = None,
 ) -> list[JobRecord]:
     """Run ``trace`` on the cluster ``config`` describes; one record per trace job, in
     trace order. ``progress(simulated_seconds, jobs_submitted, jobs_ended)`` is called now
-    and then, for a progress bar."""
+    and then, for a progress bar. ``transitions``, if given, receives every state change of
+    the trace's jobs, in order."""
     mapping = mapping or TraceMapping()
     records: dict[int, JobRecord] = {}
-    recorder = _Recorder(records)
+    recorder = _Recorder(records, transitions)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)))
     controller = simulation.controller
     cpus_per_node = min((node.cpus for node in config.nodes), default=1)

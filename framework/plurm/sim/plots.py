@@ -1,0 +1,234 @@
+"""The report's plots, drawn with matplotlib's Agg renderer into PNG bytes.
+
+matplotlib is imported only when a plot is drawn (``plurm conf check`` never pays for it), no
+pyplot state is touched, and every figure is drawn under matplotlib's default style and saved
+without the Software tag, so the same series give the same bytes whatever the user's
+matplotlibrc says.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from plurm.sim.series import Interval, Step
+from plurm.sim.trace import JobRecord
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "gantt_png",
+    "preemptions_png",
+    "queue_png",
+    "time_unit",
+    "utilization_png",
+    "waits_png",
+]
+
+WIDTH = 9.0
+DPI = 100
+MODES = ("requeue", "cancel", "suspend")
+MODE_COLORS = {"requeue": "tab:orange", "cancel": "tab:red", "suspend": "tab:purple"}
+
+
+def time_unit(span: float) -> tuple[float, str]:
+    """The divisor and name of the unit that suits a run of ``span`` seconds."""
+    if span <= 3 * 3600:
+        return 1.0, "s"
+    if span <= 3 * 86400:
+        return 3600.0, "h"
+    return 86400.0, "days"
+
+
+@contextmanager
+def _figure(height: float = 3.4) -> Iterator[tuple[Figure, Axes]]:
+    import matplotlib.style
+    from matplotlib.figure import Figure
+
+    with matplotlib.style.context("default"):
+        figure = Figure(figsize=(WIDTH, height), dpi=DPI, layout="constrained")
+        yield figure, figure.add_subplot()
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _draw(height: float, draw: Callable[[Axes], None]) -> bytes:
+    with _figure(height) as (figure, axes):
+        draw(axes)
+        return _png(figure)
+
+
+def _step_xy(step: Step, end: float, unit: float) -> tuple[list[float], list[float]]:
+    """The points of a step function drawn until ``end``."""
+    times = [t / unit for t in step.times]
+    values = list(step.values)
+    if not times or end > step.times[-1]:
+        times.append(end / unit)
+        values.append(values[-1] if values else 0.0)
+    return times, values
+
+
+def utilization_png(step: Step, window: tuple[float, float]) -> bytes:
+    start, end = window
+    unit, name = time_unit(end - start)
+    mean = step.mean(start, end)
+
+    def draw(axes: Axes) -> None:
+        times, values = _step_xy(step, end, unit)
+        axes.step(times, [100 * v for v in values], where="post", linewidth=0.7)
+        label = f"mean {100 * mean:.1f} %"
+        axes.axhline(100 * mean, color="tab:red", linestyle="--", linewidth=1, label=label)
+        axes.legend(loc="lower right", fontsize="small", framealpha=0.9)
+        axes.set_ylim(0, max(105.0, 105 * max(step.values, default=0.0)))
+        axes.set_xlim(start / unit, max(end, start + 1) / unit)
+        axes.set_xlabel(f"time since the first submission ({name})")
+        axes.set_ylabel("CPUs in use (%)")
+        axes.set_title("Utilization")
+
+    return _draw(3.4, draw)
+
+
+def queue_png(step: Step, window: tuple[float, float]) -> bytes:
+    start, end = window
+    unit, name = time_unit(end - start)
+
+    def draw(axes: Axes) -> None:
+        times, values = _step_xy(step, end, unit)
+        axes.step(times, values, where="post", linewidth=0.7, color="tab:green")
+        axes.set_ylim(0, max(1.0, 1.05 * max(step.values, default=0.0)))
+        axes.set_xlim(start / unit, max(end, start + 1) / unit)
+        axes.set_xlabel(f"time since the first submission ({name})")
+        axes.set_ylabel("pending jobs")
+        axes.set_title("Queue length")
+
+    return _draw(3.4, draw)
+
+
+def waits_png(classes: dict[str, list[float]]) -> bytes:
+    def draw(axes: Axes) -> None:
+        for name, waits in classes.items():
+            if not waits:
+                continue
+            ordered = sorted(waits)
+            count = len(ordered)
+            shares = [(i + 1) / count for i in range(count)]
+            median = statistics.median(ordered)
+            jobs = "1 job" if count == 1 else f"{count} jobs"
+            label = f"{name} ({jobs}, median {median:,.0f} s)"
+            axes.step([0.0, *ordered], [0.0, *shares], where="post", label=label)
+        axes.set_xscale("symlog", linthresh=1.0)
+        axes.set_xlim(left=0)
+        axes.set_ylim(0, 1.02)
+        axes.set_xlabel("wait (s, logarithmic above 1 s)")
+        axes.set_ylabel("share of jobs waiting at most this long")
+        axes.set_title("Wait-time distribution per class")
+        axes.grid(True, linewidth=0.3)
+        if any(classes.values()):
+            axes.legend(loc="lower right", fontsize="small")
+        else:
+            axes.text(0.5, 0.5, "no job started", ha="center", transform=axes.transAxes)
+
+    return _draw(3.8, draw)
+
+
+def preemptions_png(events: Sequence[tuple[float, int, str]], window: tuple[float, float]) -> bytes:
+    start, end = window
+    unit, name = time_unit(end - start)
+    bins = 50
+    width = max(end - start, 1.0) / bins
+
+    def draw(axes: Axes) -> None:
+        lefts = [(start + i * width) / unit for i in range(bins)]
+        bottom = [0] * bins
+        for mode in MODES:
+            counts = [0] * bins
+            for time, _, kind in events:
+                if kind == mode:
+                    counts[min(bins - 1, max(0, int((time - start) // width)))] += 1
+            if any(counts):
+                axes.bar(
+                    lefts,
+                    counts,
+                    width=width / unit,
+                    bottom=bottom,
+                    align="edge",
+                    color=MODE_COLORS[mode],
+                    label=f"{mode} ({sum(counts)})",
+                )
+                bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+        if events:
+            axes.legend(loc="upper right", fontsize="small")
+        else:
+            axes.text(0.5, 0.5, "no preemptions in this run", ha="center", transform=axes.transAxes)
+        axes.set_xlim(start / unit, (start + bins * width) / unit)
+        axes.set_ylim(0, max(1, *bottom) * 1.1)
+        axes.set_xlabel(f"time since the first submission ({name}; {bins} bins)")
+        axes.set_ylabel("preemptions per bin")
+        axes.set_title("Preemptions over time")
+
+    return _draw(3.4, draw)
+
+
+def gantt_png(
+    records: Sequence[JobRecord],
+    intervals: Sequence[Interval],
+    events: Sequence[tuple[float, int, str]],
+    window: tuple[float, float],
+) -> bytes:
+    """One row per accepted job, in trace order: a thin line from its submission to its end,
+    a bar per run (red for high-priority jobs), a cross where it was preempted."""
+    start, end = window
+    unit, name = time_unit(end - start)
+    rows = {r.job_id: i for i, r in enumerate(r for r in records if r.rejected is None)}
+    by_job = {r.job_id: r for r in records if r.rejected is None}
+    height = min(24.0, max(3.0, 0.09 * len(rows) + 1.5))
+
+    def draw(axes: Axes) -> None:
+        for job_id, row in rows.items():
+            record = by_job[job_id]
+            gone = record.end if record.end is not None else end
+            axes.hlines(row, record.submit / unit, gone / unit, color="0.6", linewidth=0.8)
+        for interval in intervals:
+            if interval.job_id not in rows:
+                continue
+            high = by_job[interval.job_id].high_priority
+            axes.broken_barh(
+                [(interval.start / unit, (interval.end - interval.start) / unit)],
+                (rows[interval.job_id] - 0.4, 0.8),
+                color="tab:red" if high else "tab:blue",
+            )
+        for time, job_id, mode in events:
+            if job_id in rows:
+                axes.plot(
+                    time / unit, rows[job_id], marker="x", color=MODE_COLORS[mode], markersize=5
+                )
+        axes.set_ylim(len(rows) - 0.5, -0.5)
+        axes.set_xlim(start / unit, max(end, start + 1) / unit)
+        labels = [str(r.trace_number) for r in by_job.values()]
+        if len(rows) <= 40:
+            axes.set_yticks(range(len(rows)), labels)
+        else:
+            from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+            def label(value: float, _: object) -> str:
+                row = round(value)
+                return labels[row] if row == value and 0 <= row < len(labels) else ""
+
+            axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+            axes.yaxis.set_major_formatter(FuncFormatter(label))
+        axes.set_ylabel("job (its number in the trace)")
+        axes.set_xlabel(f"time since the first submission ({name})")
+        axes.set_title(
+            "Jobs: submitted to ended (grey), running (blue; red: high priority), preempted (x)"
+        )
+
+    return _draw(height, draw)

@@ -31,19 +31,20 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable, Sequence
-from itertools import groupby
 from typing import Any
 
 import attrs
 
-from plurm.conf.model import SlurmConfig
+from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
 from plurm.model.backfill import BackfillView
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.node import NodeState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
@@ -83,6 +84,10 @@ class _Ending:
     requeue: bool = False
 
 
+#: Usable nodes as computed for a partition (that very object) and down nodes.
+_Usable = tuple[PartitionSpec, dict[str, tuple[NodeState, str | None]], NodeBitmap]
+
+
 class Controller:
     """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
     an executor; then feed it commands and the executor's reports."""
@@ -105,6 +110,10 @@ class Controller:
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
+        #: Usable nodes per (partition, excluded nodes), with the partition and the down
+        #: nodes they were computed for; the weight gate's pools per usable-node bitmap.
+        self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
+        self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
@@ -545,14 +554,21 @@ class Controller:
     def _preempts(self, first: Job, second: Job) -> bool:
         return self.plugins.preempt_job_preempt_check(first, second, self.cluster)
 
-    def _usable_nodes(self, job: Job) -> list[str]:
-        part = self.cluster.partition(job.partition)
-        request = job.request
-        return [
-            name
-            for name in part.nodes
-            if self.cluster.node_available(name) and name not in request.exclude
-        ]
+    def _usable_nodes(self, job: Job) -> NodeBitmap:
+        """The nodes of the job's partition that are up and not excluded, as a bitmap (which
+        reads as their names in node-table order). Every pass asks for every job, so the
+        answer is kept until the partition or the down nodes change."""
+        cluster = self.cluster
+        part = cluster.partition(job.partition)
+        key = (job.partition, job.request.exclude)
+        known = self._usable.get(key)
+        if known is not None and known[0] is part and known[1] == cluster.node_down:
+            return known[2]
+        mask = cluster.mask_of(part.nodes) & ~cluster.mask_of(job.request.exclude)
+        mask &= ~cluster.mask_of(cluster.node_down)
+        usable = cluster.bitmap(mask)
+        self._usable[key] = (part, dict(cluster.node_down), usable)
+        return usable
 
     def _try_start(self, job: Job) -> bool:
         """Test, preempt or start one job; False when it must wait.
@@ -589,19 +605,37 @@ class Controller:
             key=lambda name: (-self.cluster.partition(name).priority_tier, order[name]),
         ) or [job.partition]
 
-    def _test_by_weight(self, job: Job, usable: Sequence[str]) -> SelectResult:
+    def _test_by_weight(self, job: Job, usable: NodeBitmap) -> SelectResult:
         """Slurm's weight gate: add whole weight tiers, lightest first; select places the
         job anywhere in the pool so far (node-table order), not by weight."""
-        index = self.cluster.node_index
-        by_weight = sorted(usable, key=lambda name: (self.cluster.node(name).weight, index[name]))
-        pool: list[str] = []
         result = SelectResult.busy()
-        for _, tier in groupby(by_weight, key=lambda name: self.cluster.node(name).weight):
-            pool = sorted([*pool, *tier], key=index.__getitem__)
+        for pool in self._weight_pools(usable):
             result = self.plugins.select_job_test(job, pool, SelectMode.RUN_NOW, (), self.cluster)
             if result.status is SelectStatus.SUCCESS:
                 return result
         return result
+
+    def _weight_pools(self, usable: NodeBitmap) -> tuple[NodeBitmap, ...]:
+        """The weight gate's growing pools of ``usable``: the lightest tier, then it and the
+        next one, ... (node weights never change, so the pools of a node set are kept)."""
+        pools = self._pools.get(usable.mask)
+        if pools is None:
+            tiers: dict[int, int] = {}
+            bits = self.cluster.node_bits
+            for name in usable:
+                weight = self.cluster.node(name).weight
+                tiers[weight] = tiers.get(weight, 0) | bits[name]
+            if len(tiers) == 1:
+                pools = (usable,)
+            else:
+                grown = 0
+                found = []
+                for weight in sorted(tiers):
+                    grown |= tiers[weight]
+                    found.append(self.cluster.bitmap(grown))
+                pools = tuple(found)
+            self._pools[usable.mask] = pools
+        return pools
 
     def _candidates(self, preemptor: Job) -> list[Candidate]:
         """The jobs ``preemptor`` may preempt, most desirable victim first."""

@@ -13,6 +13,7 @@ from functools import cached_property
 import attrs
 
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
 from plurm.model.node import NodeState
 
@@ -53,6 +54,25 @@ class Cluster:
     def node_index(self) -> Mapping[str, int]:
         """Each node's place in the node table (the order of Slurm's bitmaps)."""
         return {name: index for index, name in enumerate(self.config.node_names)}
+
+    @cached_property
+    def node_bits(self) -> Mapping[str, int]:
+        """Each node's bit in a node bitmap (``1 << node_index[name]``)."""
+        return {name: 1 << index for index, name in enumerate(self.config.node_names)}
+
+    def bitmap(self, mask: int) -> NodeBitmap:
+        """The nodes of ``mask`` as a :class:`NodeBitmap` (which reads as their names)."""
+        return NodeBitmap(mask, self.config.node_names)
+
+    def mask_of(self, names: Iterable[str]) -> int:
+        """The bitmap of the nodes ``names`` (unknown names are left out)."""
+        if isinstance(names, NodeBitmap):
+            return names.mask
+        bits = self.node_bits
+        mask = 0
+        for name in names:
+            mask |= bits.get(name, 0)
+        return mask
 
     def node(self, name: str) -> NodeSpec:
         return self.config.node(name)

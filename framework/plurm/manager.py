@@ -231,9 +231,7 @@ class Plugins:
     # ----------------------------------------------------------------------------- preempt
 
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(
-            self._fast("preempt_preemptable")(preemptor, preemptee, cluster)
-        )
+        return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
 
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
         mode = self._fast("preempt_mode")(job, cluster)
@@ -246,9 +244,7 @@ class Plugins:
         return int(self._fast("preempt_grace_time")(job, cluster) or 0)
 
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(
-            self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster)
-        )
+        return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))
 
     # ----------------------------------------------------------------------------- sched
 

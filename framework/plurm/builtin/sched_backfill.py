@@ -128,22 +128,16 @@ class BackfillScheduler(BuiltinScheduler):
             key = (job.partition, job.request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
-                usable = 0
-                for name in view.usable_nodes(job):
-                    usable |= 1 << index[name]
-                usable_masks[key] = usable
+                usable = usable_masks[key] = cluster.mask_of(view.usable_nodes(job))
             duration = math.inf if job.time_limit is None else job.time_limit * 60
             # at least its node count, and as many nodes as its CPUs fill on the widest node
             least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
             for start, free in profile.openings(usable, least, duration, horizon):
-                free_names = [names[bit] for bit in range(free.bit_length()) if free >> bit & 1]
-                result = view.test_only(job, free_names)
+                # a bitmap: select reads it as names, or as the bitmap if it knows how
+                result = view.test_only(job, cluster.bitmap(free))
                 if result.status is not SelectStatus.SUCCESS:
                     continue  # select wants more than a node count (CPUs, memory...)
-                chosen = 0
-                for name in result.nodes:
-                    chosen |= 1 << index[name]
-                profile.reserve(start, start + duration, chosen)
+                profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
                 break

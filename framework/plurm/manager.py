@@ -230,6 +230,10 @@ class Plugins:
 
     # ----------------------------------------------------------------------------- preempt
 
+    def preempt_enabled(self, cluster: Cluster) -> bool:
+        """Whether any job may ever preempt another (True unless the plugin says no)."""
+        return self._fast("preempt_enabled")(cluster) is not False
+
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
 

@@ -88,6 +88,11 @@ class _Ending:
 _Usable = tuple[PartitionSpec, dict[str, tuple[NodeState, str | None]], NodeBitmap]
 
 
+def _never_preempts(first: Job, second: Job) -> bool:
+    """The queue order's "may preempt" when the preempt plugin says no job ever may."""
+    return False
+
+
 class Controller:
     """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
     an executor; then feed it commands and the executor's reports."""
@@ -118,6 +123,8 @@ class Controller:
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
+        self._preemption = True
+        self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
 
@@ -142,6 +149,16 @@ class Controller:
             return
         self.cluster.set_state(job, state)
         self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
+
+    def _check_preemption(self) -> None:
+        """Ask the preempt plugin whether any job may ever preempt another. If not, passes
+        skip the candidate walk over every running job, unless an exemption time is set
+        (the walk also arms a pass at each exemption's end), and order the queue without
+        asking about each pair."""
+        config = self.config
+        exempt = config.preempt_exempt_time or any(q.preempt_exempt_time for q in config.qos)
+        self._preemption = self.plugins.preempt_enabled(self.cluster)
+        self._walk_candidates = self._preemption or bool(exempt)
 
     # ----------------------------------------------------------------------------- commands
 
@@ -356,6 +373,7 @@ class Controller:
         except TypeError as error:
             raise RequestError(f"Invalid partition update: {error}") from None
         self.cluster.partitions[name] = updated
+        self._check_preemption()
         self.plugins.select_reconfigure(self.cluster)
         self._apply(self.plugins.sched_gang_reconfig(self.cluster))
         self._request_pass()
@@ -528,7 +546,8 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        return self.plugins.sched_queue_order(pending, self._preempts, self.cluster)
+        preempts = self._preempts if self._preemption else _never_preempts
+        return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:
         """Whether the job's partition refuses it for now; if so, its reason says why."""
@@ -580,7 +599,7 @@ class Controller:
             job.partition = partition
             usable = self._usable_nodes(job)
             result = self._test_by_weight(job, usable)
-            if result.status is not SelectStatus.SUCCESS:
+            if result.status is not SelectStatus.SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
                     result = self.plugins.select_job_test(

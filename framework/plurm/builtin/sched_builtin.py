@@ -28,15 +28,17 @@ class BuiltinScheduler:
     def sched_queue_order(
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
+        keys = {job.job_id: _key(job, cluster) for job in jobs}  # each job's key, once
+
         def compare(first: Job, second: Job) -> int:
             if preempts(first, second) and not preempts(second, first):
                 return -1
             if preempts(second, first) and not preempts(first, second):
                 return 1
-            a, b = _key(first, cluster), _key(second, cluster)
+            a, b = keys[first.job_id], keys[second.job_id]
             return (a > b) - (a < b)
 
-        ordered = sorted(jobs, key=lambda job: _key(job, cluster))
+        ordered = sorted(jobs, key=lambda job: keys[job.job_id])
         return sorted(ordered, key=functools.cmp_to_key(compare))
 
 

@@ -119,6 +119,8 @@ class Controller:
         #: nodes they were computed for; the weight gate's pools per usable-node bitmap.
         self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
+        #: _refused's answer per pending job, with the partition and request it is for.
+        self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
@@ -147,6 +149,8 @@ class Controller:
         old = job.state
         if old is state:
             return
+        if old is JobState.PENDING:
+            self._refusals.pop(job.job_id, None)
         self.cluster.set_state(job, state)
         self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
 
@@ -550,15 +554,26 @@ class Controller:
         return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:
-        """Whether the job's partition refuses it for now; if so, its reason says why."""
-        if self.cluster.partition(job.partition).state != "UP":
-            job.reason = PendingReason.PARTITION_DOWN
-        elif self._beyond_node_limits(job.request, job.partition):
-            job.reason = PendingReason.PARTITION_CONFIG
-        elif self._beyond_time_limit(job.request, job.partition):
-            job.reason = PendingReason.PARTITION_TIME_LIMIT
+        """Whether the job's partition refuses it for now; if so, its reason says why.
+
+        The answer depends only on the partition and the request, so it is kept per job
+        until either is replaced (a partition update makes a new partition object)."""
+        part = self.cluster.partition(job.partition)
+        known = self._refusals.get(job.job_id)
+        if known is not None and known[0] is part and known[1] is job.request:
+            reason = known[2]
         else:
+            reason = None
+            if part.state != "UP":
+                reason = PendingReason.PARTITION_DOWN
+            elif self._beyond_node_limits(job.request, job.partition):
+                reason = PendingReason.PARTITION_CONFIG
+            elif self._beyond_time_limit(job.request, job.partition):
+                reason = PendingReason.PARTITION_TIME_LIMIT
+            self._refusals[job.job_id] = (part, job.request, reason)
+        if reason is None:
             return False
+        job.reason = reason
         return True
 
     def _test_only(self, job: Job, nodes: Sequence[str]) -> SelectResult:

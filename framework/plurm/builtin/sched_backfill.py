@@ -23,10 +23,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from plurm._markers import hookimpl
 from plurm.builtin.sched_builtin import BuiltinScheduler
+from plurm.conf.model import SlurmConfig
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import SelectStatus
+from plurm.registry import PluginContext
 
 __all__ = ["BackfillScheduler"]
 
@@ -64,18 +66,24 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        count = len(self.starts)
+        starts = self.starts
+        frees = self.free
+        count = len(starts)
         for first in range(count):
-            start = self.starts[first]
+            start = starts[first]
             if start >= horizon:
                 return
-            free = self.free[first] & usable
+            free = frees[first] & usable
+            if free.bit_count() < least:
+                continue
             end = start + duration
             index = first + 1
-            while free.bit_count() >= least and index < count and self.starts[index] < end:
-                free &= self.free[index]
+            while index < count and starts[index] < end:
+                free &= frees[index]
+                if free.bit_count() < least:
+                    break
                 index += 1
-            if free.bit_count() >= least:
+            else:
                 yield start, free
 
 
@@ -89,6 +97,22 @@ def _union(masks: Iterable[int]) -> int:
 class BackfillScheduler(BuiltinScheduler):
     """The builtin queue order with conservative backfill over a window."""
 
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        #: The node bitmap of each running job (nodes never change while a job runs),
+        #: kept from one pass to the next: a cache, not part of any plan.
+        self._masks: dict[int, tuple[tuple[str, ...], int]] = {}
+        self._widest_cpus: tuple[SlurmConfig, int] | None = None
+
+    def _widest(self, cluster: Cluster) -> int:
+        """The most CPUs of any node (node sizes never change at run time)."""
+        known = self._widest_cpus
+        if known is None or known[0] is not cluster.config:
+            names = cluster.config.node_names
+            widest = max((cluster.node(name).cpus for name in names), default=1)
+            known = self._widest_cpus = (cluster.config, widest)
+        return known[1]
+
     @hookimpl
     def sched_backfill_interval(self, cluster: Cluster) -> int:
         return max(1, cluster.config.scheduler_parameters.bf_interval)
@@ -101,7 +125,6 @@ class BackfillScheduler(BuiltinScheduler):
         now = view.now
         horizon = now + params.bf_window * 60
         resolution = max(1, params.bf_resolution)
-        index = cluster.node_index
         names = cluster.config.node_names
 
         def rounded(when: float | None) -> float:
@@ -110,17 +133,28 @@ class BackfillScheduler(BuiltinScheduler):
                 return math.inf
             return now + math.ceil(max(0.0, when - now) / resolution) * resolution
 
-        busy_until: dict[int, float] = {}
-        for job in cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
-            end = rounded(view.expected_end(job))
-            for name in job.nodes:
-                bit = index[name]
-                busy_until[bit] = max(busy_until.get(bit, now), end)
+        # Each node is busy until the latest end of the jobs on it: take the jobs latest
+        # end first, and give each end the nodes no later job has claimed.
+        held = []
+        masks: dict[int, tuple[tuple[str, ...], int]] = {}
+        for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
+            for job in cluster.jobs_unordered(state):
+                known = self._masks.get(job.job_id)
+                if known is None or known[0] is not job.nodes:
+                    known = (job.nodes, cluster.mask_of(job.nodes))
+                masks[job.job_id] = known
+                held.append((rounded(view.expected_end(job)), known[1]))
+        self._masks = masks  # the node bitmaps of running jobs, for the next pass
+        held.sort(key=lambda pair: pair[0], reverse=True)
         ends: dict[float, int] = {}
-        for bit, end in busy_until.items():
-            ends[end] = ends.get(end, 0) | (1 << bit)
+        claimed = 0
+        for end, mask in held:
+            mask &= ~claimed
+            if mask:
+                ends[end] = ends.get(end, 0) | mask
+                claimed |= mask
         infinite = ends.pop(math.inf, 0)
-        widest = max((cluster.node(name).cpus for name in names), default=1)
+        widest = self._widest(cluster)
         profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
         starts: list[BackfillStart] = []
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}

@@ -7,6 +7,8 @@ node availability, the jobs, the clock. Only the controller changes it.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 
@@ -69,10 +71,12 @@ class Cluster:
         if isinstance(names, NodeBitmap):
             return names.mask
         bits = self.node_bits
-        mask = 0
-        for name in names:
-            mask |= bits.get(name, 0)
-        return mask
+        if not isinstance(names, tuple | list):
+            names = list(names)
+        try:
+            return functools.reduce(operator.or_, map(bits.__getitem__, names), 0)
+        except KeyError:
+            return functools.reduce(operator.or_, [bits.get(name, 0) for name in names], 0)
 
     def node(self, name: str) -> NodeSpec:
         return self.config.node(name)

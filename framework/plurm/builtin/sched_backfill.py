@@ -159,6 +159,10 @@ class BackfillScheduler(BuiltinScheduler):
         starts: list[BackfillStart] = []
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
         for job in jobs[: max(0, params.bf_max_job_test)]:
+            if not profile.free[0]:
+                # No node is free now any more, and reservations only take nodes away: no
+                # job after this one can start now, and this pass's reservations end with it.
+                break
             key = (job.partition, job.request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:

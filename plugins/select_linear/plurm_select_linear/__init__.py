@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import itertools
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +30,7 @@ from plurm.conf.model import PartitionSpec
 from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job
+from plurm.model.job import Job, JobRequest
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
@@ -37,6 +38,8 @@ __all__ = ["LinearSelect"]
 
 #: No limit on suspended jobs in the last counting round.
 _UNLIMITED = 1 << 30
+#: How many placements the bitmap path remembers before it starts afresh.
+_MEMO_SIZE = 1 << 14
 #: A run of set bits in a bitmap written lowest bit first.
 _ONES = re.compile("1+")
 
@@ -104,6 +107,8 @@ class LinearSelect:
         self.cpu_list: list[int] = []
         #: cpu_before[i]: the CPUs of the nodes before node i in the table.
         self.cpu_before: list[int] = [0]
+        #: _place_bitmap's answers: (nodes, min, max, CPUs, contiguous) -> nodes or None.
+        self.placed: dict[tuple[int, int, int | None, int, bool], tuple[str, ...] | None] = {}
 
     # ----------------------------------------------------------------------------- state
 
@@ -119,6 +124,7 @@ class LinearSelect:
         self.cpu_before = [0]
         for cpus in self.cpu_list:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
+        self.placed.clear()
         self.jobs.clear()
         self.suspended.clear()
         return True
@@ -289,8 +295,23 @@ class LinearSelect:
 
     def _place_bitmap(self, job: Job, usable: int) -> tuple[str, ...] | None:
         """_place (best fit over runs of consecutive nodes) on a bitmap, without required
-        nodes: runs are the runs of set bits."""
+        nodes: runs are the runs of set bits.
+
+        The choice depends only on the node set and the request's size and contiguity
+        (node sizes never change), and passes ask the same questions again and again (the
+        queue's head on the same idle nodes, backfill on the same openings), so answers
+        are remembered; the memo is emptied when it grows large."""
         request = job.request
+        key = (usable, request.min_nodes, request.max_nodes, request.cpus, request.contiguous)
+        memo = self.placed
+        if key in memo:
+            return memo[key]
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        chosen = memo[key] = self._place_runs(request, usable)
+        return chosen
+
+    def _place_runs(self, request: JobRequest, usable: int) -> tuple[str, ...] | None:
         max_nodes = request.max_nodes if request.max_nodes is not None else usable.bit_count()
         max_nodes = max(max_nodes, request.min_nodes)
         need_nodes = request.min_nodes
@@ -333,7 +354,7 @@ class LinearSelect:
         taken.sort()
         if len(taken) == 1:
             return names[taken[0][0] : taken[0][1]]
-        return tuple(name for first, last in taken for name in names[first:last])
+        return tuple(itertools.chain.from_iterable(names[first:last] for first, last in taken))
 
     def _job_mate(
         self, job: Job, usable: Sequence[str], cluster: Cluster

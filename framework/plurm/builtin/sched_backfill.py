@@ -87,6 +87,16 @@ class _Profile:
                 yield start, free
 
 
+def _last_startable(plans: Sequence[tuple[Job, int, int, float]], free: int, first: int) -> int:
+    """The index of the last plan from ``first`` on with at least its least node count
+    among the nodes ``free`` now (``first - 1`` when none has)."""
+    for position in range(len(plans) - 1, first - 1, -1):
+        _, usable, least, _ = plans[position]
+        if (free & usable).bit_count() >= least:
+            return position
+    return first - 1
+
+
 def _union(masks: Iterable[int]) -> int:
     total = 0
     for mask in masks:
@@ -157,12 +167,11 @@ class BackfillScheduler(BuiltinScheduler):
         widest = self._widest(cluster)
         profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
         starts: list[BackfillStart] = []
+        if horizon <= now:
+            return starts  # an empty window: nothing is planned, nothing starts
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
+        plans: list[tuple[Job, int, int, float]] = []
         for job in jobs[: max(0, params.bf_max_job_test)]:
-            if not profile.free[0]:
-                # No node is free now any more, and reservations only take nodes away: no
-                # job after this one can start now, and this pass's reservations end with it.
-                break
             key = (job.partition, job.request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
@@ -170,6 +179,15 @@ class BackfillScheduler(BuiltinScheduler):
             duration = math.inf if job.time_limit is None else job.time_limit * 60
             # at least its node count, and as many nodes as its CPUs fill on the widest node
             least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
+            plans.append((job, usable, least, duration))
+        # Only starts now come out of the pass. A job can start now only if enough of its
+        # nodes are free now, and reservations only ever take nodes away; so the jobs after
+        # the last one that could start now with the nodes free so far need no planning:
+        # they would only reserve, and reservations die with the pass.
+        last = _last_startable(plans, profile.free[0], 0)
+        for position, (job, usable, least, duration) in enumerate(plans):
+            if position > last:
+                break
             for start, free in profile.openings(usable, least, duration, horizon):
                 # a bitmap: select reads it as names, or as the bitmap if it knows how
                 result = view.test_only(job, cluster.bitmap(free))
@@ -178,5 +196,6 @@ class BackfillScheduler(BuiltinScheduler):
                 profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
+                    last = _last_startable(plans, profile.free[0], position + 1)
                 break
         return starts

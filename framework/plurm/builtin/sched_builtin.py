@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job
+from plurm.model.job import Job, never_preempts
 from plurm.registry import PluginContext
 
 
@@ -28,7 +28,15 @@ class BuiltinScheduler:
     def sched_queue_order(
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
-        keys = {job.job_id: _key(job, cluster) for job in jobs}  # each job's key, once
+        tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
+        keys = {  # each job's key, once
+            job.job_id: (-tiers[job.partition], -job.priority, job.submit_time, job.job_id)
+            for job in jobs
+        }
+        if preempts is never_preempts:
+            # No job goes ahead of another by preemption: the order is the keys' (the
+            # comparison below would only confirm it).
+            return sorted(jobs, key=lambda job: keys[job.job_id])
 
         def compare(first: Job, second: Job) -> int:
             if preempts(first, second) and not preempts(second, first):
@@ -40,8 +48,3 @@ class BuiltinScheduler:
 
         ordered = sorted(jobs, key=lambda job: keys[job.job_id])
         return sorted(ordered, key=functools.cmp_to_key(compare))
-
-
-def _key(job: Job, cluster: Cluster) -> tuple[int, int, float, int]:
-    tier = cluster.partition(job.partition).priority_tier
-    return (-tier, -job.priority, job.submit_time, job.job_id)

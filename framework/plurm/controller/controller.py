@@ -43,7 +43,7 @@ from plurm.manager import Plugins
 from plurm.model.backfill import BackfillView
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
 from plurm.model.node import NodeState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
@@ -86,11 +86,6 @@ class _Ending:
 
 #: Usable nodes as computed for a partition (that very object) and down nodes.
 _Usable = tuple[PartitionSpec, dict[str, tuple[NodeState, str | None]], NodeBitmap]
-
-
-def _never_preempts(first: Job, second: Job) -> bool:
-    """The queue order's "may preempt" when the preempt plugin says no job ever may."""
-    return False
 
 
 class Controller:
@@ -550,7 +545,7 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        preempts = self._preempts if self._preemption else _never_preempts
+        preempts = self._preempts if self._preemption else never_preempts
         return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:

@@ -185,13 +185,15 @@ class BackfillScheduler(BuiltinScheduler):
         # the last one that could start now with the nodes free so far need no planning:
         # they would only reserve, and reservations die with the pass.
         last = _last_startable(plans, profile.free[0], 0)
+        openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
+        success = SelectStatus.SUCCESS
         for position, (job, usable, least, duration) in enumerate(plans):
             if position > last:
                 break
-            for start, free in profile.openings(usable, least, duration, horizon):
+            for start, free in openings(usable, least, duration, horizon):
                 # a bitmap: select reads it as names, or as the bitmap if it knows how
-                result = view.test_only(job, cluster.bitmap(free))
-                if result.status is not SelectStatus.SUCCESS:
+                result = test_only(job, bitmap(free))
+                if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
                 profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
                 if start == now:

@@ -537,10 +537,12 @@ class Controller:
 
     def _queue(self) -> list[Job]:
         """The eligible pending jobs in the sched plugin's order."""
+        now = self.now
+        ending = self._ending
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)
-            if job.eligible_time <= self.now and job.job_id not in self._ending
+            if job.eligible_time <= now and job.job_id not in ending
         ]
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
@@ -578,7 +580,8 @@ class Controller:
         """When a running job reaches its time limit (run time only counts)."""
         if job.time_limit is None:
             return None
-        return self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now))
+        now = self.now
+        return now + max(0.0, job.time_limit * 60 - job.run_time(now))
 
     def _preempts(self, first: Job, second: Job) -> bool:
         return self.plugins.preempt_job_preempt_check(first, second, self.cluster)
@@ -628,6 +631,8 @@ class Controller:
 
     def _partitions_to_try(self, job: Job) -> list[str]:
         names = job.request.partitions or (job.partition,)
+        if len(names) == 1:
+            return [names[0]]  # what the sort below gives one name, up or not
         order = {name: index for index, name in enumerate(names)}
         return sorted(
             (name for name in names if self.cluster.partition(name).state == "UP"),

@@ -22,6 +22,8 @@ from plurm.model.node import NodeState
 __all__ = ["DEFAULT_QOS", "Cluster"]
 
 
+_job_id = operator.attrgetter("job_id")
+
 #: The QOS a job without --qos gets (the default association QOS slurmdbd creates).
 DEFAULT_QOS = "normal"
 
@@ -138,7 +140,7 @@ class Cluster:
     def jobs_in(self, *states: JobState) -> Iterator[Job]:
         """Jobs in the given states, in job-id order."""
         found = [job for state in states for job in self._by_state.get(state, {}).values()]
-        return iter(sorted(found, key=lambda job: job.job_id))
+        return iter(sorted(found, key=_job_id))
 
     def allocated(self) -> Iterator[Job]:
         """Jobs holding resources (running, suspended, completing), in job-id order."""

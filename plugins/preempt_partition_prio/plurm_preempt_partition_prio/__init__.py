@@ -37,6 +37,10 @@ class PartitionPriority:
 
     def __init__(self, context: PluginContext) -> None:
         self.context = context
+        # Whether two partitions share a node, per pair of partition objects: the queue
+        # order asks for every pair of jobs it compares, and a partition's node list can
+        # be thousands of names (a partition update makes a new object, so a new answer).
+        self._overlaps: dict[tuple[str, str], tuple[PartitionSpec, PartitionSpec, bool]] = {}
 
     @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
@@ -68,6 +72,14 @@ class PartitionPriority:
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         mine = cluster.partition(preemptor.partition)
         theirs = cluster.partition(preemptee.partition)
-        if not set(mine.nodes).intersection(theirs.nodes):
+        if not self._overlap(mine, theirs):
             return False
         return self.preempt_preemptable(preemptor, preemptee, cluster)
+
+    def _overlap(self, mine: PartitionSpec, theirs: PartitionSpec) -> bool:
+        key = (mine.name, theirs.name)
+        known = self._overlaps.get(key)
+        if known is None or known[0] is not mine or known[1] is not theirs:
+            known = (mine, theirs, not set(mine.nodes).isdisjoint(theirs.nodes))
+            self._overlaps[key] = known
+        return known[2]

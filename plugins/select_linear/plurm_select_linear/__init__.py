@@ -64,6 +64,25 @@ class _Idle(dict[str, "_NodeUse"]):
 _IDLE = _NodeUse()
 
 
+class _Scratch(dict[str, "_NodeUse"]):
+    """A private copy of node use for a dry run: reads fall through to the real counts,
+    and a node's counts are copied the first time the dry run changes them (a deep copy of
+    every node, per preemption test, costs a step per node of the cluster)."""
+
+    def __init__(self, base: Mapping[str, _NodeUse]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, name: str) -> _NodeUse:
+        return self.base[name]
+
+    def writable(self, name: str) -> _NodeUse:
+        node = self.get(name)
+        if node is None:
+            node = self[name] = copy.copy(self.base[name])
+        return node
+
+
 @attrs.frozen
 class _Allocation:
     nodes: tuple[str, ...]
@@ -420,7 +439,7 @@ class LinearSelect:
     def _remove_until_fit(
         self, job: Job, nodes: Sequence[str], order: Sequence[Candidate], cluster: Cluster
     ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
-        use = copy.deepcopy(self.use)
+        use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
         used: list[Candidate] = []
@@ -441,11 +460,11 @@ class LinearSelect:
         return None
 
     def _remove(
-        self, use: Mapping[str, _NodeUse], job_id: int, allocation: _Allocation, mode: PreemptBase
+        self, use: _Scratch, job_id: int, allocation: _Allocation, mode: PreemptBase
     ) -> None:
         running = job_id not in self.suspended
         for name in allocation.nodes:
-            node = use[name]
+            node = use.writable(name)
             if mode is PreemptBase.SUSPEND:
                 if running:
                     node.running -= 1

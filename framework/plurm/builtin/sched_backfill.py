@@ -109,9 +109,6 @@ class BackfillScheduler(BuiltinScheduler):
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
-        #: The node bitmap of each running job (nodes never change while a job runs),
-        #: kept from one pass to the next: a cache, not part of any plan.
-        self._masks: dict[int, tuple[tuple[str, ...], int]] = {}
         self._widest_cpus: tuple[SlurmConfig, int] | None = None
 
     def _widest(self, cluster: Cluster) -> int:
@@ -145,16 +142,11 @@ class BackfillScheduler(BuiltinScheduler):
 
         # Each node is busy until the latest end of the jobs on it: take the jobs latest
         # end first, and give each end the nodes no later job has claimed.
-        held = []
-        masks: dict[int, tuple[tuple[str, ...], int]] = {}
-        for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
-            for job in cluster.jobs_unordered(state):
-                known = self._masks.get(job.job_id)
-                if known is None or known[0] is not job.nodes:
-                    known = (job.nodes, cluster.mask_of(job.nodes))
-                masks[job.job_id] = known
-                held.append((rounded(view.expected_end(job)), known[1]))
-        self._masks = masks  # the node bitmaps of running jobs, for the next pass
+        held = [
+            (rounded(view.expected_end(job)), cluster.mask_of(job.nodes))
+            for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+            for job in cluster.jobs_unordered(state)
+        ]
         held.sort(key=lambda pair: pair[0], reverse=True)
         ends: dict[float, int] = {}
         claimed = 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 
 import attrs
@@ -23,6 +23,8 @@ __all__ = ["DEFAULT_QOS", "Cluster"]
 
 
 _job_id = operator.attrgetter("job_id")
+#: How many node tuples mask_of remembers before it starts afresh.
+_MASK_MEMO_SIZE = 1 << 16
 
 #: The QOS a job without --qos gets (the default association QOS slurmdbd creates).
 DEFAULT_QOS = "normal"
@@ -41,6 +43,11 @@ class Cluster:
     #: The jobs in each state, so that a pass over pending or running jobs does not walk
     #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
     _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
+    #: mask_of's answers for node tuples (jobs' nodes, select's choices): the same tuples
+    #: come back pass after pass. Emptied when it grows large.
+    _tuple_masks: dict[tuple[str, ...], int] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
@@ -72,9 +79,18 @@ class Cluster:
         """The bitmap of the nodes ``names`` (unknown names are left out)."""
         if isinstance(names, NodeBitmap):
             return names.mask
+        if type(names) is tuple:
+            known = self._tuple_masks.get(names)
+            if known is not None:
+                return known
+            if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
+                self._tuple_masks.clear()
+            mask = self._tuple_masks[names] = self._mask(names)
+            return mask
+        return self._mask(names if isinstance(names, list) else list(names))
+
+    def _mask(self, names: Sequence[str]) -> int:
         bits = self.node_bits
-        if not isinstance(names, tuple | list):
-            names = list(names)
         try:
             return functools.reduce(operator.or_, map(bits.__getitem__, names), 0)
         except KeyError:

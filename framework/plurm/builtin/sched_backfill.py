@@ -69,18 +69,24 @@ class _Profile:
         starts = self.starts
         frees = self.free
         count = len(starts)
-        for first in range(count):
+        first = 0
+        while first < count:
             start = starts[first]
             if start >= horizon:
                 return
             free = frees[first] & usable
+            first += 1
             if free.bit_count() < least:
                 continue
             end = start + duration
-            index = first + 1
+            index = first
             while index < count and starts[index] < end:
                 free &= frees[index]
                 if free.bit_count() < least:
+                    if (frees[index] & usable).bit_count() < least:
+                        # that segment is too full by itself, and every start up to it
+                        # has it in its window too: go on after it
+                        first = index + 1
                     break
                 index += 1
             else:

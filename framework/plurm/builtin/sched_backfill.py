@@ -185,17 +185,29 @@ class BackfillScheduler(BuiltinScheduler):
         last = _last_startable(plans, profile.free[0], 0)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
+        # (least, duration) pairs that found no opening at all among the usable nodes, since
+        # the plan last changed: a job needing at least as many nodes for at least as long
+        # finds none either, and is passed over without the search.
+        hopeless: dict[int, list[tuple[int, float]]] = {}
         for position, (job, usable, least, duration) in enumerate(plans):
             if position > last:
                 break
+            failed = hopeless.get(usable)
+            if failed and any(n <= least and d <= duration for n, d in failed):
+                continue
+            opened = False
             for start, free in openings(usable, least, duration, horizon):
+                opened = True
                 # a bitmap: select reads it as names, or as the bitmap if it knows how
                 result = test_only(job, bitmap(free))
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
                 profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
+                hopeless.clear()
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
                     last = _last_startable(plans, profile.free[0], position + 1)
                 break
+            if not opened:
+                hopeless.setdefault(usable, []).append((least, duration))
         return starts

@@ -8,6 +8,7 @@ and job id.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
@@ -29,14 +30,16 @@ class BuiltinScheduler:
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
         tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
-        keys = {  # each job's key, once
-            job.job_id: (-tiers[job.partition], -job.priority, job.submit_time, job.job_id)
+        keyed = [
+            ((-tiers[job.partition], -job.priority, job.submit_time, job.job_id), job)
             for job in jobs
-        }
+        ]
+        keyed.sort(key=_first)  # keys are unique (they end with the job id)
         if preempts is never_preempts:
             # No job goes ahead of another by preemption: the order is the keys' (the
             # comparison below would only confirm it).
-            return sorted(jobs, key=lambda job: keys[job.job_id])
+            return [job for _, job in keyed]
+        keys = {job.job_id: key for key, job in keyed}  # each job's key, once
 
         def compare(first: Job, second: Job) -> int:
             if preempts(first, second) and not preempts(second, first):
@@ -46,5 +49,8 @@ class BuiltinScheduler:
             a, b = keys[first.job_id], keys[second.job_id]
             return (a > b) - (a < b)
 
-        ordered = sorted(jobs, key=lambda job: keys[job.job_id])
+        ordered = [job for _, job in keyed]
         return sorted(ordered, key=functools.cmp_to_key(compare))
+
+
+_first = operator.itemgetter(0)

@@ -555,7 +555,7 @@ class Controller:
 
         The answer depends only on the partition and the request, so it is kept per job
         until either is replaced (a partition update makes a new partition object)."""
-        part = self.cluster.partition(job.partition)
+        part = self.cluster.partitions[job.partition]
         known = self._refusals.get(job.job_id)
         if known is not None and known[0] is part and known[1] is job.request:
             reason = known[2]

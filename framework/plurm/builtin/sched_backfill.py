@@ -53,6 +53,18 @@ class _Profile:
             self.free.insert(index, self.free[index - 1])
         return index
 
+    def free_now(self) -> int:
+        """The nodes free in some segment that starts now: a job can start now only among
+        them. (More than one segment may start now: a running job can be due to end this
+        very second.)"""
+        now = self.starts[0]
+        free = 0
+        for start, nodes in zip(self.starts, self.free, strict=True):
+            if start != now:
+                break
+            free |= nodes
+        return free
+
     def reserve(self, start: float, end: float, nodes: int) -> None:
         first = self._split(start)
         last = self._split(end) if end != math.inf else len(self.starts)
@@ -182,12 +194,12 @@ class BackfillScheduler(BuiltinScheduler):
         # nodes are free now, and reservations only ever take nodes away; so the jobs after
         # the last one that could start now with the nodes free so far need no planning:
         # they would only reserve, and reservations die with the pass.
-        last = _last_startable(plans, profile.free[0], 0)
+        last = _last_startable(plans, profile.free_now(), 0)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
-        # (least, duration) pairs that found no opening at all among the usable nodes, since
-        # the plan last changed: a job needing at least as many nodes for at least as long
-        # finds none either, and is passed over without the search.
+        # (least, duration) pairs that found no opening at all among the usable nodes: a job
+        # needing at least as many nodes for at least as long finds none either, now or
+        # after later reservations (they only take nodes away), and is passed over.
         hopeless: dict[int, list[tuple[int, float]]] = {}
         for position, (job, usable, least, duration) in enumerate(plans):
             if position > last:
@@ -203,10 +215,9 @@ class BackfillScheduler(BuiltinScheduler):
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
                 profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
-                hopeless.clear()
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
-                    last = _last_startable(plans, profile.free[0], position + 1)
+                    last = _last_startable(plans, profile.free_now(), position + 1)
                 break
             if not opened:
                 hopeless.setdefault(usable, []).append((least, duration))

@@ -28,9 +28,10 @@ A job's end runs ``select_job_fini`` and ``sched_gang_job_fini`` and then a new 
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -522,7 +523,13 @@ class Controller:
         view = BackfillView(
             now=self.now,
             usable_nodes=self._usable_nodes,
-            test_only=self._test_only,
+            # select_job_test in TEST_ONLY mode, without a method of ours in between
+            test_only=functools.partial(
+                self.plugins.select_job_test,
+                mode=SelectMode.TEST_ONLY,
+                candidates=(),
+                cluster=self.cluster,
+            ),
             expected_end=self._expected_end,
         )
         for start in self.plugins.sched_backfill(jobs, view, self.cluster):
@@ -573,15 +580,13 @@ class Controller:
         job.reason = reason
         return True
 
-    def _test_only(self, job: Job, nodes: Sequence[str]) -> SelectResult:
-        return self.plugins.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), self.cluster)
-
     def _expected_end(self, job: Job) -> float | None:
         """When a running job reaches its time limit (run time only counts)."""
-        if job.time_limit is None:
+        limit = job.time_limit
+        if limit is None:
             return None
-        now = self.now
-        return now + max(0.0, job.time_limit * 60 - job.run_time(now))
+        now = self.cluster.now  # the pass set it (_tick)
+        return now + max(0.0, limit * 60 - job.run_time(now))
 
     def _preempts(self, first: Job, second: Job) -> bool:
         return self.plugins.preempt_job_preempt_check(first, second, self.cluster)

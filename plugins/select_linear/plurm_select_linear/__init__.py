@@ -62,6 +62,8 @@ class _Idle(dict[str, "_NodeUse"]):
 
 
 _IDLE = _NodeUse()
+#: Node use as if every node were idle (read only: nothing is ever stored in it).
+_IDLE_USE = _Idle()
 
 
 class _Scratch(dict[str, "_NodeUse"]):
@@ -403,7 +405,7 @@ class LinearSelect:
             if chosen is not None:
                 return SelectResult(SelectStatus.SUCCESS, chosen)
         # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
-        idle = self._run_now(job, nodes, _Idle(), cluster)
+        idle = self._run_now(job, nodes, _IDLE_USE, cluster)
         if idle is None:
             return SelectResult.never()
         if mode is SelectMode.TEST_ONLY:

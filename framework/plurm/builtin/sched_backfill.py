@@ -220,5 +220,7 @@ class BackfillScheduler(BuiltinScheduler):
                     last = _last_startable(plans, profile.free_now(), position + 1)
                 break
             if not opened:
-                hopeless.setdefault(usable, []).append((least, duration))
+                # keep only the pairs the new one does not cover, so the list stays short
+                kept = [(n, d) for n, d in failed or () if n < least or d < duration]
+                hopeless[usable] = [*kept, (least, duration)]
         return starts

@@ -42,9 +42,10 @@ class BuiltinScheduler:
         keys = {job.job_id: key for key, job in keyed}  # each job's key, once
 
         def compare(first: Job, second: Job) -> int:
-            if preempts(first, second) and not preempts(second, first):
+            ahead, behind = preempts(first, second), preempts(second, first)  # once each
+            if ahead and not behind:
                 return -1
-            if preempts(second, first) and not preempts(first, second):
+            if behind and not ahead:
                 return 1
             a, b = keys[first.job_id], keys[second.job_id]
             return (a > b) - (a < b)

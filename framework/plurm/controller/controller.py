@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -554,7 +554,14 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        preempts = self._preempts if self._preemption else never_preempts
+        preempts: Callable[[Job, Job], bool]
+        if self._preemption:
+            # the preempt plugin's answer, without a method of ours in between
+            preempts = functools.partial(
+                self.plugins.preempt_job_preempt_check, cluster=self.cluster
+            )
+        else:
+            preempts = never_preempts
         return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:
@@ -587,9 +594,6 @@ class Controller:
             return None
         now = self.cluster.now  # the pass set it (_tick)
         return now + max(0.0, limit * 60 - job.run_time(now))
-
-    def _preempts(self, first: Job, second: Job) -> bool:
-        return self.plugins.preempt_job_preempt_check(first, second, self.cluster)
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which

@@ -10,6 +10,7 @@ Set ``PLURM_TRACE_HOOKS=1`` to log every hook call (pluggy's hook-call monitorin
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -83,6 +84,16 @@ class _Hook:
             plain = not (impl.wrapper or impl.hookwrapper or impl.kwargnames)
             if plain and tuple(impl.argnames) == self._argnames:
                 self._direct = impl.function
+
+    def direct(self) -> Callable[..., Any] | None:
+        """The single plain implementation of this exclusive hook, to call for a stretch of
+        work in which no plugin is registered and monitoring stays off; None when pluggy
+        must dispatch."""
+        if self._caller._hookimpls != self._impls:
+            self._refresh()
+        if not self._firstresult or self._manager._inner_hookexec is not _multicall:
+            return None
+        return self._direct
 
     def __call__(self, *args: Any) -> Any:
         if self._caller._hookimpls != self._impls:
@@ -249,6 +260,20 @@ class Plugins:
 
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))
+
+    def preempt_check_for(self, cluster: Cluster) -> Callable[[Job, Job], bool]:
+        """``preempt_job_preempt_check`` on ``cluster`` as a two-argument function, for one
+        queue sort (which asks it for every pair it compares): the implementation itself
+        when it can be called directly (see :class:`_Hook`), looked up once for the sort."""
+        direct = self._fast("preempt_job_preempt_check").direct()
+        if direct is None:
+            return functools.partial(self.preempt_job_preempt_check, cluster=cluster)
+        implementation = direct
+
+        def check(preemptor: Job, preemptee: Job) -> bool:
+            return bool(implementation(preemptor, preemptee, cluster))
+
+        return check
 
     # ----------------------------------------------------------------------------- sched
 

@@ -554,14 +554,9 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        preempts: Callable[[Job, Job], bool]
+        preempts: Callable[[Job, Job], bool] = never_preempts
         if self._preemption:
-            # the preempt plugin's answer, without a method of ours in between
-            preempts = functools.partial(
-                self.plugins.preempt_job_preempt_check, cluster=self.cluster
-            )
-        else:
-            preempts = never_preempts
+            preempts = self.plugins.preempt_check_for(self.cluster)
         return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:

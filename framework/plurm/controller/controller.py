@@ -677,10 +677,11 @@ class Controller:
 
     def _candidates(self, preemptor: Job) -> list[Candidate]:
         """The jobs ``preemptor`` may preempt, most desirable victim first."""
-        part_nodes = set(self.cluster.partition(preemptor.partition).nodes)
+        mask_of = self.cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
+        part_nodes = mask_of(self.cluster.partition(preemptor.partition).nodes)
         candidates = []
         for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
-            if victim.job_id in self._ending or not part_nodes.intersection(victim.nodes):
+            if victim.job_id in self._ending or not part_nodes & mask_of(victim.nodes):
                 continue
             exempt = self.cluster.preempt_exempt_time(victim)
             if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:

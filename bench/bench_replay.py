@@ -1,10 +1,12 @@
 """Benchmark: replay the SDSC-SP2 trace (128 one-CPU nodes, select/linear, sched/backfill).
 
-Run:  python bench/bench_replay.py [--jobs N] [--trace PATH]
+Run:  python bench/bench_replay.py [--jobs N] [--trace PATH] [--conf SLURM_CONF] [--map TOML]
 
 Reads and cleans the trace, then replays its first N cleaned jobs (all by default: 54,034)
-with ``plurm.sim.trace.replay`` and prints the wall time of each part and the mean wait, so
-that a faster replay can be checked for the same decisions.
+with ``plurm.sim.trace.replay`` and prints the wall time of each part, the replay's CPU time
+(steadier on a busy machine) and the mean wait, so that a faster replay can be checked for
+the same decisions. ``--conf`` and ``--map`` replay on another cluster (``bench/replay_*.conf``:
+preemption, 5,000 nodes) instead of SDSC-SP2's own 128 nodes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import attrs
 
 from plurm import conf
-from plurm.sim.trace import replay
+from plurm.sim.trace import TraceMapping, replay
 from plurm.workload import clean, read_swf
 
 TRACE = Path(__file__).resolve().parent.parent.parent / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -34,23 +36,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--trace", type=Path, default=TRACE)
+    parser.add_argument("--conf", type=Path, default=None, help="slurm.conf (default: SDSC's)")
+    parser.add_argument("--map", type=Path, default=None, help="trace mapping (TOML)")
     args = parser.parse_args()
     started = time.perf_counter()
     cleaned = clean(read_swf(args.trace))
     if args.jobs is not None:
         cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: args.jobs])
     read = time.perf_counter() - started
+    mapping = TraceMapping.load(args.map) if args.map is not None else None
     with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "slurm.conf"
-        path.write_text(CONF)
+        path = args.conf
+        if path is None:
+            path = Path(directory) / "slurm.conf"
+            path.write_text(CONF)
         config = conf.load(path)
         started = time.perf_counter()
-        records = replay(cleaned, config)
+        cpu_started = time.process_time()
+        records = replay(cleaned, config, mapping)
         simulated = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
     waits = [r.wait for r in records if r.wait is not None]
     print(
         f"{len(records)} jobs: read+clean {read:.2f} s, replay {simulated:.1f} s "
-        f"({len(records) / simulated:.0f} jobs/s), mean wait {statistics.fmean(waits):.0f} s"
+        f"(CPU {cpu:.1f} s; {len(records) / simulated:.0f} jobs/s), "
+        f"mean wait {statistics.fmean(waits):.0f} s"
     )
 
 

@@ -10,12 +10,14 @@ Set ``PLURM_TRACE_HOOKS=1`` to log every hook call (pluggy's hook-call monitorin
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
+from pluggy._callers import _multicall
 
 from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
@@ -46,6 +48,70 @@ _REQUIRED = {
 }
 
 
+class _Hook:
+    """One hook, called with its spec's arguments in the spec's order; the result is what
+    pluggy's call would return.
+
+    Fast path: when at most one plugin implements the hook, as a plain function (not a
+    wrapper) taking exactly the spec's arguments in order, and no hook-call monitoring is on
+    (``PLURM_TRACE_HOOKS``, the testing HookRecorder), the implementation is called directly.
+    pluggy's own call (argument check, copying the implementation list, the ``_multicall``
+    loop) costs a few microseconds, and a trace replay calls hooks such as
+    ``select_job_test`` millions of times. Every call checks that the implementations are
+    still the ones the fast path was built for, so registering or unregistering a plugin
+    later, or turning monitoring on, goes back through pluggy.
+    """
+
+    __slots__ = ("_argnames", "_caller", "_direct", "_firstresult", "_impls", "_manager")
+
+    def __init__(self, manager: pluggy.PluginManager, name: str) -> None:
+        self._manager = manager
+        self._caller: pluggy.HookCaller = getattr(manager.hook, name)
+        spec = self._caller.spec
+        self._argnames = tuple(spec.argnames) if spec is not None else ()
+        self._firstresult = bool(spec is not None and spec.opts.get("firstresult"))
+        self._impls: list[Any] | None = None
+        self._direct: Callable[..., Any] | None = None
+
+    def _refresh(self) -> None:
+        impls = self._caller._hookimpls
+        self._impls = list(impls)
+        self._direct = None
+        if not impls:
+            self._direct = _nothing
+        elif len(impls) == 1:
+            impl = impls[0]
+            plain = not (impl.wrapper or impl.hookwrapper or impl.kwargnames)
+            if plain and tuple(impl.argnames) == self._argnames:
+                self._direct = impl.function
+
+    def direct(self) -> Callable[..., Any] | None:
+        """The single plain implementation of this exclusive hook, to call for a stretch of
+        work in which no plugin is registered and monitoring stays off; None when pluggy
+        must dispatch."""
+        if self._caller._hookimpls != self._impls:
+            self._refresh()
+        if not self._firstresult or self._manager._inner_hookexec is not _multicall:
+            return None
+        return self._direct
+
+    def __call__(self, *args: Any) -> Any:
+        if self._caller._hookimpls != self._impls:
+            self._refresh()
+        direct = self._direct
+        if direct is None or self._manager._inner_hookexec is not _multicall:
+            return self._caller(**dict(zip(self._argnames, args, strict=True)))
+        result = direct(*args)
+        if self._firstresult:
+            return result
+        return [] if result is None else [result]
+
+
+def _nothing(*args: Any) -> None:
+    """No implementation: a firstresult hook answers None, others an empty list."""
+    return None
+
+
 class Plugins:
     """The loaded plugins of one controller, behind typed methods."""
 
@@ -53,6 +119,7 @@ class Plugins:
         self.manager = manager
         self.loaded = tuple(loaded)
         self._hook = manager.hook
+        self._hooks: dict[str, _Hook] = {}
 
     # ----------------------------------------------------------------------------- loading
 
@@ -128,16 +195,20 @@ class Plugins:
         """Whether any loaded plugin implements ``hook``."""
         return bool(getattr(self._hook, hook).get_hookimpls())
 
-    def _call(self, name: str, **kwargs: Any) -> Any:
-        return getattr(self._hook, name)(**kwargs)
+    def _fast(self, name: str) -> _Hook:
+        """Hook ``name`` as a :class:`_Hook` (positional arguments, direct call when it can)."""
+        hook = self._hooks.get(name)
+        if hook is None:
+            hook = self._hooks[name] = _Hook(self.manager, name)
+        return hook
 
     # ----------------------------------------------------------------------------- select
 
     def select_node_init(self, cluster: Cluster) -> None:
-        self._call("select_node_init", cluster=cluster)
+        self._fast("select_node_init")(cluster)
 
     def select_reconfigure(self, cluster: Cluster) -> None:
-        self._call("select_reconfigure", cluster=cluster)
+        self._fast("select_reconfigure")(cluster)
 
     def select_job_test(
         self,
@@ -147,83 +218,83 @@ class Plugins:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
-        result = self._call(
-            "select_job_test",
-            job=job,
-            nodes=nodes,
-            mode=mode,
-            candidates=candidates,
-            cluster=cluster,
-        )
+        result = self._fast("select_job_test")(job, nodes, mode, candidates, cluster)
         if not isinstance(result, SelectResult):
             raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
         return result
 
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:
-        alloc = self._call("select_node_alloc", cluster=cluster)
+        alloc = self._fast("select_node_alloc")(cluster)
         return dict(alloc) if alloc else {}
 
     def select_job_begin(self, job: Job, cluster: Cluster) -> None:
-        self._call("select_job_begin", job=job, cluster=cluster)
+        self._fast("select_job_begin")(job, cluster)
 
     def select_job_fini(self, job: Job, cluster: Cluster) -> None:
-        self._call("select_job_fini", job=job, cluster=cluster)
+        self._fast("select_job_fini")(job, cluster)
 
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
-        self._call("select_job_suspend", job=job, indefinite=indefinite, cluster=cluster)
+        self._fast("select_job_suspend")(job, indefinite, cluster)
 
     def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
-        self._call("select_job_resume", job=job, indefinite=indefinite, cluster=cluster)
+        self._fast("select_job_resume")(job, indefinite, cluster)
 
     # ----------------------------------------------------------------------------- preempt
 
+    def preempt_enabled(self, cluster: Cluster) -> bool:
+        """Whether any job may ever preempt another (True unless the plugin says no)."""
+        return self._fast("preempt_enabled")(cluster) is not False
+
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(
-            self._call(
-                "preempt_preemptable", preemptor=preemptor, preemptee=preemptee, cluster=cluster
-            )
-        )
+        return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
 
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
-        mode = self._call("preempt_mode", job=job, cluster=cluster)
+        mode = self._fast("preempt_mode")(job, cluster)
         return mode if isinstance(mode, PreemptMode) else PreemptMode()
 
     def preempt_priority(self, job: Job, cluster: Cluster) -> int:
-        return int(self._call("preempt_priority", job=job, cluster=cluster) or 0)
+        return int(self._fast("preempt_priority")(job, cluster) or 0)
 
     def preempt_grace_time(self, job: Job, cluster: Cluster) -> int:
-        return int(self._call("preempt_grace_time", job=job, cluster=cluster) or 0)
+        return int(self._fast("preempt_grace_time")(job, cluster) or 0)
 
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(
-            self._call(
-                "preempt_job_preempt_check",
-                preemptor=preemptor,
-                preemptee=preemptee,
-                cluster=cluster,
-            )
-        )
+        return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))
+
+    def preempt_check_for(self, cluster: Cluster) -> Callable[[Job, Job], bool]:
+        """``preempt_job_preempt_check`` on ``cluster`` as a two-argument function, for one
+        queue sort (which asks it for every pair it compares): the implementation itself
+        when it can be called directly (see :class:`_Hook`), looked up once for the sort."""
+        direct = self._fast("preempt_job_preempt_check").direct()
+        if direct is None:
+            return functools.partial(self.preempt_job_preempt_check, cluster=cluster)
+        implementation = direct
+
+        def check(preemptor: Job, preemptee: Job) -> bool:
+            return bool(implementation(preemptor, preemptee, cluster))
+
+        return check
 
     # ----------------------------------------------------------------------------- sched
 
     def sched_queue_order(
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
-        ordered = self._call("sched_queue_order", jobs=jobs, preempts=preempts, cluster=cluster)
+        ordered = self._fast("sched_queue_order")(jobs, preempts, cluster)
         return list(ordered) if ordered is not None else list(jobs)
 
     def sched_backfill_interval(self, cluster: Cluster) -> int | None:
-        interval = self._call("sched_backfill_interval", cluster=cluster)
+        interval = self._fast("sched_backfill_interval")(cluster)
         return int(interval) if interval else None
 
     def sched_backfill(
         self, jobs: Sequence[Job], view: BackfillView, cluster: Cluster
     ) -> list[BackfillStart]:
-        starts = self._call("sched_backfill", jobs=jobs, view=view, cluster=cluster)
+        starts = self._fast("sched_backfill")(jobs, view, cluster)
         return list(starts or ())
 
-    def _gang(self, name: str, **kwargs: Any) -> GangDecision:
-        decisions = [d for d in self._call(name, **kwargs) if d]
+    def _gang(self, name: str, *args: Any) -> GangDecision:
+        decisions = [d for d in self._fast(name)(*args) if d]
         return GangDecision(
             tuple(job for d in decisions for job in d.suspend),
             tuple(job for d in decisions for job in d.resume),
@@ -231,43 +302,43 @@ class Plugins:
         )
 
     def sched_gang_job_start(self, job: Job, cluster: Cluster) -> GangDecision:
-        return self._gang("sched_gang_job_start", job=job, cluster=cluster)
+        return self._gang("sched_gang_job_start", job, cluster)
 
     def sched_gang_job_fini(self, job: Job, cluster: Cluster) -> GangDecision:
-        return self._gang("sched_gang_job_fini", job=job, cluster=cluster)
+        return self._gang("sched_gang_job_fini", job, cluster)
 
     def sched_gang_reconfig(self, cluster: Cluster) -> GangDecision:
-        return self._gang("sched_gang_reconfig", cluster=cluster)
+        return self._gang("sched_gang_reconfig", cluster)
 
     def sched_gang_timeslice_interval(self, cluster: Cluster) -> int | None:
-        interval = self._call("sched_gang_timeslice_interval", cluster=cluster)
+        interval = self._fast("sched_gang_timeslice_interval")(cluster)
         return int(interval) if interval else None
 
     def sched_gang_timeslice(self, cluster: Cluster) -> GangDecision:
-        return self._gang("sched_gang_timeslice", cluster=cluster)
+        return self._gang("sched_gang_timeslice", cluster)
 
     # ----------------------------------------------------------------------------- auth
 
     def auth_create(self, uid: int, gid: int, payload: bytes) -> bytes:
-        return bytes(self._call("auth_create", uid=uid, gid=gid, payload=payload))
+        return bytes(self._fast("auth_create")(uid, gid, payload))
 
     def auth_verify(self, credential: bytes, payload: bytes) -> bool:
-        return bool(self._call("auth_verify", credential=credential, payload=payload))
+        return bool(self._fast("auth_verify")(credential, payload))
 
     def auth_get_ids(self, credential: bytes) -> tuple[int, int] | None:
-        ids = self._call("auth_get_ids", credential=credential)
+        ids = self._fast("auth_get_ids")(credential)
         return None if ids is None else (int(ids[0]), int(ids[1]))
 
     # ----------------------------------------------------------------------------- acct_gather
 
     def acct_gather_poll(self, job: Job, now: float) -> None:
-        self._call("acct_gather_poll", job=job, now=now)
+        self._fast("acct_gather_poll")(job, now)
 
     def acct_gather_add_task(self, job: Job, pid: int) -> None:
-        self._call("acct_gather_add_task", job=job, pid=pid)
+        self._fast("acct_gather_add_task")(job, pid)
 
     def acct_gather_stat_job(self, job: Job) -> Mapping[str, float] | None:
-        stats = self._call("acct_gather_stat_job", job=job)
+        stats = self._fast("acct_gather_stat_job")(job)
         return None if stats is None else dict(stats)
 
     # ----------------------------------------------------------------------------- lifecycle
@@ -275,4 +346,4 @@ class Plugins:
     def plurm_job_state_changed(
         self, job: Job, old: JobState, new: JobState, cluster: Cluster
     ) -> None:
-        self._call("plurm_job_state_changed", job=job, old=old, new=new, cluster=cluster)
+        self._fast("plurm_job_state_changed")(job, old, new, cluster)

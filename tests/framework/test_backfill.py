@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from plurm import conf
@@ -117,3 +117,143 @@ def test_a_job_sized_by_tasks_gets_its_reservation(make_cluster: Make) -> None:
     cluster.command("sbatch -n1 -t 20 --wrap='sleep 600'")
     cluster.run_until(61)
     assert queue(cluster) == {1: "R n[1-2]", 2: "PD (Resources)", 3: "PD (Priority)"}
+
+
+def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
+    """The backfill pass as first written (plan every job, rebuild everything): the
+    optimized plugin must start exactly the same jobs on the same nodes."""
+    import math
+
+    from plurm.builtin.sched_backfill import _Profile
+    from plurm.model.backfill import BackfillStart
+    from plurm.model.job import JobState
+    from plurm.model.select import SelectStatus
+
+    params = cluster.config.scheduler_parameters
+    now = view.now
+    horizon = now + params.bf_window * 60
+    resolution = max(1, params.bf_resolution)
+    index = cluster.node_index
+    names = cluster.config.node_names
+
+    def rounded(when):  # type: ignore[no-untyped-def]
+        if when is None:
+            return math.inf
+        return now + math.ceil(max(0.0, when - now) / resolution) * resolution
+
+    busy_until: dict[int, float] = {}
+    for job in cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
+        end = rounded(view.expected_end(job))
+        for name in job.nodes:
+            busy_until[index[name]] = max(busy_until.get(index[name], now), end)
+    ends: dict[float, int] = {}
+    for bit, end in busy_until.items():
+        ends[end] = ends.get(end, 0) | (1 << bit)
+    infinite = ends.pop(math.inf, 0)
+    widest = max(cluster.node(name).cpus for name in names)
+    profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
+    starts = []
+    for job in jobs[: params.bf_max_job_test]:
+        usable = 0
+        for name in view.usable_nodes(job):
+            usable |= 1 << index[name]
+        duration = math.inf if job.time_limit is None else job.time_limit * 60
+        least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
+        for first in range(len(profile.starts)):  # the openings, one by one
+            start = profile.starts[first]
+            if start >= horizon:
+                break
+            free = profile.free[first] & usable
+            at = first + 1
+            while (
+                free.bit_count() >= least
+                and at < len(profile.starts)
+                and profile.starts[at] < start + duration
+            ):
+                free &= profile.free[at]
+                at += 1
+            if free.bit_count() < least:
+                continue
+            free_names = [names[bit] for bit in range(free.bit_length()) if free >> bit & 1]
+            result = view.test_only(job, free_names)
+            if result.status is not SelectStatus.SUCCESS:
+                continue
+            chosen = 0
+            for name in result.nodes:
+                chosen |= 1 << index[name]
+            profile.reserve(start, start + duration, chosen)
+            if start == now:
+                starts.append(BackfillStart(job.job_id, result.nodes))
+            break
+    return starts
+
+
+def test_backfill_starts_the_jobs_the_plain_algorithm_starts() -> None:
+    """Random clusters, running jobs and queues: the pass with its shortcuts (bitmaps, the
+    last job that could start now, hopeless sizes, skipped openings) starts the same jobs
+    on the same nodes as the plain algorithm."""
+    import random
+
+    from plurm.builtin.sched_backfill import BackfillScheduler
+    from plurm.model.backfill import BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobRequest, JobState
+    from plurm.model.select import SelectMode
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "SchedulerParameters=bf_window=120,bf_resolution=60\n"
+        "NodeName=a[1-12] CPUs=1\nNodeName=b[1-8] CPUs=2\n"
+        "PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=a[1-12]\n"
+    )
+    rng = random.Random(11)
+    for _ in range(300):
+        cluster = Cluster.from_config(config)
+        now = 1000.0
+        cluster.now = now
+        select = LinearSelect(PluginContext(config, "select/linear"))
+        select.select_node_init(cluster)
+        job_id = 0
+        free = list(config.node_names)
+        for _ in range(rng.randint(0, 12)):
+            if not free:
+                break
+            job_id += 1
+            held = rng.sample(free, min(len(free), rng.randint(1, 4)))
+            free = [name for name in free if name not in held]
+            running = Job(
+                job_id, JobRequest(), 0.0, "p", time_limit=rng.choice([None, 10, 30, 60, 90])
+            )
+            running.nodes = cluster.in_table_order(held)
+            running.start_time = now - rng.randint(0, 1500)
+            cluster.add_job(running)
+            cluster.set_state(running, JobState.RUNNING)
+            select.select_job_begin(running, cluster)
+        pending = []
+        for _ in range(rng.randint(1, 25)):
+            job_id += 1
+            size = rng.randint(1, 10)
+            request = JobRequest(min_nodes=size, ntasks=rng.choice([None, size + 2]))
+            job = Job(job_id, request, 0.0, rng.choice(["p", "p", "q"]))
+            job.time_limit = rng.choice([None, 5, 20, 45, 90, 200])
+            cluster.add_job(job)
+            pending.append(job)
+
+        def usable(job: Job, cluster: Cluster = cluster) -> Sequence[str]:
+            return cluster.bitmap(cluster.mask_of(cluster.partition(job.partition).nodes))
+
+        def test_only(job, nodes, cluster=cluster, select=select):  # type: ignore[no-untyped-def]
+            return select.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), cluster)
+
+        def expected_end(job: Job, now: float = now) -> float | None:
+            if job.time_limit is None or job.start_time is None:
+                return None
+            return max(now, job.start_time + job.time_limit * 60)
+
+        view = BackfillView(now, usable, test_only, expected_end)
+        plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
+        assert plugin.sched_backfill(pending, view, cluster) == _reference_backfill(
+            pending, view, cluster
+        )

@@ -213,3 +213,32 @@ def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
         "sched/gang",
         "jobacct_gather/none",
     )
+
+
+def test_hooks_called_directly_still_see_later_plugins_and_monitoring(tmp_path: Path) -> None:
+    """The manager calls a hook's one implementation without pluggy's loop; a plugin
+    registered later, or hook-call monitoring, must still be honoured."""
+    from plurm import hookimpl
+    from plurm.model.job import Job, JobRequest, JobState
+    from plurm.testing.cluster import HookRecorder
+
+    plugins = Plugins.load(_config(tmp_path))
+    job = Job(1, JobRequest(), 0.0, "p")
+    seen: list[tuple[JobState, JobState]] = []
+
+    class Observer:
+        @hookimpl
+        def plurm_job_state_changed(
+            self, job: Job, old: JobState, new: JobState, cluster: object
+        ) -> None:
+            seen.append((old, new))
+
+    cluster = object()
+    plugins.plurm_job_state_changed(job, JobState.PENDING, JobState.RUNNING, cluster)  # type: ignore[arg-type]
+    plugins.manager.register(Observer())
+    plugins.plurm_job_state_changed(job, JobState.RUNNING, JobState.COMPLETED, cluster)  # type: ignore[arg-type]
+    assert seen == [(JobState.RUNNING, JobState.COMPLETED)]
+    recorder = HookRecorder(plugins.manager)
+    assert plugins.preempt_job_preempt_check(job, job, cluster) is False  # type: ignore[arg-type]
+    recorder.close()
+    assert recorder.names() == ["preempt_job_preempt_check"]

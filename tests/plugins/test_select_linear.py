@@ -211,3 +211,54 @@ def test_a_job_for_several_partitions_runs_in_the_first_that_fits(
     stuck = cluster.submit(job().partition("pa", "pb").runtime(100))
     cluster.settle()
     assert (cluster.state(stuck).name, cluster.job(stuck).partition) == ("PENDING", "pa")
+
+
+def test_bitmap_placement_matches_the_general_code() -> None:
+    """Given a NodeBitmap, linear places on bitmaps (when nothing is shared and memory is
+    not counted); the answer must be the one the general code gives for the same names."""
+    import random
+
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest, JobState
+    from plurm.model.select import SelectMode
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "NodeName=a[1-9] CPUs=1\nNodeName=b[1-9] CPUs=4\nNodeName=c[1-9] CPUs=2\n"
+        "PartitionName=p Nodes=ALL Default=YES\n"
+    )
+    names = config.node_names
+    rng = random.Random(5)
+    for _ in range(300):
+        cluster = Cluster.from_config(config)
+        select = LinearSelect(PluginContext(config, "select/linear"))
+        select.select_node_init(cluster)
+        for job_id in range(1, rng.randint(1, 8)):
+            held = rng.sample(names, rng.randint(1, 4))
+            busy = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
+            busy.nodes = cluster.in_table_order(held)
+            busy.state = JobState.RUNNING
+            select.select_job_begin(busy, cluster)
+            if rng.random() < 0.3:
+                select.select_job_suspend(busy, True, cluster)
+            if rng.random() < 0.2:
+                select.select_job_fini(busy, cluster)
+        low = rng.randint(1, 6)
+        request = JobRequest(
+            min_nodes=low,
+            max_nodes=rng.choice([None, low, low + 2]),
+            ntasks=rng.choice([None, rng.randint(1, 30)]),
+            exclusive=rng.random() < 0.2,
+            contiguous=rng.random() < 0.2,
+        )
+        job = RealJob(99, request, 0.0, "p")
+        mask = rng.getrandbits(len(names))
+        bitmap = cluster.bitmap(mask)
+        for mode in (SelectMode.RUN_NOW, SelectMode.TEST_ONLY):
+            fast = select.select_job_test(job, bitmap, mode, (), cluster)
+            slow = select.select_job_test(job, tuple(bitmap), mode, (), cluster)
+            assert fast == slow, (request, bitmap, mode)

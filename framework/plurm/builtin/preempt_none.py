@@ -18,6 +18,10 @@ class NoPreemption:
         self.context = context
 
     @hookimpl
+    def preempt_enabled(self, cluster: Cluster) -> bool:
+        return False
+
+    @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return False
 

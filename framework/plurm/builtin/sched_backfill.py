@@ -23,10 +23,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from plurm._markers import hookimpl
 from plurm.builtin.sched_builtin import BuiltinScheduler
+from plurm.conf.model import SlurmConfig
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import SelectStatus
+from plurm.registry import PluginContext
 
 __all__ = ["BackfillScheduler"]
 
@@ -51,6 +53,18 @@ class _Profile:
             self.free.insert(index, self.free[index - 1])
         return index
 
+    def free_now(self) -> int:
+        """The nodes free in some segment that starts now: a job can start now only among
+        them. (More than one segment may start now: a running job can be due to end this
+        very second.)"""
+        now = self.starts[0]
+        free = 0
+        for start, nodes in zip(self.starts, self.free, strict=True):
+            if start != now:
+                break
+            free |= nodes
+        return free
+
     def reserve(self, start: float, end: float, nodes: int) -> None:
         first = self._split(start)
         last = self._split(end) if end != math.inf else len(self.starts)
@@ -64,19 +78,41 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        count = len(self.starts)
-        for first in range(count):
-            start = self.starts[first]
+        starts = self.starts
+        frees = self.free
+        count = len(starts)
+        first = 0
+        while first < count:
+            start = starts[first]
             if start >= horizon:
                 return
-            free = self.free[first] & usable
+            free = frees[first] & usable
+            first += 1
+            if free.bit_count() < least:
+                continue
             end = start + duration
-            index = first + 1
-            while free.bit_count() >= least and index < count and self.starts[index] < end:
-                free &= self.free[index]
+            index = first
+            while index < count and starts[index] < end:
+                free &= frees[index]
+                if free.bit_count() < least:
+                    if (frees[index] & usable).bit_count() < least:
+                        # that segment is too full by itself, and every start up to it
+                        # has it in its window too: go on after it
+                        first = index + 1
+                    break
                 index += 1
-            if free.bit_count() >= least:
+            else:
                 yield start, free
+
+
+def _last_startable(plans: Sequence[tuple[Job, int, int, float]], free: int, first: int) -> int:
+    """The index of the last plan from ``first`` on with at least its least node count
+    among the nodes ``free`` now (``first - 1`` when none has)."""
+    for position in range(len(plans) - 1, first - 1, -1):
+        _, usable, least, _ = plans[position]
+        if (free & usable).bit_count() >= least:
+            return position
+    return first - 1
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -88,6 +124,19 @@ def _union(masks: Iterable[int]) -> int:
 
 class BackfillScheduler(BuiltinScheduler):
     """The builtin queue order with conservative backfill over a window."""
+
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        self._widest_cpus: tuple[SlurmConfig, int] | None = None
+
+    def _widest(self, cluster: Cluster) -> int:
+        """The most CPUs of any node (node sizes never change at run time)."""
+        known = self._widest_cpus
+        if known is None or known[0] is not cluster.config:
+            names = cluster.config.node_names
+            widest = max((cluster.node(name).cpus for name in names), default=1)
+            known = self._widest_cpus = (cluster.config, widest)
+        return known[1]
 
     @hookimpl
     def sched_backfill_interval(self, cluster: Cluster) -> int:
@@ -101,7 +150,6 @@ class BackfillScheduler(BuiltinScheduler):
         now = view.now
         horizon = now + params.bf_window * 60
         resolution = max(1, params.bf_resolution)
-        index = cluster.node_index
         names = cluster.config.node_names
 
         def rounded(when: float | None) -> float:
@@ -110,41 +158,69 @@ class BackfillScheduler(BuiltinScheduler):
                 return math.inf
             return now + math.ceil(max(0.0, when - now) / resolution) * resolution
 
-        busy_until: dict[int, float] = {}
-        for job in cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
-            end = rounded(view.expected_end(job))
-            for name in job.nodes:
-                bit = index[name]
-                busy_until[bit] = max(busy_until.get(bit, now), end)
+        # Each node is busy until the latest end of the jobs on it: take the jobs latest
+        # end first, and give each end the nodes no later job has claimed.
+        held = [
+            (rounded(view.expected_end(job)), cluster.mask_of(job.nodes))
+            for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+            for job in cluster.jobs_unordered(state)
+        ]
+        held.sort(key=lambda pair: pair[0], reverse=True)
         ends: dict[float, int] = {}
-        for bit, end in busy_until.items():
-            ends[end] = ends.get(end, 0) | (1 << bit)
+        claimed = 0
+        for end, mask in held:
+            mask &= ~claimed
+            if mask:
+                ends[end] = ends.get(end, 0) | mask
+                claimed |= mask
         infinite = ends.pop(math.inf, 0)
-        widest = max((cluster.node(name).cpus for name in names), default=1)
+        widest = self._widest(cluster)
         profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
         starts: list[BackfillStart] = []
+        if horizon <= now:
+            return starts  # an empty window: nothing is planned, nothing starts
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
+        plans: list[tuple[Job, int, int, float]] = []
         for job in jobs[: max(0, params.bf_max_job_test)]:
             key = (job.partition, job.request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
-                usable = 0
-                for name in view.usable_nodes(job):
-                    usable |= 1 << index[name]
-                usable_masks[key] = usable
+                usable = usable_masks[key] = cluster.mask_of(view.usable_nodes(job))
             duration = math.inf if job.time_limit is None else job.time_limit * 60
             # at least its node count, and as many nodes as its CPUs fill on the widest node
             least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
-            for start, free in profile.openings(usable, least, duration, horizon):
-                free_names = [names[bit] for bit in range(free.bit_length()) if free >> bit & 1]
-                result = view.test_only(job, free_names)
-                if result.status is not SelectStatus.SUCCESS:
+            plans.append((job, usable, least, duration))
+        # Only starts now come out of the pass. A job can start now only if enough of its
+        # nodes are free now, and reservations only ever take nodes away; so the jobs after
+        # the last one that could start now with the nodes free so far need no planning:
+        # they would only reserve, and reservations die with the pass.
+        last = _last_startable(plans, profile.free_now(), 0)
+        openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
+        success = SelectStatus.SUCCESS
+        # (least, duration) pairs that found no opening at all among the usable nodes: a job
+        # needing at least as many nodes for at least as long finds none either, now or
+        # after later reservations (they only take nodes away), and is passed over.
+        hopeless: dict[int, list[tuple[int, float]]] = {}
+        for position, (job, usable, least, duration) in enumerate(plans):
+            if position > last:
+                break
+            failed = hopeless.get(usable)
+            if failed and any(n <= least and d <= duration for n, d in failed):
+                continue
+            opened = False
+            for start, free in openings(usable, least, duration, horizon):
+                opened = True
+                # a bitmap: select reads it as names, or as the bitmap if it knows how
+                result = test_only(job, bitmap(free))
+                if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
-                chosen = 0
-                for name in result.nodes:
-                    chosen |= 1 << index[name]
-                profile.reserve(start, start + duration, chosen)
+                profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
+                    last = _last_startable(plans, profile.free_now(), position + 1)
                 break
+            if not opened:
+                # keep only the pairs the new one does not cover, so the list stays short
+                kept = [(n, d) for n, d in failed or () if n < least or d < duration]
+                hopeless[usable] = [*kept, (least, duration)]
         return starts

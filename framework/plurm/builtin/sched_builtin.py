@@ -8,11 +8,12 @@ and job id.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job
+from plurm.model.job import Job, never_preempts
 from plurm.registry import PluginContext
 
 
@@ -28,18 +29,29 @@ class BuiltinScheduler:
     def sched_queue_order(
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
+        tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
+        keyed = [
+            ((-tiers[job.partition], -job.priority, job.submit_time, job.job_id), job)
+            for job in jobs
+        ]
+        keyed.sort(key=_first)  # keys are unique (they end with the job id)
+        if preempts is never_preempts:
+            # No job goes ahead of another by preemption: the order is the keys' (the
+            # comparison below would only confirm it).
+            return [job for _, job in keyed]
+        keys = {job.job_id: key for key, job in keyed}  # each job's key, once
+
         def compare(first: Job, second: Job) -> int:
-            if preempts(first, second) and not preempts(second, first):
+            ahead, behind = preempts(first, second), preempts(second, first)  # once each
+            if ahead and not behind:
                 return -1
-            if preempts(second, first) and not preempts(first, second):
+            if behind and not ahead:
                 return 1
-            a, b = _key(first, cluster), _key(second, cluster)
+            a, b = keys[first.job_id], keys[second.job_id]
             return (a > b) - (a < b)
 
-        ordered = sorted(jobs, key=lambda job: _key(job, cluster))
+        ordered = [job for _, job in keyed]
         return sorted(ordered, key=functools.cmp_to_key(compare))
 
 
-def _key(job: Job, cluster: Cluster) -> tuple[int, int, float, int]:
-    tier = cluster.partition(job.partition).priority_tier
-    return (-tier, -job.priority, job.submit_time, job.job_id)
+_first = operator.itemgetter(0)

@@ -32,22 +32,24 @@ executor reports its processes gone. A job's end runs ``select_job_fini`` and
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
-from collections.abc import Iterable, Sequence
-from itertools import groupby
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
-from plurm.conf.model import SlurmConfig
+from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
 from plurm.model.backfill import BackfillView
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
+from plurm.model.node import NodeState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
@@ -95,6 +97,10 @@ class _Ending:
     killed: bool = False
 
 
+#: Usable nodes as computed for a partition (that very object) and down nodes.
+_Usable = tuple[PartitionSpec, dict[str, tuple[NodeState, str | None]], NodeBitmap]
+
+
 class Controller:
     """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
     an executor; then feed it commands and the executor's reports."""
@@ -117,10 +123,18 @@ class Controller:
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
+        #: Usable nodes per (partition, excluded nodes), with the partition and the down
+        #: nodes they were computed for; the weight gate's pools per usable-node bitmap.
+        self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
+        self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
+        #: _refused's answer per pending job, with the partition and request it is for.
+        self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
+        self._preemption = True
+        self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
 
@@ -143,8 +157,20 @@ class Controller:
         old = job.state
         if old is state:
             return
+        if old is JobState.PENDING:
+            self._refusals.pop(job.job_id, None)
         self.cluster.set_state(job, state)
         self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
+
+    def _check_preemption(self) -> None:
+        """Ask the preempt plugin whether any job may ever preempt another. If not, passes
+        skip the candidate walk over every running job, unless an exemption time is set
+        (the walk also arms a pass at each exemption's end), and order the queue without
+        asking about each pair."""
+        config = self.config
+        exempt = config.preempt_exempt_time or any(q.preempt_exempt_time for q in config.qos)
+        self._preemption = self.plugins.preempt_enabled(self.cluster)
+        self._walk_candidates = self._preemption or bool(exempt)
 
     # ----------------------------------------------------------------------------- commands
 
@@ -361,6 +387,7 @@ class Controller:
         except TypeError as error:
             raise RequestError(f"Invalid partition update: {error}") from None
         self.cluster.partitions[name] = updated
+        self._check_preemption()
         self.plugins.select_reconfigure(self.cluster)
         self._apply(self.plugins.sched_gang_reconfig(self.cluster))
         self._request_pass()
@@ -505,7 +532,7 @@ class Controller:
         blocked: set[str] = set()
         # As in Slurm, once a job must wait, its partition's nodes are withheld from every
         # job after it in this pass, whatever their partition.
-        withheld: set[str] = set()
+        withheld = 0  # node bitmap
         left = False
         for job in self._queue():
             if job.state is not JobState.PENDING or self._refused(job):
@@ -517,7 +544,7 @@ class Controller:
                 if outcome is not SelectStatus.SUCCESS:
                     blocked.add(job.partition)
                 if outcome is SelectStatus.BUSY:  # not for a job that can never run here
-                    withheld.update(self.cluster.partition(job.partition).nodes)
+                    withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
         if left:
             self._arm_backfill()
@@ -532,7 +559,13 @@ class Controller:
         view = BackfillView(
             now=self.now,
             usable_nodes=self._usable_nodes,
-            test_only=self._test_only,
+            # select_job_test in TEST_ONLY mode, without a method of ours in between
+            test_only=functools.partial(
+                self.plugins.select_job_test,
+                mode=SelectMode.TEST_ONLY,
+                candidates=(),
+                cluster=self.cluster,
+            ),
             expected_end=self._expected_end,
         )
         for start in self.plugins.sched_backfill(jobs, view, self.cluster):
@@ -547,53 +580,70 @@ class Controller:
 
     def _queue(self) -> list[Job]:
         """The eligible pending jobs in the sched plugin's order."""
+        now = self.now
+        ending = self._ending
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)
-            if job.eligible_time <= self.now and job.job_id not in self._ending
+            if job.eligible_time <= now and job.job_id not in ending
         ]
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        return self.plugins.sched_queue_order(pending, self._preempts, self.cluster)
+        preempts: Callable[[Job, Job], bool] = never_preempts
+        if self._preemption:
+            preempts = self.plugins.preempt_check_for(self.cluster)
+        return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:
-        """Whether the job's partition refuses it for now; if so, its reason says why."""
-        if self.cluster.partition(job.partition).state != "UP":
-            job.reason = PendingReason.PARTITION_DOWN
-        elif self._beyond_node_limits(job.request, job.partition):
-            job.reason = PendingReason.PARTITION_CONFIG
-        elif self._beyond_time_limit(job.request, job.partition):
-            job.reason = PendingReason.PARTITION_TIME_LIMIT
-        else:
-            return False
-        return True
+        """Whether the job's partition refuses it for now; if so, its reason says why.
 
-    def _test_only(self, job: Job, nodes: Sequence[str]) -> SelectResult:
-        return self.plugins.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), self.cluster)
+        The answer depends only on the partition and the request, so it is kept per job
+        until either is replaced (a partition update makes a new partition object)."""
+        part = self.cluster.partitions[job.partition]
+        known = self._refusals.get(job.job_id)
+        if known is not None and known[0] is part and known[1] is job.request:
+            reason = known[2]
+        else:
+            reason = None
+            if part.state != "UP":
+                reason = PendingReason.PARTITION_DOWN
+            elif self._beyond_node_limits(job.request, job.partition):
+                reason = PendingReason.PARTITION_CONFIG
+            elif self._beyond_time_limit(job.request, job.partition):
+                reason = PendingReason.PARTITION_TIME_LIMIT
+            self._refusals[job.job_id] = (part, job.request, reason)
+        if reason is None:
+            return False
+        job.reason = reason
+        return True
 
     def _expected_end(self, job: Job) -> float | None:
         """When a running job reaches its time limit (run time only counts)."""
-        if job.time_limit is None:
+        limit = job.time_limit
+        if limit is None:
             return None
-        return self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now))
+        now = self.cluster.now  # the pass set it (_tick)
+        return now + max(0.0, limit * 60 - job.run_time(now))
 
-    def _preempts(self, first: Job, second: Job) -> bool:
-        return self.plugins.preempt_job_preempt_check(first, second, self.cluster)
+    def _usable_nodes(self, job: Job) -> NodeBitmap:
+        """The nodes of the job's partition that are up and not excluded, as a bitmap (which
+        reads as their names in node-table order). Every pass asks for every job, so the
+        answer is kept until the partition or the down nodes change."""
+        cluster = self.cluster
+        part = cluster.partition(job.partition)
+        key = (job.partition, job.request.exclude)
+        known = self._usable.get(key)
+        if known is not None and known[0] is part and known[1] == cluster.node_down:
+            return known[2]
+        mask = cluster.mask_of(part.nodes) & ~cluster.mask_of(job.request.exclude)
+        mask &= ~cluster.mask_of(cluster.node_down)
+        usable = cluster.bitmap(mask)
+        self._usable[key] = (part, dict(cluster.node_down), usable)
+        return usable
 
-    def _usable_nodes(self, job: Job) -> list[str]:
-        part = self.cluster.partition(job.partition)
-        request = job.request
-        return [
-            name
-            for name in part.nodes
-            if self.cluster.node_available(name) and name not in request.exclude
-        ]
-
-    def _try_start(
-        self, job: Job, withheld: set[str] | frozenset[str] = frozenset()
-    ) -> SelectStatus:
-        """Test, preempt or start one job on its usable nodes outside ``withheld``:
+    def _try_start(self, job: Job, withheld: int = 0) -> SelectStatus:
+        """Test, preempt or start one job on its usable nodes outside ``withheld`` (a bitmap):
         SUCCESS when it started, BUSY when it must wait for resources (or victims), NEVER
         when no partition of it could ever run it as things are.
 
@@ -605,13 +655,16 @@ class Controller:
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)
-            if withheld and withheld.intersection(usable):
-                usable = [name for name in usable if name not in withheld]
-                if self._test_only(job, usable).status is not SelectStatus.SUCCESS:
+            if withheld & usable.mask:
+                usable = self.cluster.bitmap(usable.mask & ~withheld)
+                test = self.plugins.select_job_test(
+                    job, usable, SelectMode.TEST_ONLY, (), self.cluster
+                )
+                if test.status is not SelectStatus.SUCCESS:
                     reason = PendingReason.NODES_RESERVED
                     continue
             result = self._test_by_weight(job, usable)
-            if result.status is not SelectStatus.SUCCESS:
+            if result.status is not SelectStatus.SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
                     result = self.plugins.select_job_test(
@@ -639,33 +692,54 @@ class Controller:
 
     def _partitions_to_try(self, job: Job) -> list[str]:
         names = job.request.partitions or (job.partition,)
+        if len(names) == 1:
+            return [names[0]]  # what the sort below gives one name, up or not
         order = {name: index for index, name in enumerate(names)}
         return sorted(
             (name for name in names if self.cluster.partition(name).state == "UP"),
             key=lambda name: (-self.cluster.partition(name).priority_tier, order[name]),
         ) or [job.partition]
 
-    def _test_by_weight(self, job: Job, usable: Sequence[str]) -> SelectResult:
+    def _test_by_weight(self, job: Job, usable: NodeBitmap) -> SelectResult:
         """Slurm's weight gate: add whole weight tiers, lightest first; select places the
         job anywhere in the pool so far (node-table order), not by weight."""
-        index = self.cluster.node_index
-        by_weight = sorted(usable, key=lambda name: (self.cluster.node(name).weight, index[name]))
-        pool: list[str] = []
         result = SelectResult.busy()
-        for _, tier in groupby(by_weight, key=lambda name: self.cluster.node(name).weight):
-            pool = sorted([*pool, *tier], key=index.__getitem__)
+        for pool in self._weight_pools(usable):
             result = self.plugins.select_job_test(job, pool, SelectMode.RUN_NOW, (), self.cluster)
             if result.status is SelectStatus.SUCCESS:
                 return result
         return result
 
+    def _weight_pools(self, usable: NodeBitmap) -> tuple[NodeBitmap, ...]:
+        """The weight gate's growing pools of ``usable``: the lightest tier, then it and the
+        next one, ... (node weights never change, so the pools of a node set are kept)."""
+        pools = self._pools.get(usable.mask)
+        if pools is None:
+            tiers: dict[int, int] = {}
+            bits = self.cluster.node_bits
+            for name in usable:
+                weight = self.cluster.node(name).weight
+                tiers[weight] = tiers.get(weight, 0) | bits[name]
+            if len(tiers) == 1:
+                pools = (usable,)
+            else:
+                grown = 0
+                found = []
+                for weight in sorted(tiers):
+                    grown |= tiers[weight]
+                    found.append(self.cluster.bitmap(grown))
+                pools = tuple(found)
+            self._pools[usable.mask] = pools
+        return pools
+
     def _candidates(self, preemptor: Job) -> list[Candidate]:
         """The jobs ``preemptor`` may preempt, most desirable victim first."""
-        part_nodes = set(self.cluster.partition(preemptor.partition).nodes)
+        mask_of = self.cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
+        part_nodes = mask_of(self.cluster.partition(preemptor.partition).nodes)
         candidates = []
         for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
             # A victim in its GraceTime stays a candidate: the preemptor's retries end it.
-            if not part_nodes.intersection(victim.nodes):
+            if not part_nodes & mask_of(victim.nodes):
                 continue
             exempt = self.cluster.preempt_exempt_time(victim)
             if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:

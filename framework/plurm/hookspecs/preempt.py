@@ -17,6 +17,25 @@ if TYPE_CHECKING:
 
 
 @hookspec(firstresult=True)
+def preempt_enabled(cluster: Cluster) -> bool | None:
+    """Can this policy ever let one job preempt another? When it answers False the core
+    skips building preemption candidates (a walk over every running job per job that does
+    not fit) and orders the queue without asking ``preempt_job_preempt_check``.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: False only if ``preempt_preemptable`` and ``preempt_job_preempt_check`` answer
+        False for every pair of jobs on this cluster; True or None (the default when no
+        plugin implements it) when they may answer True. Exclusive.
+    Purity: pure.
+    Slurm equivalent: ``slurm_preemption_enabled``.
+
+    .. versionadded:: 1.1
+    """
+
+
+@hookspec(firstresult=True)
 def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
     """May ``preemptor`` preempt ``preemptee``? The policy predicate.
 

@@ -7,17 +7,24 @@ node availability, the jobs, the clock. Only the controller changes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import functools
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 
 import attrs
 
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
 from plurm.model.node import NodeState
 
 __all__ = ["DEFAULT_QOS", "Cluster"]
 
+
+_job_id = operator.attrgetter("job_id")
+#: How many node tuples mask_of remembers before it starts afresh.
+_MASK_MEMO_SIZE = 1 << 16
 
 #: The QOS a job without --qos gets (the default association QOS slurmdbd creates).
 DEFAULT_QOS = "normal"
@@ -36,6 +43,11 @@ class Cluster:
     #: The jobs in each state, so that a pass over pending or running jobs does not walk
     #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
     _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
+    #: mask_of's answers for node tuples (jobs' nodes, select's choices): the same tuples
+    #: come back pass after pass. Emptied when it grows large.
+    _tuple_masks: dict[tuple[str, ...], int] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
@@ -53,6 +65,36 @@ class Cluster:
     def node_index(self) -> Mapping[str, int]:
         """Each node's place in the node table (the order of Slurm's bitmaps)."""
         return {name: index for index, name in enumerate(self.config.node_names)}
+
+    @cached_property
+    def node_bits(self) -> Mapping[str, int]:
+        """Each node's bit in a node bitmap (``1 << node_index[name]``)."""
+        return {name: 1 << index for index, name in enumerate(self.config.node_names)}
+
+    def bitmap(self, mask: int) -> NodeBitmap:
+        """The nodes of ``mask`` as a :class:`NodeBitmap` (which reads as their names)."""
+        return NodeBitmap(mask, self.config.node_names)
+
+    def mask_of(self, names: Iterable[str]) -> int:
+        """The bitmap of the nodes ``names`` (unknown names are left out)."""
+        if isinstance(names, NodeBitmap):
+            return names.mask
+        if type(names) is tuple:
+            known = self._tuple_masks.get(names)
+            if known is not None:
+                return known
+            if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
+                self._tuple_masks.clear()
+            mask = self._tuple_masks[names] = self._mask(names)
+            return mask
+        return self._mask(names if isinstance(names, list) else list(names))
+
+    def _mask(self, names: Sequence[str]) -> int:
+        bits = self.node_bits
+        try:
+            return functools.reduce(operator.or_, map(bits.__getitem__, names), 0)
+        except KeyError:
+            return functools.reduce(operator.or_, [bits.get(name, 0) for name in names], 0)
 
     def node(self, name: str) -> NodeSpec:
         return self.config.node(name)
@@ -114,7 +156,7 @@ class Cluster:
     def jobs_in(self, *states: JobState) -> Iterator[Job]:
         """Jobs in the given states, in job-id order."""
         found = [job for state in states for job in self._by_state.get(state, {}).values()]
-        return iter(sorted(found, key=lambda job: job.job_id))
+        return iter(sorted(found, key=_job_id))
 
     def allocated(self) -> Iterator[Job]:
         """Jobs holding resources (running, suspended, completing), in job-id order."""

@@ -32,7 +32,8 @@ class SimClock:
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start
-        self._heap: list[SimTimer] = []
+        #: (when, seq, timer): tuples compare in C, without calling SimTimer.__lt__.
+        self._heap: list[tuple[float, int, SimTimer]] = []
         self._seq = 0
 
     def now(self) -> float:
@@ -41,7 +42,7 @@ class SimClock:
     def call_at(self, when: float, callback: Callable[[], None]) -> SimTimer:
         timer = SimTimer(max(when, self._now), self._seq, callback)
         self._seq += 1
-        heapq.heappush(self._heap, timer)
+        heapq.heappush(self._heap, (timer.when, timer.seq, timer))
         return timer
 
     def cancel(self, handle: object) -> None:
@@ -50,9 +51,10 @@ class SimClock:
 
     def next_time(self) -> float | None:
         """When the next live event is due, or None when none is."""
-        while self._heap and self._heap[0].cancelled:
-            heapq.heappop(self._heap)
-        return self._heap[0].when if self._heap else None
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
 
     def run_until(self, until: float) -> None:
         """Run every event due at or before ``until``, in order; the clock then reads
@@ -61,7 +63,7 @@ class SimClock:
             due = self.next_time()
             if due is None or due > until:
                 break
-            timer = heapq.heappop(self._heap)
+            _, _, timer = heapq.heappop(self._heap)
             self._now = timer.when
             timer.callback()
         self._now = max(self._now, until)

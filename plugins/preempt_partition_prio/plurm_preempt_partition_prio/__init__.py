@@ -30,6 +30,17 @@ def _mode(part: PartitionSpec, cluster: Cluster) -> PreemptMode:
     return attrs.evolve(mode, gang=False, priority=False)
 
 
+@attrs.frozen
+class _Pair:
+    """The policy for a preemptor's partition and a victim's: whether the preemptor's job
+    priority must not be lower (the PRIORITY flag), whether the tiers and the victim's mode
+    allow it, and whether the partitions share a node."""
+
+    by_priority: bool
+    tiers: bool
+    overlap: bool
+
+
 class PartitionPriority:
     """Slurm's preempt/partition_prio policy."""
 
@@ -37,19 +48,41 @@ class PartitionPriority:
 
     def __init__(self, context: PluginContext) -> None:
         self.context = context
+        # What the policy says for a pair of partitions (see _pair), per pair of partition
+        # objects and cluster PreemptMode: the queue order asks for every pair of jobs it
+        # compares, and a partition's node list can be thousands of names (a partition
+        # update makes a new object, so a new answer).
+        self._pairs: dict[tuple[str, str], tuple[PartitionSpec, PartitionSpec, object, _Pair]]
+        self._pairs = {}
+
+    def _pair(self, mine: PartitionSpec, theirs: PartitionSpec, cluster: Cluster) -> _Pair:
+        key = (mine.name, theirs.name)
+        config_mode = cluster.config.preempt_mode
+        known = self._pairs.get(key)
+        if (
+            known is None
+            or known[0] is not mine
+            or known[1] is not theirs
+            or known[2] is not config_mode
+        ):
+            flags = mine.preempt_mode or config_mode
+            pair = _Pair(
+                by_priority=flags.priority or config_mode.priority,
+                tiers=theirs.priority_tier < mine.priority_tier
+                and _mode(theirs, cluster).base is not PreemptBase.OFF,
+                overlap=not set(mine.nodes).isdisjoint(theirs.nodes),
+            )
+            known = self._pairs[key] = (mine, theirs, config_mode, pair)
+        return known[3]
 
     @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        mine = cluster.partition(preemptor.partition)
-        theirs = cluster.partition(preemptee.partition)
-        flags = mine.preempt_mode or cluster.config.preempt_mode
-        if (flags.priority or cluster.config.preempt_mode.priority) and (
-            preemptor.priority < preemptee.priority
-        ):
+        pair = self._pair(
+            cluster.partition(preemptor.partition), cluster.partition(preemptee.partition), cluster
+        )
+        if pair.by_priority and preemptor.priority < preemptee.priority:
             return False
-        if theirs.priority_tier >= mine.priority_tier:
-            return False
-        return _mode(theirs, cluster).base is not PreemptBase.OFF
+        return pair.tiers
 
     @hookimpl
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
@@ -66,8 +99,11 @@ class PartitionPriority:
 
     @hookimpl
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        mine = cluster.partition(preemptor.partition)
-        theirs = cluster.partition(preemptee.partition)
-        if not set(mine.nodes).intersection(theirs.nodes):
+        pair = self._pair(
+            cluster.partition(preemptor.partition), cluster.partition(preemptee.partition), cluster
+        )
+        if not pair.overlap:
             return False
-        return self.preempt_preemptable(preemptor, preemptee, cluster)
+        if pair.by_priority and preemptor.priority < preemptee.priority:
+            return False
+        return pair.tiers

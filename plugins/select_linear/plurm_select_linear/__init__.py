@@ -15,8 +15,11 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
@@ -25,8 +28,9 @@ from plurm import hookimpl
 from plurm._markers import HOOK_API_VERSION
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import OverSubscribeKind, PreemptBase
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job
+from plurm.model.job import Job, JobRequest
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
@@ -34,6 +38,10 @@ __all__ = ["LinearSelect"]
 
 #: No limit on suspended jobs in the last counting round.
 _UNLIMITED = 1 << 30
+#: How many placements the bitmap path remembers before it starts afresh.
+_MEMO_SIZE = 1 << 14
+#: A run of set bits in a bitmap written lowest bit first.
+_ONES = re.compile("1+")
 
 
 @attrs.define
@@ -54,6 +62,27 @@ class _Idle(dict[str, "_NodeUse"]):
 
 
 _IDLE = _NodeUse()
+#: Node use as if every node were idle (read only: nothing is ever stored in it).
+_IDLE_USE = _Idle()
+
+
+class _Scratch(dict[str, "_NodeUse"]):
+    """A private copy of node use for a dry run: reads fall through to the real counts,
+    and a node's counts are copied the first time the dry run changes them (a deep copy of
+    every node, per preemption test, costs a step per node of the cluster)."""
+
+    def __init__(self, base: Mapping[str, _NodeUse]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, name: str) -> _NodeUse:
+        return self.base[name]
+
+    def writable(self, name: str) -> _NodeUse:
+        node = self.get(name)
+        if node is None:
+            node = self[name] = copy.copy(self.base[name])
+        return node
 
 
 @attrs.frozen
@@ -89,6 +118,18 @@ class LinearSelect:
         self.jobs: dict[int, _Allocation] = {}
         self.suspended: set[int] = set()
         self.cpus: dict[str, int] = {}
+        # The same accounting as bitmaps over the node table, for the fast path of
+        # _run_now: nodes with no job at all, and nodes where no job runs or holds them
+        # exclusively (suspended jobs only). Kept in step with ``use`` by _mark.
+        self.names: tuple[str, ...] = ()
+        self.bits: dict[str, int] = {}
+        self.free = 0
+        self.unrun = 0
+        self.cpu_list: list[int] = []
+        #: cpu_before[i]: the CPUs of the nodes before node i in the table.
+        self.cpu_before: list[int] = [0]
+        #: _place_bitmap's answers: (nodes, min, max, CPUs, contiguous) -> nodes or None.
+        self.placed: dict[tuple[int, int, int | None, int, bool], tuple[str, ...] | None] = {}
 
     # ----------------------------------------------------------------------------- state
 
@@ -97,9 +138,31 @@ class LinearSelect:
         self.use = {name: _NodeUse() for name in cluster.config.node_names}
         # Node sizes never change at run time; placement reads them in its inner loops.
         self.cpus = {name: cluster.node(name).cpus for name in cluster.config.node_names}
+        self.names = cluster.config.node_names
+        self.bits = dict(cluster.node_bits)
+        self.free = self.unrun = (1 << len(self.names)) - 1
+        self.cpu_list = [self.cpus[name] for name in self.names]
+        self.cpu_before = [0]
+        for cpus in self.cpu_list:
+            self.cpu_before.append(self.cpu_before[-1] + cpus)
+        self.placed.clear()
         self.jobs.clear()
         self.suspended.clear()
         return True
+
+    def _mark(self, names: Iterable[str]) -> None:
+        """Bring the bitmaps of ``names`` in line with their counters in ``use``."""
+        for name in names:
+            node = self.use[name]
+            bit = self.bits[name]
+            if node.total:
+                self.free &= ~bit
+            else:
+                self.free |= bit
+            if node.running or node.exclusive:
+                self.unrun &= ~bit
+            else:
+                self.unrun |= bit
 
     @hookimpl
     def select_reconfigure(self, cluster: Cluster) -> bool:
@@ -210,6 +273,8 @@ class LinearSelect:
         first with few suspended jobs, the last round with any number."""
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
+        if share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap):
+            return self._run_now_bitmap(job, nodes.mask, isinstance(use, _Idle), exclusive)
         for max_running in range(share):
             last = max_running == share - 1
             for suspended in (0, _UNLIMITED if last else 4):
@@ -226,6 +291,91 @@ class LinearSelect:
                 if chosen is not None:
                     return chosen
         return None
+
+    def _run_now_bitmap(
+        self, job: Job, nodes: int, idle: bool, exclusive: bool
+    ) -> tuple[str, ...] | None:
+        """_run_now on bitmaps, for the common case: no sharing (one round, allowing no
+        running job per node: first no suspended one either, then any number), memory not
+        counted, no required nodes, and ``nodes`` in table order (a NodeBitmap). The rounds
+        and the placement are the same as the general code's, set for set."""
+        if idle:
+            return self._place_bitmap(job, nodes)
+        least = job.request.min_nodes
+        first = nodes & self.free
+        if first.bit_count() >= least:
+            chosen = self._place_bitmap(job, first)
+            if chosen is not None:
+                return chosen
+        # the last round: any number of suspended jobs (an exclusive job still wants
+        # nodes with no job at all)
+        second = nodes & (self.free if exclusive else self.unrun)
+        if second == first or second.bit_count() < least:
+            return None  # the same pool places the same way
+        return self._place_bitmap(job, second)
+
+    def _place_bitmap(self, job: Job, usable: int) -> tuple[str, ...] | None:
+        """_place (best fit over runs of consecutive nodes) on a bitmap, without required
+        nodes: runs are the runs of set bits.
+
+        The choice depends only on the node set and the request's size and contiguity
+        (node sizes never change), and passes ask the same questions again and again (the
+        queue's head on the same idle nodes, backfill on the same openings), so answers
+        are remembered; the memo is emptied when it grows large."""
+        request = job.request
+        key = (usable, request.min_nodes, request.max_nodes, request.cpus, request.contiguous)
+        memo = self.placed
+        if key in memo:
+            return memo[key]
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        chosen = memo[key] = self._place_runs(request, usable)
+        return chosen
+
+    def _place_runs(self, request: JobRequest, usable: int) -> tuple[str, ...] | None:
+        max_nodes = request.max_nodes if request.max_nodes is not None else usable.bit_count()
+        max_nodes = max(max_nodes, request.min_nodes)
+        need_nodes = request.min_nodes
+        need_cpus = request.cpus
+        if need_nodes <= 0 and need_cpus <= 0:
+            return ()
+        before = self.cpu_before
+        runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
+        taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
+        count = 0
+        while runs and (need_nodes > 0 or need_cpus > 0) and count < max_nodes:
+            best = -1
+            best_cpus = 0
+            best_enough = False
+            for position, (start, end) in enumerate(runs):
+                cpus = before[end] - before[start]
+                enough = cpus >= need_cpus and end - start >= need_nodes
+                if (
+                    best < 0
+                    or (enough and not best_enough)
+                    or (enough and cpus < best_cpus)
+                    or (not enough and not best_enough and cpus > best_cpus)
+                ):
+                    best, best_cpus, best_enough = position, cpus, enough
+            if request.contiguous and not best_enough:
+                return None
+            start, end = runs.pop(best)
+            # Take nodes from the start of the run until both needs are met, the run ends
+            # or max_nodes is reached: the fewest that give need_cpus (a search on the
+            # running CPU totals) and at least need_nodes.
+            by_cpus = bisect.bisect_left(before, before[start] + need_cpus, start, end + 1)
+            take = min(max(need_nodes, by_cpus - start, 0), end - start, max_nodes - count)
+            taken.append((start, start + take))
+            count += take
+            need_nodes -= take
+            need_cpus -= before[start + take] - before[start]
+        if need_nodes > 0 or need_cpus > 0:
+            return None
+        names = self.names
+        taken.sort()
+        if len(taken) == 1:
+            return names[taken[0][0] : taken[0][1]]
+        return tuple(itertools.chain.from_iterable(names[first:last] for first, last in taken))
 
     def _job_mate(
         self, job: Job, usable: Sequence[str], cluster: Cluster
@@ -255,7 +405,7 @@ class LinearSelect:
             if chosen is not None:
                 return SelectResult(SelectStatus.SUCCESS, chosen)
         # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
-        idle = self._run_now(job, nodes, _Idle(), cluster)
+        idle = self._run_now(job, nodes, _IDLE_USE, cluster)
         if idle is None:
             return SelectResult.never()
         if mode is SelectMode.TEST_ONLY:
@@ -291,7 +441,7 @@ class LinearSelect:
     def _remove_until_fit(
         self, job: Job, nodes: Sequence[str], order: Sequence[Candidate], cluster: Cluster
     ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
-        use = copy.deepcopy(self.use)
+        use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
         used: list[Candidate] = []
@@ -312,11 +462,11 @@ class LinearSelect:
         return None
 
     def _remove(
-        self, use: Mapping[str, _NodeUse], job_id: int, allocation: _Allocation, mode: PreemptBase
+        self, use: _Scratch, job_id: int, allocation: _Allocation, mode: PreemptBase
     ) -> None:
         running = job_id not in self.suspended
         for name in allocation.nodes:
-            node = use[name]
+            node = use.writable(name)
             if mode is PreemptBase.SUSPEND:
                 if running:
                     node.running -= 1
@@ -340,6 +490,7 @@ class LinearSelect:
             node.total += 1
             node.memory += allocation.memory
             node.exclusive += 1 if exclusive else 0
+        self._mark(allocation.nodes)
         return True
 
     @hookimpl
@@ -355,6 +506,7 @@ class LinearSelect:
             node.running -= 1 if running else 0
             node.memory -= allocation.memory
             node.exclusive -= 1 if allocation.exclusive else 0
+        self._mark(allocation.nodes)
         return True
 
     @hookimpl
@@ -366,6 +518,7 @@ class LinearSelect:
             self.suspended.add(job.job_id)
             for name in allocation.nodes:
                 self.use[name].running -= 1
+            self._mark(allocation.nodes)
         return True
 
     @hookimpl
@@ -375,6 +528,7 @@ class LinearSelect:
             self.suspended.discard(job.job_id)
             for name in allocation.nodes:
                 self.use[name].running += 1
+            self._mark(allocation.nodes)
         return True
 
     @hookimpl

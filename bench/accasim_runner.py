@@ -48,12 +48,33 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def protect(dispatcher: EASYBackfilling) -> None:
+    """AccaSim 1.1.3's EASYBackfilling backfills with ``reserved_nodes=[]``, so FirstFit never
+    keeps a backfilled job off the blocked job's reservation. With this, the reserved nodes
+    are passed on; FirstFit then lets a job backfill only if it ends before the reservation
+    starts (it skips every node on overlap, not only the reserved ones)."""
+    allocator = dispatcher.nonauto_allocator
+    allocate = allocator.allocating_method
+
+    def allocating_method(es, cur_time, skip=False, reserved_time=None, reserved_nodes=None):  # type: ignore[no-untyped-def]
+        if reserved_time is not None and reserved_nodes == []:
+            reserved_nodes = list(dispatcher._reserved_slot[1])
+        return allocate(es, cur_time, skip, reserved_time, reserved_nodes)
+
+    allocator.allocating_method = allocating_method
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path, help="a plain (not gzip) SWF file")
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--protect-reservation",
+        action="store_true",
+        help="pass the blocked job's reserved nodes to the backfill allocation (see below)",
+    )
     args = parser.parse_args()
 
     jobs: list[tuple[int, int, int, int]] = []
@@ -80,6 +101,8 @@ def main() -> None:
         wall = time.perf_counter()
         cpu = time.process_time()
         dispatcher = EASYBackfilling(FirstFit())
+        if args.protect_reservation:
+            protect(dispatcher)
         simulator = Simulator(
             str(args.trace),
             str(system),

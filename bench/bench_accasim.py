@@ -16,8 +16,9 @@ of 8 cores). Steps, one after the other in this process:
    the raw trace with its own reader, as AccaSim's users would.
 4. Plurm replays the cleaned jobs in this process with ``plurm.sim.trace.replay``:
    sched/backfill (its defaults: bf_interval=30, bf_window=1440, bf_max_job_test=500,
-   bf_resolution=60), no preemption; select/linear on one-CPU nodes, select/cons_res
-   (CR_Core, processors as tasks, packed on cores as AccaSim packs them) on wider nodes.
+   bf_resolution=60, or ``--scheduler-parameters``), no preemption; select/linear on
+   one-CPU nodes, select/cons_res (CR_Core, processors as tasks, packed on cores as
+   AccaSim packs them) on wider nodes.
 
 It prints wall and CPU time, peak RSS, mean/median wait and mean bounded slowdown (tau 10 s)
 of each run, the speed ratio, how many jobs waited the same (within 2 s, within 60 s) in
@@ -52,8 +53,6 @@ TRACES = HERE.parent.parent / "shared" / "traces"
 VENV = HERE / ".accasim-venv"
 RUNNER = HERE / "accasim_runner.py"
 
-SCHED = "SchedulerType=sched/backfill\n"
-
 
 def peak_rss_mb() -> float:
     """This process's peak resident set so far (VmHWM; includes reading the trace)."""
@@ -63,9 +62,11 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def plurm_conf(nodes: int, cores: int) -> str:
+def plurm_conf(nodes: int, cores: int, params: str | None = None) -> str:
     width = len(str(nodes))
-    head = f"ClusterName=bench\nSlurmctldHost=head\n{SCHED}"
+    head = "ClusterName=bench\nSlurmctldHost=head\nSchedulerType=sched/backfill\n"
+    if params:
+        head += f"SchedulerParameters={params}\n"
     if cores == 1:
         head += "SelectType=select/linear\n"
     else:
@@ -177,6 +178,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="replay the first N jobs")
     parser.add_argument("--quick", action="store_true", help="the first 3,000 jobs")
     parser.add_argument("--raw", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument(
+        "--scheduler-parameters",
+        metavar="OPTS",
+        help="Plurm's SchedulerParameters, e.g. bf_interval=1,bf_resolution=1",
+    )
     parser.add_argument("--venv", type=Path, default=VENV)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -210,7 +216,7 @@ def main() -> None:
                 plain.write_text(stream.read())
             runs["accasim_raw"] = run_accasim(python, plain, nodes, cores, folder / "r.json")
             print(f"  AccaSim (raw trace): {runs['accasim_raw']['wall_s']:.1f} s", flush=True)
-    runs["plurm"] = run_plurm(cleaned, plurm_conf(nodes, cores))
+    runs["plurm"] = run_plurm(cleaned, plurm_conf(nodes, cores, args.scheduler_parameters))
     print(f"  Plurm: {runs['plurm']['wall_s']:.1f} s", flush=True)
     load_after = os.getloadavg()
 
@@ -248,7 +254,7 @@ def main() -> None:
         "nodes": nodes,
         "cores": cores,
         "jobs": len(cleaned.jobs),
-        "plurm_conf": plurm_conf(nodes, cores),
+        "plurm_conf": plurm_conf(nodes, cores, args.scheduler_parameters),
         "ratio_wall": ratio_wall,
         "ratio_cpu": ratio_cpu,
         "agreement": agree,

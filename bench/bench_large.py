@@ -2,9 +2,10 @@
 
 Run:  python bench/bench_large.py [--jobs N | --quick] [--seed 2024] [--timeout SECONDS]
 
-Makes the workload with ``bench/synth_large.py`` if it is missing (304,000 jobs, 5,120
-one-CPU nodes, 32 partitions plus ``high``, preempt/partition_prio with SUSPEND,GANG and
-REQUEUE partitions, 2 % of the jobs high priority; see that script), then runs exactly::
+Makes the workload with ``bench/synth_large.py`` if it is missing (its defaults: 304,000
+jobs at twice the source arrival rate, 5,120 one-CPU nodes, 32 partitions plus ``high`` over
+1,280 of the nodes, preempt/partition_prio with SUSPEND,GANG and REQUEUE partitions, 2 % of
+the jobs high priority; see that script), then runs exactly::
 
     plurm simulate --trace bench/data/large-SEED.swf.gz --conf bench/data/large-SEED.conf \\
         --map bench/data/large-SEED.toml --out DIR --jobs N --quiet
@@ -47,7 +48,7 @@ def main() -> None:
     swf, conf, mapping = (stem.with_suffix(s) for s in (".swf.gz", ".conf", ".toml"))
     if not (swf.exists() and conf.exists() and mapping.exists()):
         print(f"synthesizing {swf} ...", flush=True)
-        generate(args.data, args.seed, 32, 160, 9500)
+        generate(args.data, args.seed)
     plurm = Path(sys.executable).parent / "plurm"
     with tempfile.TemporaryDirectory() as out:
         command = [str(plurm), "simulate", "--trace", str(swf), "--conf", str(conf)]

@@ -1,7 +1,8 @@
 """Synthesize the large benchmark workload from the shipped traces, deterministically.
 
 Run:  python bench/synth_large.py [--seed 2024] [--partitions 32] [--nodes-per-partition 160]
-                                  [--jobs-per-partition 9500] [--out bench/data]
+                                  [--jobs-per-partition 9500] [--time-scale 0.5]
+                                  [--high-partitions 8] [--out bench/data]
 
 Writes, under ``--out`` (git-ignored):
 
@@ -19,9 +20,11 @@ Partition ``i`` takes its jobs from trace ``i mod 4`` (SDSC-SP2, LLNL-Atlas, NAS
 Theta), starting at a seeded offset and wrapping round to the trace's start (a wrapped copy
 comes one trace span later), so the trace is concatenated with itself as often as needed.
 Each partition's stream is rebased to start at time 0, so all partitions load the cluster at
-once; processor counts are scaled by ``nodes-per-partition / MaxProcs`` of the source
-(rounded up, at least 1) when the source machine is larger than a partition, and run and
-requested times are kept. Jobs are merged by submit time (ties by partition) and numbered.
+once, and its submit times are multiplied by ``--time-scale`` (0.5: twice the source's
+arrival rate, so that the partitions fill and the queues grow); processor counts are scaled
+by ``nodes-per-partition / MaxProcs`` of the source (rounded up, at least 1) when the source
+machine is larger than a partition, and run and requested times are kept. Jobs are merged
+by submit time (ties by partition) and numbered.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ HIGH_FRACTION = 0.02
 
 
 def stream(
-    jobs: list[CleanJob], offset: int, count: int, scale: float, width: int
+    jobs: list[CleanJob], offset: int, count: int, scale: float, width: int, time_scale: float
 ) -> list[tuple[int, int, int, int]]:
     """``count`` jobs (submit, run, processors, requested) from ``offset``, wrapping round."""
     span = jobs[-1].submit_time - jobs[0].submit_time + 1
@@ -55,14 +58,20 @@ def stream(
     for k in range(count):
         laps, index = divmod(offset + k, len(jobs))
         job = jobs[index]
-        submit = job.submit_time - base + laps * span
+        submit = int((job.submit_time - base + laps * span) * time_scale)
         procs = job.processors if scale >= 1 else max(1, math.ceil(job.processors * scale))
         out.append((submit, job.run_time, min(procs, width), job.requested_time))
     return out
 
 
 def generate(
-    out: Path, seed: int, partitions: int, per_partition: int, jobs_per_partition: int
+    out: Path,
+    seed: int,
+    partitions: int = 32,
+    per_partition: int = 160,
+    jobs_per_partition: int = 9500,
+    time_scale: float = 0.5,
+    high_partitions: int = 8,
 ) -> tuple[Path, Path, Path]:
     rng = random.Random(seed)
     traces = [clean(read_swf(TRACES / name)) for name in SOURCES]
@@ -74,7 +83,7 @@ def generate(
         scale = per_partition / size
         offset = rng.randrange(len(jobs))
         for submit, run, procs, req in stream(
-            jobs, offset, jobs_per_partition, scale, per_partition
+            jobs, offset, jobs_per_partition, scale, per_partition, time_scale
         ):
             rows.append((submit, part + 1, run, procs, req))
     rows.sort()
@@ -84,7 +93,8 @@ def generate(
     swf = stem.with_suffix(".swf.gz")
     header = [
         "; Version: 2.2",
-        f"; Note: synthesized by bench/synth_large.py --seed {seed} from {', '.join(SOURCES)}",
+        f"; Note: synthesized by bench/synth_large.py --seed {seed} --time-scale {time_scale}"
+        f" from {', '.join(SOURCES)}",
         f"; MaxJobs: {len(rows)}",
         f"; MaxRecords: {len(rows)}",
         f"; MaxNodes: {nodes}",
@@ -115,8 +125,10 @@ def generate(
             f"PartitionName=p{i:02d} Nodes=n[{first:0{width}d}-{last:0{width}d}]"
             f"{' Default=YES' if i == 1 else ''} PriorityTier=1 MaxTime=INFINITE {mode}"
         )
+    last = high_partitions * per_partition - 1
     parts.append(
-        "PartitionName=high Nodes=ALL PriorityTier=10 MaxTime=INFINITE OverSubscribe=FORCE:1"
+        f"PartitionName=high Nodes=n[{0:0{width}d}-{last:0{width}d}] PriorityTier=10 "
+        "MaxTime=INFINITE OverSubscribe=FORCE:1"
     )
     config = stem.with_suffix(".conf")
     config.write_text(
@@ -142,10 +154,18 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=32)
     parser.add_argument("--nodes-per-partition", type=int, default=160)
     parser.add_argument("--jobs-per-partition", type=int, default=9500)
+    parser.add_argument("--time-scale", type=float, default=0.5)
+    parser.add_argument("--high-partitions", type=int, default=8)
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()
     paths = generate(
-        args.out, args.seed, args.partitions, args.nodes_per_partition, args.jobs_per_partition
+        args.out,
+        args.seed,
+        args.partitions,
+        args.nodes_per_partition,
+        args.jobs_per_partition,
+        args.time_scale,
+        args.high_partitions,
     )
     for path in paths:
         print(path)

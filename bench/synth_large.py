@@ -1,0 +1,175 @@
+"""Synthesize the large benchmark workload from the shipped traces, deterministically.
+
+Run:  python bench/synth_large.py [--seed 2024] [--partitions 32] [--nodes-per-partition 160]
+                                  [--jobs-per-partition 9500] [--time-scale 0.5]
+                                  [--high-partitions 8] [--out bench/data]
+
+Writes, under ``--out`` (git-ignored):
+
+* ``large-<seed>.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default);
+* ``large-<seed>.conf``: the cluster, ``partitions x nodes-per-partition`` one-CPU nodes
+  (5,120), select/linear, sched/backfill, preempt/partition_prio with PreemptMode=SUSPEND,GANG,
+  JobRequeue=1; partition ``pNN`` (PriorityTier=1) owns its own slice of nodes, odd ones with
+  PreemptMode=REQUEUE and even ones with PreemptMode=SUSPEND (OverSubscribe=FORCE:1); partition
+  ``high`` (PriorityTier=10, OverSubscribe=FORCE:1) spans every node;
+* ``large-<seed>.toml``: the trace mapping, SWF partition ``i`` to ``pNN`` and a seeded 2 %
+  of the jobs to ``high`` (``high_priority_fraction``), which preempts.
+
+How the jobs are made: the four shipped traces are read and cleaned (``plurm.workload``).
+Partition ``i`` takes its jobs from trace ``i mod 4`` (SDSC-SP2, LLNL-Atlas, NASA-iPSC,
+Theta), starting at a seeded offset and wrapping round to the trace's start (a wrapped copy
+comes one trace span later), so the trace is concatenated with itself as often as needed.
+Each partition's stream is rebased to start at time 0, so all partitions load the cluster at
+once, and its submit times are multiplied by ``--time-scale`` (0.5: twice the source's
+arrival rate, so that the partitions fill and the queues grow); processor counts are scaled
+by ``nodes-per-partition / MaxProcs`` of the source (rounded up, at least 1) when the source
+machine is larger than a partition, and run and requested times are kept. Jobs are merged
+by submit time (ties by partition) and numbered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import math
+import random
+from pathlib import Path
+
+from plurm.workload import CleanJob, clean, read_swf
+
+HERE = Path(__file__).resolve().parent
+TRACES = HERE.parent.parent / "shared" / "traces"
+SOURCES = (
+    "SDSC-SP2-1998-4.2-cln.swf.gz",
+    "LLNL-Atlas-2006-2.1-cln.swf.gz",
+    "NASA-iPSC-1993-3.1-cln.swf.gz",
+    "theta_2022.swf.gz",
+)
+HIGH_FRACTION = 0.02
+
+
+def stream(
+    jobs: list[CleanJob], offset: int, count: int, scale: float, width: int, time_scale: float
+) -> list[tuple[int, int, int, int]]:
+    """``count`` jobs (submit, run, processors, requested) from ``offset``, wrapping round."""
+    span = jobs[-1].submit_time - jobs[0].submit_time + 1
+    base = jobs[offset].submit_time
+    out = []
+    for k in range(count):
+        laps, index = divmod(offset + k, len(jobs))
+        job = jobs[index]
+        submit = int((job.submit_time - base + laps * span) * time_scale)
+        procs = job.processors if scale >= 1 else max(1, math.ceil(job.processors * scale))
+        out.append((submit, job.run_time, min(procs, width), job.requested_time))
+    return out
+
+
+def generate(
+    out: Path,
+    seed: int,
+    partitions: int = 32,
+    per_partition: int = 160,
+    jobs_per_partition: int = 9500,
+    time_scale: float = 0.5,
+    high_partitions: int = 8,
+) -> tuple[Path, Path, Path]:
+    rng = random.Random(seed)
+    traces = [clean(read_swf(TRACES / name)) for name in SOURCES]
+    rows: list[tuple[int, int, int, int, int]] = []  # submit, partition, run, procs, req
+    for part in range(partitions):
+        trace = traces[part % len(traces)]
+        jobs = list(trace.jobs)
+        size = trace.header.max_procs or max(job.processors for job in jobs)
+        scale = per_partition / size
+        offset = rng.randrange(len(jobs))
+        for submit, run, procs, req in stream(
+            jobs, offset, jobs_per_partition, scale, per_partition, time_scale
+        ):
+            rows.append((submit, part + 1, run, procs, req))
+    rows.sort()
+    nodes = partitions * per_partition
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"large-{seed}"
+    swf = stem.with_suffix(".swf.gz")
+    header = [
+        "; Version: 2.2",
+        f"; Note: synthesized by bench/synth_large.py --seed {seed} --time-scale {time_scale}"
+        f" from {', '.join(SOURCES)}",
+        f"; MaxJobs: {len(rows)}",
+        f"; MaxRecords: {len(rows)}",
+        f"; MaxNodes: {nodes}",
+        f"; MaxProcs: {nodes}",
+        "; UnixStartTime: 0",
+        f"; MaxPartitions: {partitions}",
+    ]
+    header += [f"; Partition: {i} p{i:02d}" for i in range(1, partitions + 1)]
+    lines = [*header, ";"]
+    for number, (submit, part, run, procs, req) in enumerate(rows, start=1):
+        fields = [number, submit, -1, run, procs, -1, -1, procs, req, -1, 1]
+        fields += [1 + number % 97, 1, -1, 1, part, -1, -1]
+        lines.append(" ".join(map(str, fields)))
+    # mtime=0: the same seed gives the same bytes
+    with gzip.GzipFile(swf, "wb", mtime=0) as stream_out:
+        stream_out.write(("\n".join(lines) + "\n").encode())
+    width = len(str(nodes - 1))
+    parts = []
+    for i in range(1, partitions + 1):
+        first = (i - 1) * per_partition
+        last = first + per_partition - 1
+        mode = (
+            "PreemptMode=REQUEUE OverSubscribe=NO"
+            if i % 2
+            else "PreemptMode=SUSPEND OverSubscribe=FORCE:1"
+        )
+        parts.append(
+            f"PartitionName=p{i:02d} Nodes=n[{first:0{width}d}-{last:0{width}d}]"
+            f"{' Default=YES' if i == 1 else ''} PriorityTier=1 MaxTime=INFINITE {mode}"
+        )
+    last = high_partitions * per_partition - 1
+    parts.append(
+        f"PartitionName=high Nodes=n[{0:0{width}d}-{last:0{width}d}] PriorityTier=10 "
+        "MaxTime=INFINITE OverSubscribe=FORCE:1"
+    )
+    config = stem.with_suffix(".conf")
+    config.write_text(
+        "ClusterName=large\nSlurmctldHost=head\nSelectType=select/linear\n"
+        "SchedulerType=sched/backfill\nPreemptType=preempt/partition_prio\n"
+        "PreemptMode=SUSPEND,GANG\nJobRequeue=1\n"
+        f"NodeName=n[{0:0{width}d}-{nodes - 1:0{width}d}] CPUs=1 RealMemory=1000\n"
+        + "\n".join(parts)
+        + "\n"
+    )
+    mapping = stem.with_suffix(".toml")
+    mapping.write_text(
+        "[partitions]\n"
+        + "".join(f'{i} = "p{i:02d}"\n' for i in range(1, partitions + 1))
+        + f'[high_priority]\nfraction = {HIGH_FRACTION}\npartition = "high"\nseed = {seed}\n'
+    )
+    return swf, config, mapping
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--partitions", type=int, default=32)
+    parser.add_argument("--nodes-per-partition", type=int, default=160)
+    parser.add_argument("--jobs-per-partition", type=int, default=9500)
+    parser.add_argument("--time-scale", type=float, default=0.5)
+    parser.add_argument("--high-partitions", type=int, default=8)
+    parser.add_argument("--out", type=Path, default=HERE / "data")
+    args = parser.parse_args()
+    paths = generate(
+        args.out,
+        args.seed,
+        args.partitions,
+        args.nodes_per_partition,
+        args.jobs_per_partition,
+        args.time_scale,
+        args.high_partitions,
+    )
+    for path in paths:
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -678,13 +678,6 @@ class Controller:
                 job.reason = PendingReason.RESOURCES
                 return SelectStatus.BUSY
             self._start(job, result.nodes)
-            # SUSPEND victims the gang scheduler left running (no higher tier's shadow on
-            # them, as under preempt/qos) are suspended by the core, as Slurm's preemption
-            # does whatever gang scheduling decides.
-            for victim_id in result.victims:
-                victim = self.cluster.job(victim_id)
-                if victim.state is JobState.RUNNING and victim.preempt_time == self.now:
-                    self._suspend(victim, indefinite=False)
             return SelectStatus.SUCCESS
         job.partition = self._partitions_to_try(job)[0]
         job.reason = reason

@@ -10,6 +10,12 @@ job after it may use them then. A job without a time limit reserves its nodes fo
 This is conservative backfill over the window, as Slurm's plugin does; like Slurm, nodes are
 the unit of the plan (a node running anything counts as busy until that job's end).
 
+With preemption enabled (the view has ``preempt_test``), a job that cannot start now on free
+nodes may start by preempting, on nodes no earlier job of the pass reserved for its run, as
+Slurm's backfill does through WILL_RUN with the preemptable jobs; its nodes are then reserved
+whole, Slurm's documented limit. Known gap: reservations are planned on free nodes only, so a
+job that could start later by preempting reserves nothing for that start.
+
 The plan is a profile: a list of segments, each a start time and the set of nodes free from
 then until the next segment, with node sets as integer bitmasks (bit i is the i-th node of
 the node table) so that intersections and counts cost next to nothing.
@@ -201,11 +207,37 @@ class BackfillScheduler(BuiltinScheduler):
         # needing at least as many nodes for at least as long finds none either, now or
         # after later reservations (they only take nodes away), and is passed over.
         hopeless: dict[int, list[tuple[int, float]]] = {}
+        preempt_test = view.preempt_test
+        # Nodes reserved in this pass, with their start: a preemptor may not take them.
+        reserved: list[tuple[float, int]] = []
+
+        def preempting(job: Job, usable: int, duration: float) -> bool:
+            """A job that cannot start now on free nodes may start by preempting, on nodes no
+            earlier job of the pass reserved for its run. As Slurm documents for its
+            backfill, the preemptor's nodes are then reserved whole for it."""
+            if preempt_test is None:
+                return False
+            blocked = _union(mask for start, mask in reserved if start < now + duration)
+            nodes = usable & ~blocked
+            if not nodes:
+                return False
+            result = preempt_test(job, bitmap(nodes))
+            if result.status is not success or not result.victims:
+                return False
+            mask = cluster.mask_of(result.nodes)
+            profile.reserve(now, now + duration, mask)
+            reserved.append((now, mask))
+            starts.append(BackfillStart(job.job_id, result.nodes, preempts=True))
+            return True
+
         for position, (job, usable, least, duration) in enumerate(plans):
-            if position > last:
+            # With preemption, later jobs may start by preempting, and must then respect the
+            # reservations of the jobs before them: every job is planned.
+            if position > last and preempt_test is None:
                 break
             failed = hopeless.get(usable)
             if failed and any(n <= least and d <= duration for n, d in failed):
+                preempting(job, usable, duration)
                 continue
             opened = False
             for start, free in openings(usable, least, duration, horizon):
@@ -214,13 +246,19 @@ class BackfillScheduler(BuiltinScheduler):
                 result = test_only(job, bitmap(free))
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
-                profile.reserve(start, start + duration, cluster.mask_of(result.nodes))
+                if start != now and preempting(job, usable, duration):
+                    break
+                mask = cluster.mask_of(result.nodes)
+                profile.reserve(start, start + duration, mask)
+                reserved.append((start, mask))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
-                    last = _last_startable(plans, profile.free_now(), position + 1)
+                    if preempt_test is None:
+                        last = _last_startable(plans, profile.free_now(), position + 1)
                 break
             if not opened:
                 # keep only the pairs the new one does not cover, so the list stays short
                 kept = [(n, d) for n, d in failed or () if n < least or d < duration]
                 hopeless[usable] = [*kept, (least, duration)]
+                preempting(job, usable, duration)
         return starts

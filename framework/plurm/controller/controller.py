@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -567,16 +567,32 @@ class Controller:
                 cluster=self.cluster,
             ),
             expected_end=self._expected_end,
+            preempt_test=self._preempt_test if self._preemption else None,
         )
         for start in self.plugins.sched_backfill(jobs, view, self.cluster):
             job = self.cluster.job(start.job_id)
             if job.state is not JobState.PENDING:
+                continue
+            if start.preempts:
+                # As Slurm's backfill does, a job that starts by preempting goes through the
+                # main scheduler's path: its victims are signalled, and it waits for them.
+                self._try_start(job)
                 continue
             result = self.plugins.select_job_test(
                 job, start.nodes, SelectMode.RUN_NOW, (), self.cluster
             )
             if result.status is SelectStatus.SUCCESS:
                 self._start(job, result.nodes)
+
+    def _preempt_test(self, job: Job, nodes: Sequence[str]) -> SelectResult:
+        """Backfill's question: could ``job`` start now on ``nodes`` by preempting? A dry
+        run with the job's candidates; nothing changes."""
+        candidates = self._candidates(job)
+        if not candidates:
+            return SelectResult.busy()
+        return self.plugins.select_job_test(
+            job, nodes, SelectMode.RUN_NOW, candidates, self.cluster
+        )
 
     def _queue(self) -> list[Job]:
         """The eligible pending jobs in the sched plugin's order."""

@@ -21,17 +21,26 @@ class BackfillView:
     whether the job could run on ``nodes`` if they were idle, and on which of them (Slurm's
     TEST_ONLY / WILL_RUN on a node bitmap). ``expected_end(job)`` is when a running or
     suspended job will have ended at the latest (None: no time limit).
+
+    ``preempt_test(job, nodes)``, present when preemption is enabled, asks whether the job
+    could start now on ``nodes`` by preempting: the core builds the job's candidates, as for
+    the main scheduler, and select answers with the nodes and victims (Slurm's WILL_RUN with
+    the preemptable jobs). It changes nothing.
     """
 
     now: float
     usable_nodes: Callable[[Job], Sequence[str]]
     test_only: Callable[[Job, Sequence[str]], SelectResult]
     expected_end: Callable[[Job], float | None]
+    preempt_test: Callable[[Job, Sequence[str]], SelectResult] | None = None
 
 
 @attrs.frozen
 class BackfillStart:
-    """Start ``job_id`` now on ``nodes``: it ends before any reservation it would touch."""
+    """Start ``job_id`` now on ``nodes``: it ends before any reservation it would touch.
+    With ``preempts``, the job starts by preempting, through the main scheduler's path (its
+    victims go first, as they would for the main scheduler)."""
 
     job_id: int
     nodes: tuple[str, ...]
+    preempts: bool = False

@@ -113,10 +113,11 @@ def main() -> None:
         cpus.append(time.process_time() - clock)
         submits.append(t1 - t0)
         passes.append(t2 - t1)
-        # Undo: let the preemption complete, then cancel the preemptor and let its victim
-        # start again (a requeued job waits 120 s; a suspended one resumes at once).
+        # Undo: let the preemption complete (the victim's node is released 3.7 s after the
+        # kill), then cancel the preemptor and let its victim start again (a requeued job
+        # waits 121 s; a suspended one resumes at once).
         now = simulation.clock.now()
-        simulation.run_until(now + 2)
+        simulation.run_until(now + 5)
         assert job.state is JobState.RUNNING, job.state
         controller.cancel(job.job_id)
         simulation.run_until(now + 300)

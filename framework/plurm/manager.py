@@ -230,6 +230,10 @@ class Plugins:
     def select_job_begin(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_begin")(job, cluster)
 
+    def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]] | None:
+        units = self._fast("select_job_resources")(job, cluster)
+        return frozenset(units) if units is not None else None
+
     def select_job_fini(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_fini")(job, cluster)
 

@@ -33,10 +33,6 @@ _COMPLETING = (
     "a job killed at its time limit stays COMPLETING on some of its nodes for a few seconds "
     "in Slurm; Plurm frees its nodes at once (no COMPLETING period yet)"
 )
-_WHOLE_NODE_GANG = (
-    "Slurm's gang scheduler slices cores under cons_res (two 1-CPU jobs share one slice "
-    "against a 2-CPU job); Plurm's sched_gang works on whole nodes"
-)
 _FAST_RELEASE = (
     "real Slurm released this killed job's node within ~0.03 s instead of the usual 3.7 s; "
     "it does so now and then, not reproducibly (PREEMPTION.md); Plurm always takes 3.7 s"
@@ -63,10 +59,6 @@ KNOWN_GAPS = {
         (name, snap): _COMPLETING
         for name in ("backfill-window", "backfill-window-edge")
         for snap in ("t088", "t089", "t090", "t091")
-    },
-    **{
-        ("gang-cons-res-fillers", f"t{second:02d}"): _WHOLE_NODE_GANG
-        for second in (*range(2, 28, 2), 38, 40, 42)
     },
 }
 

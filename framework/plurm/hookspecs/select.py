@@ -115,6 +115,22 @@ def select_job_begin(job: Job, cluster: Cluster) -> bool | None:
 
 
 @hookspec(firstresult=True)
+def select_job_resources(job: Job, cluster: Cluster) -> frozenset[tuple[str, int]] | None:
+    """The resources ``job`` holds, finer than nodes: (node, core index) pairs.
+
+    When called: after ``select_job_begin``, so that gang scheduling can time-slice what jobs
+    really share (Slurm's gang works on cores under CR_Core and CR_CPU, on nodes otherwise).
+
+    :returns: the pairs, or None when the plugin allocates whole nodes. Exclusive: first
+        non-None result wins.
+    Purity: pure.
+    Slurm equivalent: the job's ``job_resrcs`` core bitmap, which ``gang.c`` reads.
+
+    .. versionadded:: 1.2
+    """
+
+
+@hookspec(firstresult=True)
 def select_job_fini(job: Job, cluster: Cluster) -> bool | None:
     """Release ``job``'s resources: it ended, was cancelled or requeued.
 

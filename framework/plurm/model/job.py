@@ -161,6 +161,9 @@ class Job:
     #: Suspended by an administrator (scontrol suspend); only scontrol resume ends it.
     admin_suspended: bool = False
     restarts: int = 0
+    #: What the job holds, finer than nodes, while it holds anything: (node, core) pairs
+    #: from the select plugin (None: whole nodes).
+    units: frozenset[tuple[str, int]] | None = None
     exit_code: int = 0
     #: The signal that ended the job (0: it exited); scontrol shows ExitCode=code:signal.
     exit_signal: int = 0

@@ -8,8 +8,10 @@ when the shadow goes, the row is rebuilt and the job resumes. With OverSubscribe
 jobs that share resources in one partition take turns: every SchedulerTimeSlice the active
 jobs move to the back of the list and the row is rebuilt from the front.
 
-Resources are whole nodes here (Slurm's GS_NODE, used by select/linear and CR_Memory); a
-node-sharing job fits a row only where no active job holds its nodes.
+Resources are what the select plugin says a job holds (``Job.units``: (node, core) pairs,
+as Slurm's GS_CORE and GS_CPU under select/cons_res), or whole nodes when it allocates nodes
+(Slurm's GS_NODE, used by select/linear and CR_Memory); a job fits a row only where no
+active job holds any of its resources.
 
 Loaded when PreemptMode has GANG, or with Slurm 1.3's ``SchedulerType=sched/gang``. It decides
 and the core acts: every hook returns a :class:`~plurm.model.select.GangDecision`.
@@ -32,6 +34,13 @@ from plurm.registry import PluginContext
 __all__ = ["GangScheduler"]
 
 
+def _units(job: Job) -> frozenset[tuple[str, int]]:
+    """What the job holds: its select plugin's units, else its whole nodes."""
+    if job.units is not None:
+        return job.units
+    return frozenset((name, -1) for name in job.nodes)
+
+
 class _Row(enum.Enum):
     ACTIVE = "active"  # running in this slice
     FILLER = "filler"  # running because it fits beside the active ones
@@ -41,7 +50,8 @@ class _Row(enum.Enum):
 @attrs.define(eq=False)
 class _GangJob:
     job_id: int
-    nodes: frozenset[str]
+    #: (node, core) pairs, or (node, -1) for a whole node.
+    units: frozenset[tuple[str, int]]
     running: bool = True
     row: _Row = _Row.FILLER
 
@@ -52,7 +62,7 @@ class _Partition:
     tier: int
     jobs: list[_GangJob] = attrs.Factory(list)
     shadows: list[_GangJob] = attrs.Factory(list)
-    active: set[str] = attrs.Factory(set)
+    active: set[tuple[str, int]] = attrs.Factory(set)
     jobs_active: int = 0
 
 
@@ -107,10 +117,10 @@ class GangScheduler:
     # ----------------------------------------------------------------------------- rows
 
     def _fits(self, part: _Partition, job: _GangJob) -> bool:
-        return not part.active.intersection(job.nodes)
+        return not part.active.intersection(job.units)
 
     def _place(self, part: _Partition, job: _GangJob, row: _Row) -> None:
-        part.active |= job.nodes
+        part.active |= job.units
         part.jobs_active += 1
         job.row = row
 
@@ -119,7 +129,7 @@ class GangScheduler:
         part.active = set()
         part.jobs_active = 0
         for shadow in part.shadows:
-            part.active |= shadow.nodes
+            part.active |= shadow.units
         for state in (_Row.ACTIVE, _Row.FILLER):
             for job in [j for j in part.jobs if j.row is state]:
                 if self._fits(part, job):
@@ -162,7 +172,7 @@ class GangScheduler:
         changes = _Changes()
         entry = self._find(job.job_id)
         if entry is None:
-            entry = _GangJob(job.job_id, frozenset(job.nodes))
+            entry = _GangJob(job.job_id, _units(job))
             part.jobs.append(entry)
             self.owner[job.job_id] = part.name
         entry.running = True
@@ -226,7 +236,7 @@ class GangScheduler:
         part.active = set()
         part.jobs_active = 0
         for shadow in part.shadows:
-            part.active |= shadow.nodes
+            part.active |= shadow.units
         chosen = []
         for job in part.jobs:
             if self._fits(part, job):

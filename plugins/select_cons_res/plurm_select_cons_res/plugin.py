@@ -195,6 +195,13 @@ class ConsResSelect:
         return True
 
     @hookimpl
+    def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]]:
+        allocation = self.usage.allocations.get(job.job_id)
+        if allocation is None:
+            return frozenset()
+        return frozenset((name, core) for name, cores in allocation.cores.items() for core in cores)
+
+    @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:
         self.usage.remove(job.job_id)
         self._changed()

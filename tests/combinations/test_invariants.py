@@ -193,7 +193,8 @@ KNOWN_BROKEN = {
     ("select/cons_res", "preempt/qos", "gang"): (
         "select/cons_res under preempt/qos with gang places a job of one partition on cores "
         "a same-tier job of another partition is running on (the QOS extra row), and gang, "
-        "which works per partition, runs both: overbooked"
+        "which works per partition, runs both: overbooked (smallest case found by "
+        "test_state_machine: scavenger jobs low -N2, low -N3, mid -N2, then 1 s)"
     ),
 }
 

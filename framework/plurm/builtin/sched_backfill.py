@@ -210,8 +210,11 @@ class BackfillScheduler(BuiltinScheduler):
         preempt_test = view.preempt_test
         # Nodes reserved in this pass, with their start: a preemptor may not take them.
         reserved: list[tuple[float, int]] = []
+        # The fewest nodes that failed to preempt, per node set, partition and QOS: a later
+        # job of the same kind (no higher priority) needing as many fails too.
+        cannot_preempt: dict[tuple[int, str, str | None], int] = {}
 
-        def preempting(job: Job, usable: int, duration: float) -> bool:
+        def preempting(job: Job, usable: int, least: int, duration: float) -> bool:
             """A job that cannot start now on free nodes may start by preempting, on nodes no
             earlier job of the pass reserved for its run. As Slurm documents for its
             backfill, the preemptor's nodes are then reserved whole for it."""
@@ -221,8 +224,13 @@ class BackfillScheduler(BuiltinScheduler):
             nodes = usable & ~blocked
             if not nodes:
                 return False
+            kind = (nodes, job.partition, job.request.qos)
+            if least >= cannot_preempt.get(kind, math.inf):
+                return False
             result = preempt_test(job, bitmap(nodes))
             if result.status is not success or not result.victims:
+                if result.status is not success:
+                    cannot_preempt[kind] = min(least, cannot_preempt.get(kind, least))
                 return False
             mask = cluster.mask_of(result.nodes)
             profile.reserve(now, now + duration, mask)
@@ -237,7 +245,7 @@ class BackfillScheduler(BuiltinScheduler):
                 break
             failed = hopeless.get(usable)
             if failed and any(n <= least and d <= duration for n, d in failed):
-                preempting(job, usable, duration)
+                preempting(job, usable, least, duration)
                 continue
             opened = False
             for start, free in openings(usable, least, duration, horizon):
@@ -246,7 +254,7 @@ class BackfillScheduler(BuiltinScheduler):
                 result = test_only(job, bitmap(free))
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
-                if start != now and preempting(job, usable, duration):
+                if start != now and preempting(job, usable, least, duration):
                     break
                 mask = cluster.mask_of(result.nodes)
                 profile.reserve(start, start + duration, mask)
@@ -260,5 +268,5 @@ class BackfillScheduler(BuiltinScheduler):
                 # keep only the pairs the new one does not cover, so the list stays short
                 kept = [(n, d) for n, d in failed or () if n < least or d < duration]
                 hopeless[usable] = [*kept, (least, duration)]
-                preempting(job, usable, duration)
+                preempting(job, usable, least, duration)
         return starts

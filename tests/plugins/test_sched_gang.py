@@ -111,9 +111,8 @@ def test_partitions_are_gang_scheduled_independently(make_cluster: Make) -> None
     """Slurm's gang scheduling docs: gang scheduling runs independently per partition, so
     jobs of two overlapping partitions of one PriorityTier may share resources and both
     run (which is why overlapping partitions without tiers are not recommended). Here the
-    QOS extra row places a mid job on the cores of a running low job, and both run. (Not
-    recorded on real Slurm: whether 22.05 gives this extra row to a job that preempts
-    nothing is still to check with the oracle.)"""
+    QOS extra row places a mid job on the cores of a running low job, and both run, as
+    real Slurm 22.05 did (tests/data/scenarios/qos-extra-row, on select/cons_tres)."""
     cluster = make_cluster(
         "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
         "PreemptType=preempt/qos\nPreemptMode=REQUEUE,GANG\nSchedulerTimeSlice=30\n"

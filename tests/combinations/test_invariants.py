@@ -118,6 +118,8 @@ class _History:
         self.events: list[tuple[float, int, str, str]] = []
         self.overbooked: list[str] = []
         self.unjustified: list[str] = []
+        #: Killed jobs whose kill may be a preemption: the verdict, given at their end.
+        self._killed: dict[int, list[str]] = {}
         self.plugins: Plugins | None = None
 
     def check_sharing(self, cluster: Cluster) -> None:
@@ -135,18 +137,28 @@ class _History:
         self, job: Job, old: JobState, new: JobState, cluster: Cluster
     ) -> None:
         self.events.append((cluster.now, job.job_id, old.name, new.name))
-        preempted = old is JobState.RUNNING and job.preempt_time == cluster.now
-        if (preempted and new is not JobState.COMPLETING) or (
-            new is JobState.COMPLETING and (job.preempt_time == cluster.now)
-        ):
-            assert self.plugins is not None
-            waiting = [
-                j
-                for j in cluster.jobs_in(JobState.PENDING, JobState.RUNNING)
-                if j is not job and (j.start_time is None or j.start_time == cluster.now)
-            ]
-            if not any(self.plugins.preempt_preemptable(j, job, cluster) for j in waiting):
-                self.unjustified.append(f"t={cluster.now} job {job.job_id} -> {new.name}")
+        if old is JobState.COMPLETING:
+            # A kill is a preemption only if it ends as one (scancel ends CANCELLED).
+            verdict = self._killed.pop(job.job_id, None)
+            if verdict is not None and new is not JobState.CANCELLED:
+                self.unjustified.extend(verdict)
+            return
+        if job.preempt_time != cluster.now or old is not JobState.RUNNING:
+            return
+        assert self.plugins is not None
+        # The preemptor waits, or has just started (and may have been gang-suspended).
+        waiting = [
+            j
+            for j in cluster.jobs_in(JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)
+            if j is not job and (j.start_time is None or j.start_time == cluster.now)
+        ]
+        verdict = []
+        if not any(self.plugins.preempt_preemptable(j, job, cluster) for j in waiting):
+            verdict = [f"t={cluster.now} job {job.job_id} -> {new.name}"]
+        if new is JobState.COMPLETING:
+            self._killed[job.job_id] = verdict
+        else:
+            self.unjustified.extend(verdict)
 
 
 def _workload(seed: int) -> list[tuple[float, str]]:

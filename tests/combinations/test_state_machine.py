@@ -115,7 +115,10 @@ def _machine(combination: Combination) -> type[RuleBasedStateMachine]:
             cluster.run_until(self.cluster.now)
             assert again.events == self.history.events
 
+    # Derandomized so that CI runs the same histories every time (set it to False locally
+    # to explore new ones; six random runs passed when this was written).
     Scheduling.TestCase.settings = settings(
+        derandomize=True,
         max_examples=20,
         stateful_step_count=30,
         deadline=None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from plurm.model.runs import best_run, consecutive_runs
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs
 
@@ -67,16 +68,6 @@ def slots(
     return max(0, tasks)
 
 
-def _runs(names: Sequence[str], index: Mapping[str, int]) -> list[list[str]]:
-    runs: list[list[str]] = []
-    for name in names:
-        if runs and index[name] == index[runs[-1][-1]] + 1:
-            runs[-1].append(name)
-        else:
-            runs.append([name])
-    return runs
-
-
 def _contiguous(
     names: Sequence[str], caps: Mapping[str, int], needs: Needs, index: Mapping[str, int]
 ) -> list[str] | None:
@@ -86,7 +77,7 @@ def _contiguous(
     best: list[str] | None = None
     best_slots = 0
     required = set(needs.required)
-    for run in _runs(names, index):
+    for run in consecutive_runs(names, index):
         for start in range(len(run)):
             total = 0
             for end in range(start, min(len(run), start + most)):
@@ -120,22 +111,9 @@ def choose_nodes(
     want_tasks = needs.tasks - sum(caps[name] for name in chosen)
     if len(chosen) > most:
         return None
-    runs = _runs([name for name in usable if name not in chosen], index)
+    runs = consecutive_runs([name for name in usable if name not in chosen], index)
     while runs and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
-        best: list[str] | None = None
-        best_slots = 0
-        best_enough = False
-        for run in runs:
-            total = sum(caps[name] for name in run)
-            enough = total >= want_tasks and len(run) >= want_nodes
-            if (
-                best is None
-                or (enough and not best_enough)
-                or (enough and total < best_slots)
-                or (not enough and not best_enough and total > best_slots)
-            ):
-                best, best_slots, best_enough = run, total, enough
-        assert best is not None
+        best, _ = best_run(runs, caps, want_tasks, want_nodes)
         runs.remove(best)
         if want_nodes <= 1:
             fitting = [name for name in best if caps[name] >= want_tasks]

@@ -31,6 +31,7 @@ from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest
+from plurm.model.runs import best_run, consecutive_runs
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
@@ -226,29 +227,9 @@ class LinearSelect:
         need_cpus = request.cpus - sum(cpus_of[name] for name in chosen)
         if need_nodes <= 0 and need_cpus <= 0:
             return tuple(chosen)
-        runs: list[list[str]] = []
-        for name in usable:
-            if name in chosen:
-                continue
-            if runs and index[name] == index[runs[-1][-1]] + 1:
-                runs[-1].append(name)
-            else:
-                runs.append([name])
+        runs = consecutive_runs((name for name in usable if name not in chosen), index)
         while runs and (need_nodes > 0 or need_cpus > 0) and len(chosen) < max_nodes:
-            best = None
-            best_cpus = 0
-            best_enough = False
-            for run in runs:
-                cpus = sum(cpus_of[name] for name in run)
-                enough = cpus >= need_cpus and len(run) >= need_nodes
-                if (
-                    best is None
-                    or (enough and not best_enough)
-                    or (enough and cpus < best_cpus)
-                    or (not enough and not best_enough and cpus > best_cpus)
-                ):
-                    best, best_cpus, best_enough = run, cpus, enough
-            assert best is not None
+            best, best_enough = best_run(runs, cpus_of, need_cpus, need_nodes)
             if request.contiguous and not best_enough:
                 return None
             runs.remove(best)

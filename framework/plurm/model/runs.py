@@ -1,0 +1,47 @@
+"""Runs of consecutive nodes, and Slurm's choice among them, shared by the select plugins.
+
+Slurm's select plugins (linear's ``_job_test``, cons_tres's ``_eval_nodes``) place a job by
+walking blocks of consecutive usable nodes: each round takes the block that is enough for
+what is still wanted with the fewest slots (CPUs or tasks), or, while none is enough, the
+block with the most; ties go to the first block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["best_run", "consecutive_runs"]
+
+
+def consecutive_runs(names: Iterable[str], index: Mapping[str, int]) -> list[list[str]]:
+    """``names`` (in node-table order) split into runs of consecutive table positions."""
+    runs: list[list[str]] = []
+    for name in names:
+        if runs and index[name] == index[runs[-1][-1]] + 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return runs
+
+
+def best_run(
+    runs: Sequence[list[str]], slots: Mapping[str, int], want_slots: int, want_nodes: int
+) -> tuple[list[str], bool]:
+    """The run to take next and whether it is enough (``want_slots`` slots on at least
+    ``want_nodes`` nodes): the enough run with the fewest slots, else the one with the most;
+    the first on ties. ``runs`` must not be empty."""
+    best: list[str] | None = None
+    best_slots = 0
+    best_enough = False
+    for run in runs:
+        total = sum(slots[name] for name in run)
+        enough = total >= want_slots and len(run) >= want_nodes
+        if (
+            best is None
+            or (enough and not best_enough)
+            or (enough and total < best_slots)
+            or (not enough and not best_enough and total > best_slots)
+        ):
+            best, best_slots, best_enough = run, total, enough
+    assert best is not None
+    return best, best_enough

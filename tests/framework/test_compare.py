@@ -29,16 +29,10 @@ from plurm.sim.metrics import summarize
 from plurm.sim.trace import TraceMapping, replay
 from plurm.workload import clean, parse_swf
 from tests.conftest import REPO
+from tests.framework.test_trace_replay import CONF as TRACE_REPLAY_CONF
 
-CONF = """ClusterName=t
-SlurmctldHost=h
-SelectType=select/linear
-PreemptType=preempt/partition_prio
-PreemptMode=REQUEUE
-NodeName=n[1-4] CPUs=1 RealMemory=1000
-PartitionName=batch Nodes=ALL Default=YES PriorityTier=1
-PartitionName=urgent Nodes=ALL PriorityTier=2
-"""
+# The cluster of the trace-replay tests: 4 one-CPU nodes, "urgent" requeues "batch".
+CONF = TRACE_REPLAY_CONF
 
 MAP = """[high_priority]
 fraction = 0.2

@@ -40,38 +40,40 @@ def _states(cluster: TestCluster, *jobs: int) -> tuple[str, ...]:
     return tuple(cluster.state(job).name for job in jobs)
 
 
+def _low_then_high(cluster: TestCluster) -> tuple[int, int]:
+    """test_128_1's pair: a long -N1 --exclusive job in partition1, then a short one in
+    partition2, each given a scheduling pass."""
+    low = _sbatch(cluster, "-p partition1 -N1 --exclusive --wrap='sleep 600'")
+    cluster.settle()
+    high = _sbatch(cluster, "-p partition2 -N1 --exclusive --wrap='sleep 20'")
+    cluster.settle()
+    return low, high
+
+
+def _set_mode(cluster: TestCluster, mode: str) -> None:
+    update = f"scontrol update PartitionName=partition1 PreemptMode={mode}"
+    assert cluster.command(update).status == 0
+
+
 @pytest.mark.parametrize("select", [CONS_RES])
 def test_128_1_partition_prio_cancel_then_suspend_then_requeue(
     make_cluster: Make, select: str
 ) -> None:
     cluster = make_cluster(TEST_128_1.format(select=select))
-    low = _sbatch(cluster, "-p partition1 -N1 --exclusive --wrap='sleep 600'")
-    cluster.settle()
-    high = _sbatch(cluster, "-p partition2 -N1 --exclusive --wrap='sleep 20'")
-    cluster.settle()
+    low, high = _low_then_high(cluster)
     # cancel: the low job ends PREEMPTED and the high job runs
     assert _states(cluster, low, high) == ("PREEMPTED", "RUNNING")
     cluster.run_until(cluster.now + 30)
-    assert (
-        cluster.command("scontrol update PartitionName=partition1 PreemptMode=SUSPEND").status == 0
-    )
-    low = _sbatch(cluster, "-p partition1 -N1 --exclusive --wrap='sleep 600'")
-    cluster.settle()
-    high = _sbatch(cluster, "-p partition2 -N1 --exclusive --wrap='sleep 20'")
-    cluster.settle()
+    _set_mode(cluster, "SUSPEND")
+    low, high = _low_then_high(cluster)
     # suspend: the low job is suspended while the high one runs, then runs again
     assert _states(cluster, low, high) == ("SUSPENDED", "RUNNING")
     cluster.run_until(cluster.now + 25)
     assert _states(cluster, low, high) == ("RUNNING", "COMPLETED")
     cluster.command(f"scancel {low}")
     cluster.settle()
-    assert (
-        cluster.command("scontrol update PartitionName=partition1 PreemptMode=REQUEUE").status == 0
-    )
-    low = _sbatch(cluster, "-p partition1 -N1 --exclusive --wrap='sleep 600'")
-    cluster.settle()
-    high = _sbatch(cluster, "-p partition2 -N1 --exclusive --wrap='sleep 20'")
-    cluster.settle()
+    _set_mode(cluster, "REQUEUE")
+    low, high = _low_then_high(cluster)
     # requeue: the low job goes back to PENDING, runs again after the high job, and stays
     assert _states(cluster, low, high) == ("PENDING", "RUNNING")
     assert cluster.job(low).restarts == 1

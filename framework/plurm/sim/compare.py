@@ -41,7 +41,6 @@ import json
 import os
 import re
 import time
-import tomllib
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -56,6 +55,7 @@ from plurm.conf.reader import decode
 from plurm.errors import CompareError, PlurmError
 from plurm.manager import Plugins
 from plurm.sim.metrics import summarize, write_jobs_csv
+from plurm.sim.tomlfile import read_toml
 from plurm.sim.trace import TraceMapping, replay
 from plurm.workload import CleanedTrace, clean, read_swf
 
@@ -181,14 +181,8 @@ class Comparison:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Comparison:
         """Read a comparison file (see the module's doc); paths in it are relative to it."""
-        name = str(path)
-        try:
-            data = tomllib.loads(Path(path).read_text())
-        except OSError as error:
-            raise CompareError(f"{name}: cannot read the comparison: {error.strerror}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise CompareError(f"{name}: not a valid TOML comparison: {error}") from None
-        return cls.from_dict(data, source=name, base_dir=Path(path).parent)
+        data = read_toml(path, "comparison", CompareError)
+        return cls.from_dict(data, source=str(path), base_dir=Path(path).parent)
 
     @classmethod
     def from_dict(

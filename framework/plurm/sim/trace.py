@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import random
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.sim.session import Simulation
+from plurm.sim.tomlfile import read_toml
 from plurm.workload import CleanedTrace, CleanJob
 
 __all__ = ["JobRecord", "TraceMapping", "Transition", "replay"]
@@ -68,14 +68,7 @@ class TraceMapping:
         qos = "high"
         seed = 7
         """
-        name = str(path)
-        try:
-            data = tomllib.loads(Path(path).read_text())
-        except OSError as error:
-            raise TraceError(f"{name}: cannot read the mapping: {error.strerror}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise TraceError(f"{name}: not a valid TOML mapping: {error}") from None
-        return cls.from_dict(data, name)
+        return cls.from_dict(read_toml(path, "mapping", TraceError), str(path))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: str = "<mapping>") -> TraceMapping:

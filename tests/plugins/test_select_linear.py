@@ -192,7 +192,6 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
         "sched_queue_order",
         "select_job_test",
         "select_job_begin",
-        "select_job_resources",
         "sched_gang_job_start",
     ]
 

@@ -22,8 +22,8 @@ One scheduling pass (:meth:`schedule`) runs this hook sequence:
    c. the core applies the answer: victims whose mode is SUSPEND under gang scheduling are
       only marked (gang suspends them); CANCEL and REQUEUE victims are killed and the job
       waits (reason Resources) until their resources are free, Slurm's two phases; with no
-      blocking victim the job starts: ``select_job_begin``, ``select_job_resources`` (kept
-      on the job for gang scheduling), the executor's start, then
+      blocking victim the job starts: ``select_job_begin``, ``select_job_resources`` (under
+      gang scheduling, kept on the job for it), the executor's start, then
       ``sched_gang_job_start`` and its suspend/resume decision.
 
 A killed job (scancel, time limit, preemption) shows COMPLETING and keeps its nodes until the
@@ -137,6 +137,7 @@ class Controller:
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
+        self._gang = plugins.implements("sched_gang_job_start")
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
 
     # ----------------------------------------------------------------------------- helpers
@@ -836,7 +837,8 @@ class Controller:
         job.reason = PendingReason.NONE
         self._set_state(job, JobState.RUNNING)
         self.plugins.select_job_begin(job, self.cluster)
-        job.units = self.plugins.select_job_resources(job, self.cluster)
+        if self._gang:  # its only reader; building it costs a set per start
+            job.units = self.plugins.select_job_resources(job, self.cluster)
         self.executor.start(job)
         self._arm_limit(job)
         self._arm_timeslice()

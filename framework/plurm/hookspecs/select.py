@@ -118,8 +118,9 @@ def select_job_begin(job: Job, cluster: Cluster) -> bool | None:
 def select_job_resources(job: Job, cluster: Cluster) -> frozenset[tuple[str, int]] | None:
     """The resources ``job`` holds, finer than nodes: (node, core index) pairs.
 
-    When called: after ``select_job_begin``, so that gang scheduling can time-slice what jobs
-    really share (Slurm's gang works on cores under CR_Core and CR_CPU, on nodes otherwise).
+    When called: after ``select_job_begin``, when a gang scheduler is loaded, so that it can
+    time-slice what jobs really share (Slurm's gang works on cores under CR_Core and CR_CPU,
+    on nodes otherwise).
 
     :returns: the pairs, or None when the plugin allocates whole nodes. Exclusive: first
         non-None result wins.

@@ -223,6 +223,28 @@ class Plugins:
             raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
         return result
 
+    def select_test_only_for(
+        self, cluster: Cluster
+    ) -> Callable[[Job, Sequence[str]], SelectResult]:
+        """``select_job_test`` in TEST_ONLY mode, without candidates, on ``cluster``, as a
+        two-argument function for one backfill pass (which asks it for every job it plans):
+        the implementation itself when it can be called directly (see :class:`_Hook`)."""
+        direct = self._fast("select_job_test").direct()
+        if direct is None:
+            return functools.partial(
+                self.select_job_test, mode=SelectMode.TEST_ONLY, candidates=(), cluster=cluster
+            )
+        implementation = direct
+        test_only = SelectMode.TEST_ONLY
+
+        def test(job: Job, nodes: Sequence[str]) -> SelectResult:
+            result = implementation(job, nodes, test_only, (), cluster)
+            if not isinstance(result, SelectResult):
+                raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
+            return result
+
+        return test
+
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:
         alloc = self._fast("select_node_alloc")(cluster)
         return dict(alloc) if alloc else {}

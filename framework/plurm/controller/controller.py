@@ -33,7 +33,6 @@ executor reports its processes gone. A job's end runs ``select_job_fini`` and
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -173,6 +172,7 @@ class Controller:
         exempt = config.preempt_exempt_time or any(q.preempt_exempt_time for q in config.qos)
         self._preemption = self.plugins.preempt_enabled(self.cluster)
         self._walk_candidates = self._preemption or bool(exempt)
+        self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up
 
     # ----------------------------------------------------------------------------- commands
 
@@ -561,13 +561,7 @@ class Controller:
         view = BackfillView(
             now=self.now,
             usable_nodes=self._usable_nodes,
-            # select_job_test in TEST_ONLY mode, without a method of ours in between
-            test_only=functools.partial(
-                self.plugins.select_job_test,
-                mode=SelectMode.TEST_ONLY,
-                candidates=(),
-                cluster=self.cluster,
-            ),
+            test_only=self.plugins.select_test_only_for(self.cluster),
             expected_end=self._expected_end,
             preempt_test=self._preempt_test if self._preemption else None,
         )
@@ -642,6 +636,11 @@ class Controller:
         if limit is None:
             return None
         now = self.cluster.now  # the pass set it (_tick)
+        if job.state is JobState.RUNNING and job.start_time is not None:
+            # Job.run_time's sum for a running job, inlined: backfill asks for every running
+            # job in every pass.
+            resumed = job.suspend_time if job.suspend_time is not None else job.start_time
+            return now + max(0.0, limit * 60 - (job.pre_suspend_time + max(0.0, now - resumed)))
         return now + max(0.0, limit * 60 - job.run_time(now))
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
@@ -745,14 +744,25 @@ class Controller:
 
     def _candidates(self, preemptor: Job) -> list[Candidate]:
         """The jobs ``preemptor`` may preempt, most desirable victim first."""
-        mask_of = self.cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
-        part_nodes = mask_of(self.cluster.partition(preemptor.partition).nodes)
+        cluster = self.cluster
+        mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
+        part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
+        exemptions = self._exemptions
         candidates = []
-        for victim in self.cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED):
+        groups = cluster.jobs_by_partition(JobState.RUNNING, JobState.SUSPENDED)
+        # A job runs within its partition's nodes: a partition that shares no node with the
+        # preemptor's rules out all its jobs at once. (The sort below fixes the order.)
+        victims = [
+            victim
+            for name, jobs in groups.items()
+            if part_nodes & mask_of(cluster.partition(name).nodes)
+            for victim in jobs
+        ]
+        for victim in victims:
             # A victim in its GraceTime stays a candidate: the preemptor's retries end it.
             if not part_nodes & mask_of(victim.nodes):
                 continue
-            exempt = self.cluster.preempt_exempt_time(victim)
+            exempt = exemptions and cluster.preempt_exempt_time(victim)
             if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:
                 # Slurm notices the exemption's end on its next periodic pass.
                 self._pass_after(victim.start_time + exempt)

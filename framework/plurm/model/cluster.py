@@ -48,6 +48,14 @@ class Cluster:
     _tuple_masks: dict[tuple[str, ...], int] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
+    #: jobs_in's answers until a job is added or changes state: a pass asks for the same
+    #: sorted lists again and again (every preemption candidate walk, every queue order).
+    _in_states: dict[tuple[JobState, ...], list[Job]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    _by_partition: dict[tuple[JobState | None, ...], dict[str, list[Job]]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
@@ -77,8 +85,7 @@ class Cluster:
 
     def mask_of(self, names: Iterable[str]) -> int:
         """The bitmap of the nodes ``names`` (unknown names are left out)."""
-        if isinstance(names, NodeBitmap):
-            return names.mask
+        # tuples first: they are most calls, and isinstance against the NodeBitmap ABC is slow
         if type(names) is tuple:
             known = self._tuple_masks.get(names)
             if known is not None:
@@ -87,6 +94,8 @@ class Cluster:
                 self._tuple_masks.clear()
             mask = self._tuple_masks[names] = self._mask(names)
             return mask
+        if isinstance(names, NodeBitmap):
+            return names.mask
         return self._mask(names if isinstance(names, list) else list(names))
 
     def _mask(self, names: Sequence[str]) -> int:
@@ -142,12 +151,16 @@ class Cluster:
     def add_job(self, job: Job) -> None:
         self.jobs[job.job_id] = job
         self._by_state.setdefault(job.state, {})[job.job_id] = job
+        self._in_states.clear()
+        self._by_partition.clear()
 
     def set_state(self, job: Job, state: JobState) -> None:
         """The one way a job's state changes, keeping the per-state index right."""
         self._by_state.get(job.state, {}).pop(job.job_id, None)
         job.state = state
         self._by_state.setdefault(state, {})[job.job_id] = job
+        self._in_states.clear()
+        self._by_partition.clear()
 
     def jobs_unordered(self, state: JobState) -> Iterable[Job]:
         """Jobs in ``state``, in no particular order (cheaper than :meth:`jobs_in`)."""
@@ -155,8 +168,24 @@ class Cluster:
 
     def jobs_in(self, *states: JobState) -> Iterator[Job]:
         """Jobs in the given states, in job-id order."""
-        found = [job for state in states for job in self._by_state.get(state, {}).values()]
-        return iter(sorted(found, key=_job_id))
+        found = self._in_states.get(states)
+        if found is None:
+            found = [job for state in states for job in self._by_state.get(state, {}).values()]
+            found.sort(key=_job_id)
+            self._in_states[states] = found
+        return iter(found)
+
+    def jobs_by_partition(self, *states: JobState) -> Mapping[str, Sequence[Job]]:
+        """Jobs in the given states grouped by the partition they run in (or wait for),
+        each group in job-id order."""
+        key = (*states, None)  # kept beside jobs_in's lists, under a key of its own
+        grouped = self._by_partition.get(key)
+        if grouped is None:
+            grouped = {}
+            for job in self.jobs_in(*states):
+                grouped.setdefault(job.partition, []).append(job)
+            self._by_partition[key] = grouped
+        return grouped
 
     def allocated(self) -> Iterator[Job]:
         """Jobs holding resources (running, suspended, completing), in job-id order."""

@@ -267,6 +267,10 @@ class Plugins:
 
     # ----------------------------------------------------------------------------- preempt
 
+    def preempt_by_tier(self, cluster: Cluster) -> bool:
+        """Whether jobs preempt only jobs of lower-PriorityTier partitions."""
+        return self._fast("preempt_by_tier")(cluster) is True
+
     def preempt_enabled(self, cluster: Cluster) -> bool:
         """Whether any job may ever preempt another (True unless the plugin says no)."""
         return self._fast("preempt_enabled")(cluster) is not False

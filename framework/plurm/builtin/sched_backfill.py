@@ -214,6 +214,14 @@ class BackfillScheduler(BuiltinScheduler):
         # the last one that could start now with the nodes free so far need no planning:
         # they would only reserve, and reservations die with the pass.
         last = _last_startable(plans, profile.free_now(), 0)
+        # With preemption, a job may also start by preempting; the jobs after the last one
+        # that has any candidate at all, and after the last that could start on free nodes,
+        # would only reserve too.
+        may_preempt = view.may_preempt
+        last_preemptor = len(plans) - 1
+        if may_preempt is not None:
+            while last_preemptor >= 0 and not may_preempt(plans[last_preemptor][0]):
+                last_preemptor -= 1
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job
@@ -253,8 +261,9 @@ class BackfillScheduler(BuiltinScheduler):
 
         for position, (job, usable, least, duration) in enumerate(plans):
             # With preemption, later jobs may start by preempting, and must then respect the
-            # reservations of the jobs before them: every job is planned.
-            if position > last and preempt_test is None:
+            # reservations of the jobs before them: every job up to the last that may
+            # preempt is planned.
+            if position > last and (preempt_test is None or position > last_preemptor):
                 break
             failed = hopeless.get(usable)
             if failed and any(n <= least and d <= duration for n, d in failed):
@@ -274,8 +283,7 @@ class BackfillScheduler(BuiltinScheduler):
                 reserved.append((start, mask))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
-                    if preempt_test is None:
-                        last = _last_startable(plans, profile.free_now(), position + 1)
+                    last = _last_startable(plans, profile.free_now(), position + 1)
                 break
             if not opened:
                 # keep only the pairs the new one does not cover, so the list stays short

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, never_preempts
+from plurm.model.job import Job, PreemptsByTier, never_preempts
 from plurm.registry import PluginContext
 
 
@@ -35,9 +35,10 @@ class BuiltinScheduler:
             for job in jobs
         ]
         keyed.sort(key=_first)  # keys are unique (they end with the job id)
-        if preempts is never_preempts:
-            # No job goes ahead of another by preemption: the order is the keys' (the
-            # comparison below would only confirm it).
+        if preempts is never_preempts or isinstance(preempts, PreemptsByTier):
+            # No job goes ahead of another by preemption, or only of jobs in lower tiers,
+            # which the key puts after it anyway: the order is the keys' (the comparison
+            # below would only confirm it).
             return [job for _, job in keyed]
         keys = {job.job_id: key for key, job in keyed}  # each job's key, once
 

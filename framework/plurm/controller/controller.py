@@ -48,7 +48,14 @@ from plurm.manager import Plugins
 from plurm.model.backfill import BackfillView
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
+from plurm.model.job import (
+    Job,
+    JobRequest,
+    JobState,
+    PendingReason,
+    PreemptsByTier,
+    never_preempts,
+)
 from plurm.model.node import NodeState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
@@ -173,6 +180,9 @@ class Controller:
         self._preemption = self.plugins.preempt_enabled(self.cluster)
         self._walk_candidates = self._preemption or bool(exempt)
         self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up
+        self._by_tier = self._preemption and self.plugins.preempt_by_tier(self.cluster)
+        #: _victim_partitions' answers, per preemptor partition.
+        self._victim_parts: dict[str, tuple[str, ...]] = {}
 
     # ----------------------------------------------------------------------------- commands
 
@@ -564,6 +574,7 @@ class Controller:
             test_only=self.plugins.select_test_only_for(self.cluster),
             expected_end=self._expected_end,
             preempt_test=self._preempt_test if self._preemption else None,
+            may_preempt=self._may_preempt if self._preemption else None,
         )
         for start in self.plugins.sched_backfill(jobs, view, self.cluster):
             job = self.cluster.job(start.job_id)
@@ -590,6 +601,10 @@ class Controller:
             job, nodes, SelectMode.RUN_NOW, candidates, self.cluster
         )
 
+    def _may_preempt(self, job: Job) -> bool:
+        """Backfill's cheap question: has ``job`` any preemption candidate now?"""
+        return bool(self._candidates(job))
+
     def _queue(self) -> list[Job]:
         """The eligible pending jobs in the sched plugin's order."""
         now = self.now
@@ -605,6 +620,8 @@ class Controller:
         preempts: Callable[[Job, Job], bool] = never_preempts
         if self._preemption:
             preempts = self.plugins.preempt_check_for(self.cluster)
+            if self._by_tier:
+                preempts = PreemptsByTier(preempts)
         return self.plugins.sched_queue_order(pending, preempts, self.cluster)
 
     def _refused(self, job: Job) -> bool:
@@ -747,17 +764,13 @@ class Controller:
         cluster = self.cluster
         mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
         part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
+        names = self._victim_partitions(preemptor.partition)
+        if not names:
+            return []
         exemptions = self._exemptions
         candidates = []
         groups = cluster.jobs_by_partition(JobState.RUNNING, JobState.SUSPENDED)
-        # A job runs within its partition's nodes: a partition that shares no node with the
-        # preemptor's rules out all its jobs at once. (The sort below fixes the order.)
-        victims = [
-            victim
-            for name, jobs in groups.items()
-            if part_nodes & mask_of(cluster.partition(name).nodes)
-            for victim in jobs
-        ]
+        victims = [victim for name in names for victim in groups.get(name, ())]
         for victim in victims:
             # A victim in its GraceTime stays a candidate: the preemptor's retries end it.
             if not part_nodes & mask_of(victim.nodes):
@@ -779,6 +792,27 @@ class Controller:
         else:
             candidates.sort(key=lambda c: (c.priority, c.job_id))
         return candidates
+
+    def _victim_partitions(self, name: str) -> tuple[str, ...]:
+        """The partitions whose jobs may be victims of a job of partition ``name``: those
+        sharing a node with it (a job runs within its partition's nodes) and, under
+        ``preempt_by_tier``, of a lower tier. Kept until a partition changes (which calls
+        _check_preemption)."""
+        known = self._victim_parts.get(name)
+        if known is not None:
+            return known
+        partitions = self.cluster.partitions
+        mask_of = self.cluster.mask_of
+        part = partitions[name]
+        part_nodes = mask_of(part.nodes)
+        tier = part.priority_tier if self._by_tier else math.inf
+        names = tuple(
+            other.name
+            for other in partitions.values()
+            if other.priority_tier < tier and part_nodes & mask_of(other.nodes)
+        )
+        self._victim_parts[name] = names
+        return names
 
     def _preempt(self, preemptor: Job, result: SelectResult) -> bool:
         """Carry out the victims of ``result``; True when the preemptor must wait for them.

@@ -36,6 +36,28 @@ def preempt_enabled(cluster: Cluster) -> bool | None:
 
 
 @hookspec(firstresult=True)
+def preempt_by_tier(cluster: Cluster) -> bool | None:
+    """Does this policy let a job preempt only jobs whose partition has a strictly lower
+    PriorityTier than its own? When it answers True the core leaves partitions of the
+    preemptor's tier or above out of the candidate walk, and gives ``sched_queue_order`` a
+    :class:`~plurm.model.job.PreemptsByTier` relation, which an order that puts higher
+    tiers first need not call.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True only if ``preempt_preemptable`` and ``preempt_job_preempt_check`` answer
+        False for every pair of jobs whose preemptee's partition has a PriorityTier at
+        least the preemptor's; False or None (the default when no plugin implements it)
+        otherwise. Exclusive.
+    Purity: pure.
+    Slurm equivalent: none (preempt/partition_prio's rule, stated for the core).
+
+    .. versionadded:: 1.3
+    """
+
+
+@hookspec(firstresult=True)
 def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
     """May ``preemptor`` preempt ``preemptee``? The policy predicate.
 

@@ -36,7 +36,9 @@ def sched_queue_order(
     :param preempts: ``preempts(a, b)`` is True when ``a`` could preempt ``b`` (the preempt
         plugin's ``preempt_job_preempt_check``): Slurm queues such a job ahead. When the
         preempt plugin says no job ever preempts (``preempt_enabled``), it is
-        ``plurm.model.job.never_preempts``, which a plugin may recognize and not call.
+        ``plurm.model.job.never_preempts``, which a plugin may recognize and not call;
+        when it says jobs preempt only lower tiers (``preempt_by_tier``), it is a
+        ``plurm.model.job.PreemptsByTier``, which an order by tier need not call.
     :returns: the same jobs, ordered. Exclusive: first non-None result wins.
     Purity: pure.
     Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).

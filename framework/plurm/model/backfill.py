@@ -25,7 +25,9 @@ class BackfillView:
     ``preempt_test(job, nodes)``, present when preemption is enabled, asks whether the job
     could start now on ``nodes`` by preempting: the core builds the job's candidates, as for
     the main scheduler, and select answers with the nodes and victims (Slurm's WILL_RUN with
-    the preemptable jobs). It changes nothing.
+    the preemptable jobs). It changes nothing. ``may_preempt(job)``, present with it, is
+    False when the job has no preemption candidate at all now, so that ``preempt_test``
+    would find it busy whatever the nodes; it changes nothing either.
     """
 
     now: float
@@ -33,6 +35,7 @@ class BackfillView:
     test_only: Callable[[Job, Sequence[str]], SelectResult]
     expected_end: Callable[[Job], float | None]
     preempt_test: Callable[[Job, Sequence[str]], SelectResult] | None = None
+    may_preempt: Callable[[Job], bool] | None = None
 
 
 @attrs.frozen

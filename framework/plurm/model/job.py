@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import attrs
 
-__all__ = ["Job", "JobRequest", "JobState", "PendingReason", "never_preempts"]
+__all__ = ["Job", "JobRequest", "JobState", "PendingReason", "PreemptsByTier", "never_preempts"]
 
 
 class JobState(enum.Enum):
@@ -191,3 +192,17 @@ def never_preempts(first: Job, second: Job) -> bool:
     says no job ever preempts another: always False. A sched plugin may test
     ``preempts is never_preempts`` and order the queue without calling it."""
     return False
+
+
+@attrs.frozen
+class PreemptsByTier:
+    """The ``preempts`` relation the core gives ``sched_queue_order`` when the preempt plugin
+    says a job preempts only jobs of lower-PriorityTier partitions (``preempt_by_tier``). It
+    answers as ``check`` does. An order that puts higher tiers first may sort without
+    calling it: the relation never puts a job ahead of one that the tier puts first, and
+    never puts both of two jobs ahead of each other."""
+
+    check: Callable[[Job, Job], bool]
+
+    def __call__(self, first: Job, second: Job) -> bool:
+        return self.check(first, second)

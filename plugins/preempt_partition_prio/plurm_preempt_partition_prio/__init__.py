@@ -76,6 +76,10 @@ class PartitionPriority:
         return known[3]
 
     @hookimpl
+    def preempt_by_tier(self, cluster: Cluster) -> bool:
+        return True  # a victim needs a strictly lower tier (see _pair)
+
+    @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         pair = self._pair(
             cluster.partition(preemptor.partition), cluster.partition(preemptee.partition), cluster

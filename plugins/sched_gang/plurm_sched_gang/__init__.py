@@ -61,9 +61,14 @@ class _Partition:
     name: str
     tier: int
     jobs: list[_GangJob] = attrs.Factory(list)
-    shadows: list[_GangJob] = attrs.Factory(list)
+    #: The running jobs of higher tiers that cast a shadow here, by job id.
+    shadows: dict[int, _GangJob] = attrs.Factory(dict)
     active: set[tuple[str, int]] = attrs.Factory(set)
     jobs_active: int = 0
+    #: Its jobs or shadows changed since its row was last rebuilt. Rebuilding a row whose
+    #: jobs and shadows did not change gives the same row and no change (the rebuild is
+    #: idempotent), so only dirty rows are rebuilt.
+    dirty: bool = True
 
 
 @attrs.define
@@ -86,33 +91,41 @@ class GangScheduler:
         self.log = logging.getLogger(context.logger_name)
         self.parts: dict[str, _Partition] = {}
         self.owner: dict[int, str] = {}  # job id -> partition name
+        self.entries: dict[int, _GangJob] = {}  # job id -> its entry in its partition
+        self._by_tier: list[_Partition] | None = None  # _ordered's answer
 
     # ----------------------------------------------------------------------------- helpers
 
     def _sync_partitions(self, cluster: Cluster) -> None:
         for name, spec in cluster.partitions.items():
-            part = self.parts.setdefault(name, _Partition(name, spec.priority_tier))
-            part.tier = spec.priority_tier
+            part = self.parts.get(name)
+            if part is None or part.tier != spec.priority_tier:
+                if part is None:
+                    part = self.parts[name] = _Partition(name, spec.priority_tier)
+                part.tier = spec.priority_tier
+                self._by_tier = None
+                for other in self.parts.values():  # the order of the rebuilds changed
+                    other.dirty = True
 
     def _ordered(self) -> list[_Partition]:
         """Partitions by tier, highest first (name breaks ties, for determinism)."""
-        return sorted(self.parts.values(), key=lambda p: (-p.tier, p.name))
+        if self._by_tier is None:
+            self._by_tier = sorted(self.parts.values(), key=lambda p: (-p.tier, p.name))
+        return self._by_tier
 
     def _cast_shadow(self, job: _GangJob, tier: int) -> None:
         for part in self.parts.values():
-            if part.tier < tier and job not in part.shadows:
-                part.shadows.append(job)
+            if part.tier < tier and job.job_id not in part.shadows:
+                part.shadows[job.job_id] = job
+                part.dirty = True
 
     def _clear_shadow(self, job: _GangJob) -> None:
         for part in self.parts.values():
-            if job in part.shadows:
-                part.shadows.remove(job)
+            if part.shadows.pop(job.job_id, None) is not None:
+                part.dirty = True
 
     def _find(self, job_id: int) -> _GangJob | None:
-        name = self.owner.get(job_id)
-        if name is None:
-            return None
-        return next((j for j in self.parts[name].jobs if j.job_id == job_id), None)
+        return self.entries.get(job_id)
 
     # ----------------------------------------------------------------------------- rows
 
@@ -128,7 +141,7 @@ class GangScheduler:
         """Shadows first, then ACTIVE jobs that still fit, then FILLER, then the rest."""
         part.active = set()
         part.jobs_active = 0
-        for shadow in part.shadows:
+        for shadow in part.shadows.values():
             part.active |= shadow.units
         for state in (_Row.ACTIVE, _Row.FILLER):
             for job in [j for j in part.jobs if j.row is state]:
@@ -160,8 +173,12 @@ class GangScheduler:
         changes.resume.append(job.job_id)
 
     def _update_all_rows(self, changes: _Changes) -> None:
+        # Highest tier first: a rebuild casts or clears shadows only on lower tiers, which
+        # come later in this loop.
         for part in self._ordered():
-            self._update_active_row(part, changes)
+            if part.dirty:
+                part.dirty = False
+                self._update_active_row(part, changes)
 
     # ----------------------------------------------------------------------------- hooks
 
@@ -175,7 +192,9 @@ class GangScheduler:
             entry = _GangJob(job.job_id, _units(job))
             part.jobs.append(entry)
             self.owner[job.job_id] = part.name
+            self.entries[job.job_id] = entry
         entry.running = True
+        part.dirty = True
         if self._fits(part, entry):
             self._place(part, entry, _Row.FILLER)
             self._cast_shadow(entry, part.tier)
@@ -196,7 +215,9 @@ class GangScheduler:
         if entry is None:
             return changes.decision()
         part = self.parts[self.owner.pop(job.job_id)]
+        del self.entries[job.job_id]
         part.jobs.remove(entry)
+        part.dirty = True
         self._clear_shadow(entry)
         self._update_all_rows(changes)
         return changes.decision()
@@ -206,6 +227,7 @@ class GangScheduler:
         self._sync_partitions(cluster)
         for part in self.parts.values():
             part.shadows.clear()
+            part.dirty = True
         for part in self.parts.values():
             for entry in part.jobs:
                 if entry.running:
@@ -235,8 +257,9 @@ class GangScheduler:
                 job.row = _Row.NO_ACTIVE
         part.active = set()
         part.jobs_active = 0
-        for shadow in part.shadows:
+        for shadow in part.shadows.values():
             part.active |= shadow.units
+        part.dirty = True  # rebuilt at the next start or end, as before the slice
         chosen = []
         for job in part.jobs:
             if self._fits(part, job):

@@ -26,7 +26,7 @@ RECORDS: list[dict[str, Any]] = json.loads((DATA / "records.json").read_text())
 GAPS = tomllib.loads((DATA / "known_gaps.toml").read_text())
 
 #: The part of the recording harness's header that changes behaviour (README: harness header).
-HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\nKillWait=2\n"
+HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\nKillWait=2\nReturnToService=2\n"
 
 #: The script files record_cli.py writes into the working directory.
 SCRIPTS = {

@@ -9,6 +9,7 @@ for its time limit.
 from __future__ import annotations
 
 import datetime as dt
+import pwd
 import re
 import shlex
 from collections.abc import Sequence
@@ -52,6 +53,7 @@ OPTIONS = (
     Option("chdir", "D", ("chdir",)),
     Option("begin", "b", ("begin",)),
     Option("nice", None, ("nice",)),
+    Option("uid", None, ("uid",)),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -145,6 +147,15 @@ def _begin_error(text: str) -> CommandError:
     )
 
 
+def _user(text: str) -> tuple[str, int]:
+    """--uid: a user name or number the local user database knows, as (name, uid)."""
+    try:
+        entry = pwd.getpwuid(int(text)) if text.isdigit() else pwd.getpwnam(text)
+    except (KeyError, OverflowError):
+        raise _error("Invalid --uid specification") from None
+    return entry.pw_name, entry.pw_uid
+
+
 def _names(option: str, text: str) -> tuple[str, ...]:
     try:
         return tuple(hostlist.expand(text))
@@ -217,8 +228,12 @@ def parse_request(
         elif option == "no_requeue":
             requeue = False
     partitions = tuple(p for p in str(values.get("partition", "")).split(",") if p)
+    # --uid runs the job as another user; its group stays the submitter's (root).
+    user, uid = _user(str(values["uid"])) if "uid" in values else ("root", 0)
     request = JobRequest(
         name=str(values.get("job_name", name)),
+        user=user,
+        uid=uid,
         partitions=partitions,
         qos=values.get("qos"),
         min_nodes=min_nodes,

@@ -1,4 +1,4 @@
-"""scontrol: show job|node|partition, suspend, resume, requeue, update PartitionName=..."""
+"""scontrol: show job|node|partition, suspend, resume, requeue, update PartitionName|NodeName."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
-from plurm.commands.sinfo import node_states
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode, parse_time
 from plurm.controller import Controller, RequestError
+from plurm.errors import HostlistError
 from plurm.model.job import Job, JobState
 
 __all__ = ["run", "show_job", "show_node", "show_partition"]
@@ -48,24 +48,26 @@ def show_job(job: Job, controller: Controller) -> str:
     """``scontrol show job``: Slurm 22.05's lines, in its order."""
     now = controller.now
     request = job.request
-    cluster = controller.cluster
     allocated = bool(job.nodes) and job.state is not JobState.PENDING
     pending = job.state is JobState.PENDING
     if pending:
+        # a job that may not start before a time is expected to start then, and to end
+        # its time limit later
         start = job.eligible_time if job.eligible_time > now else None
-        end = None
+        limit = job.time_limit
+        end = start + limit * 60 if start is not None and limit is not None else None
     else:
         start = job.start_time
         end = job.end_time
         if end is None and job.time_limit is not None and job.start_time is not None:
             end = job.start_time + job.time_limit * 60
-    cpus = sum(cluster.node(n).cpus for n in job.nodes) if allocated else request.cpus
+    cpus = _allocated_cpus(job, controller) if allocated else request.cpus
     if allocated:
         num_nodes = str(len(job.nodes))
     elif request.max_nodes is not None:
-        num_nodes = f"{request.min_nodes}-{request.max_nodes}"
+        num_nodes = f"{job.wanted_nodes}-{request.max_nodes}"
     else:
-        num_nodes = str(request.min_nodes)
+        num_nodes = str(job.wanted_nodes)
     exit_code = f"{job.exit_code}:{job.exit_signal}"
     memory = request.mem_per_node
     evaluated = job.start_time if job.start_time is not None else job.submit_time
@@ -73,7 +75,7 @@ def show_job(job: Job, controller: Controller) -> str:
         [f"JobId={job.job_id}", f"JobName={job.name}"],
         [
             f"UserId={request.user}({request.uid})",
-            f"GroupId={request.user}({request.uid})",
+            f"GroupId={request.group}({request.gid})",
             "MCS_label=N/A",
         ],
         [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or '(null)'}"],
@@ -139,7 +141,7 @@ def show_job(job: Job, controller: Controller) -> str:
         ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
         ["Features=(null)", "DelayBoot=00:00:00"],
         [
-            f"OverSubscribe={'OK' if request.oversubscribe else 'NO'}",
+            f"OverSubscribe={_oversubscribe(job, controller)}",
             f"Contiguous={int(request.contiguous)}",
             "Licenses=(null)",
             "Network=(null)",
@@ -155,6 +157,33 @@ def show_job(job: Job, controller: Controller) -> str:
     return _lines(groups) + "\n"
 
 
+def _allocated_cpus(job: Job, controller: Controller) -> int:
+    """The CPUs of a job's allocation: the cores a consumable-resource select gave it while
+    it holds them (each with its threads), else its nodes' CPUs."""
+    cluster = controller.cluster
+    units = job.units
+    if units is None and job.state.holds_resources:
+        units = controller.plugins.select_job_resources(job, cluster)
+    if units:
+        return sum(cluster.node(name).threads_per_core for name, _ in units)
+    return sum(cluster.node(name).cpus for name in job.nodes)
+
+
+def _whole_nodes(job: Job, controller: Controller) -> bool:
+    """Whether the select plugin gives jobs whole nodes: it has no finer resources to tell
+    of (select_job_resources answers None), as select/linear."""
+    return controller.plugins.select_job_resources(job, controller.cluster) is None
+
+
+def _oversubscribe(job: Job, controller: Controller) -> str:
+    """A job's OverSubscribe: OK when it may share its nodes, which --oversubscribe allows,
+    and so does a select that allocates less than whole nodes, for any job not --exclusive
+    (22.05 shows OK for every cons_res job, NO for a running select/linear one)."""
+    request = job.request
+    shares = not request.exclusive and not _whole_nodes(job, controller)
+    return "OK" if request.oversubscribe or shares else "NO"
+
+
 def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
     """TRES: a pending job also asks for the memory of the nodes it wants."""
     if allocated:
@@ -165,15 +194,31 @@ def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
     return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
 
 
-_LONG_STATES = {
-    "idle": "IDLE",
-    "alloc": "ALLOCATED",
-    "mix": "MIXED",
-    "down": "DOWN",
-    "drain": "IDLE+DRAIN",
-    "drng": "ALLOCATED+DRAIN",
-    "futr": "FUTURE",
-}
+def _node_state(name: str, used: int, controller: Controller) -> str:
+    """scontrol's State=: the base state by the node's CPUs in use (or DOWN), then +DRAIN."""
+    cluster = controller.cluster
+    condition = cluster.node_down.get(name)
+    if condition is not None and condition.down:
+        base = "DOWN"
+    elif used <= 0:
+        base = "IDLE"
+    elif used >= cluster.node(name).cpus:
+        base = "ALLOCATED"
+    else:
+        base = "MIXED"
+    return base + ("+DRAIN" if condition is not None and condition.drain else "")
+
+
+def _alloc_tres(name: str, used: int, controller: Controller) -> str:
+    """AllocTRES: a job given whole nodes (select/linear) holds their memory too; one given
+    cores (cons_res) only the CPUs when it asked for no memory (both as 22.05 shows them)."""
+    holders = [job for job in controller.cluster.allocated() if name in job.nodes]
+    if not used or not holders:
+        return ""
+    if _whole_nodes(holders[0], controller):
+        memory = controller.cluster.node(name).real_memory
+        return f"cpu={used},mem={memory}M,billing={used}"
+    return f"cpu={used}"
 
 
 def show_node(name: str, controller: Controller) -> str:
@@ -182,12 +227,10 @@ def show_node(name: str, controller: Controller) -> str:
     cluster = controller.cluster
     spec = cluster.node(name)
     index = spec.names.index(name)
-    state = _LONG_STATES[node_states(controller)[name]]
     alloc = controller.plugins.select_node_alloc(cluster).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
-    reason = cluster.node_down.get(name, (None, None))[1]
+    condition = cluster.node_down.get(name)
     cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
-    alloc_tres = f"cpu={alloc},mem={spec.real_memory}M,billing={alloc}" if alloc else ""
     groups = [
         [f"NodeName={name}", "Arch=x86_64", f"CoresPerSocket={spec.cores_per_socket}", ""],
         [f"CPUAlloc={alloc}", f"CPUEfctv={spec.cpus}", f"CPUTot={spec.cpus}", "CPULoad=0.00"],
@@ -209,7 +252,7 @@ def show_node(name: str, controller: Controller) -> str:
             f"Boards={spec.boards}",
         ],
         [
-            f"State={state}",
+            f"State={_node_state(name, alloc, controller)}",
             f"ThreadsPerCore={spec.threads_per_core}",
             f"TmpDisk={spec.tmp_disk}",
             f"Weight={spec.weight}",
@@ -220,13 +263,13 @@ def show_node(name: str, controller: Controller) -> str:
         [f"BootTime={clock_time(0)}", f"SlurmdStartTime={clock_time(0)}"],
         [f"LastBusyTime={clock_time(controller.now)}"],
         [f"CfgTRES={cfg}"],
-        [f"AllocTRES={alloc_tres}"],
+        [f"AllocTRES={_alloc_tres(name, alloc, controller)}"],
         ["CapWatts=n/a"],
         ["CurrentWatts=0", "AveWatts=0"],
         ["ExtSensorsJoules=n/s", "ExtSensorsWatts=0", "ExtSensorsTemp=n/s"],
     ]
-    if reason:
-        groups.append([f"Reason={reason}"])
+    if condition is not None and condition.reason:
+        groups.append([f"Reason={condition.reason} [root@{clock_time(condition.since)}]"])
     return _lines(groups) + "\n"
 
 
@@ -336,8 +379,11 @@ _UPDATABLE: dict[str, tuple[str, Callable[[str], object]]] = {
 
 def _update(args: Sequence[str], controller: Controller) -> CommandResult:
     pairs = [arg.partition("=") for arg in args]
-    if not pairs or pairs[0][0].lower() != "partitionname":
-        raise CommandError("scontrol: error: Only PartitionName updates are supported")
+    keys = [key.lower() for key, _, _ in pairs]
+    if "nodename" in keys:
+        return _update_nodes(pairs, controller)
+    if not pairs or keys[0] != "partitionname":
+        raise CommandError("scontrol: error: Only PartitionName and NodeName updates are supported")
     name = pairs[0][2]
     changes = {}
     for key, _, value in pairs[1:]:
@@ -352,6 +398,61 @@ def _update(args: Sequence[str], controller: Controller) -> CommandResult:
             ) from None
     try:
         controller.update_partition(name, **changes)
+    except RequestError as error:
+        raise CommandError(f"slurm_update error: {error.message}") from None
+    return CommandResult(0)
+
+
+#: The node states Plurm's controller applies (plurm.model.node.admin_update).
+_NODE_STATES = ("DOWN", "DRAIN", "RESUME", "UNDRAIN", "IDLE")
+#: The other states scontrol takes, about power, reboots and responsiveness, which a
+#: simulated cluster does not have.
+_UNSIMULATED_NODE_STATES = (
+    "NORESP",
+    "FAIL",
+    "FUTURE",
+    "POWER_DOWN",
+    "POWER_DOWN_ASAP",
+    "POWER_DOWN_FORCE",
+    "POWER_UP",
+    "CANCEL_REBOOT",
+)
+_INVALID_NODE_STATE = (
+    "Invalid input: {arg}\n"
+    "Request aborted\n"
+    "Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\n"
+    "Not all states are valid given a node's prior state"
+)
+
+
+def _update_nodes(pairs: Sequence[tuple[str, str, str]], controller: Controller) -> CommandResult:
+    """``scontrol update NodeName=LIST [State=S] [Reason=TEXT]``, keys in any order and case.
+    Like Slurm's scontrol, it refuses to down or drain a node without a reason itself."""
+    names: list[str] = []
+    state = reason = None
+    for key, _, value in pairs:
+        word = key.lower()
+        if word == "nodename":
+            try:
+                names += hostlist.expand(value)
+            except HostlistError:
+                raise CommandError("slurm_update error: Invalid node name specified") from None
+        elif word == "state":
+            state = value.upper()
+            if state in _UNSIMULATED_NODE_STATES:
+                raise CommandError(f"scontrol: error: State={value} is not simulated by Plurm")
+            if state not in _NODE_STATES:
+                raise CommandError(_INVALID_NODE_STATE.format(arg=f"{key}={value}"))
+        elif word == "reason":
+            reason = value or None
+        else:
+            raise CommandError(f"scontrol: error: Update of this parameter is not supported: {key}")
+    if state in ("DOWN", "DRAIN") and reason is None:
+        raise CommandError(
+            "You must specify a reason when DOWNING or DRAINING a node. Request denied"
+        )
+    try:
+        controller.update_nodes(names, state, reason)
     except RequestError as error:
         raise CommandError(f"slurm_update error: {error.message}") from None
     return CommandResult(0)

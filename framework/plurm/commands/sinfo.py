@@ -8,15 +8,14 @@ partition, groups come in Slurm's order of states (drng, drain, mix, alloc, idle
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
-from plurm.commands.timefmt import date_line, sinfo_limit
+from plurm.commands.timefmt import clock_time, date_line, sinfo_limit
 from plurm.controller import Controller
-from plurm.model.node import NodeState
 
 __all__ = ["node_states", "run"]
 
@@ -71,18 +70,18 @@ _STATE_RANK = {"drng": 0, "drain": 1, "mix": 2, "alloc": 3, "idle": 4, "down": 5
 
 
 def node_states(controller: Controller) -> dict[str, str]:
-    """Each node's compact state: down, drain/drng, else idle, mix or alloc by its CPUs."""
+    """Each node's compact state: drain or drng for a drained node (by whether jobs still
+    hold it), down, else idle, mix or alloc by its CPUs in use."""
     cluster = controller.cluster
     alloc = controller.plugins.select_node_alloc(cluster)
     states = {}
     for name in cluster.config.node_names:
         used = alloc.get(name, 0)
-        if name in cluster.node_down:
-            base = cluster.node_down[name][0]
-            if base is NodeState.DRAIN:
-                states[name] = "drng" if used else "drain"
-            else:
-                states[name] = base.compact
+        condition = cluster.node_down.get(name)
+        if condition is not None and condition.drain:
+            states[name] = "drng" if used else "drain"
+        elif condition is not None:
+            states[name] = "down"
         elif used <= 0:
             states[name] = "idle"
         elif used >= cluster.node(name).cpus:
@@ -135,6 +134,20 @@ def _alike(values: Sequence[int]) -> str:
     return f"{low}+" if any(value != low for value in values) else str(low)
 
 
+def _answers_to(name: str, state: str, used: int, controller: Controller) -> set[str]:
+    """The states -t finds a node by: its own, and for a drained or draining node also
+    ``drain`` and the state its jobs give it (Slurm lists a drained idle node under
+    ``-t idle`` and a draining one under ``-t alloc``)."""
+    names = {state.rstrip("*")}
+    if state in ("drain", "drng"):
+        names.add("drain")
+        if used <= 0:
+            names.add("idle")
+        else:
+            names.add("alloc" if used >= controller.cluster.node(name).cpus else "mix")
+    return names
+
+
 def _wanted_states(text: str) -> set[str]:
     """-t/--states: compact or long names, any case, comma-separated."""
     names = {word.strip().lower() for word in text.split(",") if word.strip()}
@@ -155,7 +168,11 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
         return _reasons(controller, values)
     if "states" in values:
         wanted_states = _wanted_states(str(values["states"]))
-        states = {n: s for n, s in states.items() if s.rstrip("*") in wanted_states}
+        states = {
+            n: s
+            for n, s in states.items()
+            if _answers_to(n, s, alloc.get(n, 0), controller) & wanted_states
+        }
     wanted = str(values["partition"]).split(",") if "partition" in values else None
     parts = [
         part
@@ -169,10 +186,12 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     def described(nodes: Sequence[str]) -> dict[str, str]:
         """The fields that describe a group of nodes (per-node values, CPU counts)."""
         specs = [cluster.node(n) for n in nodes]
-        used = sum(min(alloc.get(n, 0), cluster.node(n).cpus) for n in nodes)
-        other = sum(cluster.node(n).cpus for n in nodes if n in cluster.node_down)
+        in_use = {n: min(alloc.get(n, 0), cluster.node(n).cpus) for n in nodes}
+        used = sum(in_use.values())
+        # the CPUs of a down or drained node that no job holds count as "other"
+        other = sum(cluster.node(n).cpus - in_use[n] for n in nodes if n in cluster.node_down)
         total = sum(s.cpus for s in specs)
-        reasons = {cluster.node_down[n][1] for n in nodes if n in cluster.node_down}
+        reasons = [cluster.node_down[n].reason for n in nodes if n in cluster.node_down]
         return {
             "D": str(len(nodes)),
             "N": hostlist.compress(nodes),
@@ -226,12 +245,15 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
         else:
             default_fmt = f"%{width}P %.5a %.10l %.6D %.6t %N"
         fmt = str(values.get("format", default_fmt))
-        # Without a partition column, sinfo lists each node once, whatever its partitions.
-        merged = "%P" not in re.sub(r"%\.?\d*", "%", fmt) and len(parts) > 1
+        letters = set(re.findall(r"%\.?\d*([A-Za-z])", fmt))
+        # Without a partition column, a summary lists each node once, whatever its
+        # partitions; other listings merge the partitions' lines that print alike.
+        merged = "P" not in letters and len(parts) > 1
         listings = [(part, part.nodes) for part in parts]
-        if merged:
+        if merged and summarize:
             union = set().union(*(part.nodes for part in parts))
             listings = [(parts[0], cluster.in_table_order(union))]
+        row_nodes: list[list[str]] = []
         for part, part_nodes in listings:
             groups: dict[tuple[object, ...], list[str]] = {}
             for node in part_nodes:
@@ -262,6 +284,11 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
                 continue
             for key in sorted(groups, key=lambda k: _STATE_RANK.get(str(k[0]), 9)):
                 rows.append(common | described(groups[key]))
+                row_nodes.append(groups[key])
+        if merged and not summarize:
+            rows = _merge_alike(
+                rows, row_nodes, letters, lambda nodes: described(cluster.in_table_order(nodes))
+            )
     errors: list[str] = []
     out = [] if "noheader" in values else [_render(fmt, None, errors)]
     out += [_render(fmt, row, errors) for row in rows]
@@ -270,17 +297,44 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     return CommandResult(0, "".join(out), "".join(errors))
 
 
+#: Fields that count or list a line's nodes, rather than describe them.
+_AGGREGATES = frozenset("NDCF")
+
+
+def _merge_alike(
+    rows: list[dict[str, str]],
+    row_nodes: list[list[str]],
+    letters: set[str],
+    described: Callable[[Sequence[str]], dict[str, str]],
+) -> list[dict[str, str]]:
+    """Lines that print the same but for their nodes, merged into the first of them (its
+    place, its partition's fields) with the union of their nodes, which ``described``
+    describes afresh (observed on 22.05: a format without %P lists a node once, unless a
+    partition field such as %l differs)."""
+    shown = sorted(letters - _AGGREGATES)
+    merged: dict[tuple[str, ...], tuple[dict[str, str], list[str]]] = {}
+    for row, nodes in zip(rows, row_nodes, strict=True):
+        key = tuple(row.get(letter, "") for letter in shown)
+        if key in merged:
+            merged[key][1].extend(n for n in nodes if n not in merged[key][1])
+        else:
+            merged[key] = (row, list(nodes))
+    return [row | described(nodes) for row, nodes in merged.values()]
+
+
 def _reasons(controller: Controller, values: dict[str, str | None]) -> CommandResult:
-    """sinfo -R: down and drained nodes grouped by reason."""
+    """sinfo -R: down and drained nodes grouped by reason, the most recently set first."""
     cluster = controller.cluster
     fmt = str(values.get("format") or "%20E %9u %19H %N")
-    by_reason: dict[str, list[str]] = {}
+    by_reason: dict[tuple[str, float], list[str]] = {}
     for name in cluster.config.node_names:
-        if name in cluster.node_down:
-            by_reason.setdefault(cluster.node_down[name][1] or "none", []).append(name)
+        condition = cluster.node_down.get(name)
+        if condition is not None:
+            key = (condition.reason or "none", condition.since)
+            by_reason.setdefault(key, []).append(name)
     errors: list[str] = []
     out = [] if "noheader" in values else [_render(fmt, None, errors)]
-    for reason, nodes in by_reason.items():
-        row = {"E": reason, "u": "root", "H": "Unknown", "N": hostlist.compress(nodes)}
+    for (reason, since), nodes in sorted(by_reason.items(), key=lambda item: -item[0][1]):
+        row = {"E": reason, "u": "root", "H": clock_time(since), "N": hostlist.compress(nodes)}
         out.append(_render(fmt, row, errors))
     return CommandResult(0, "".join(out), "".join(errors))

@@ -52,7 +52,14 @@ class _Field:
 
 
 def _nodes(job: Job) -> str:
-    return str(len(job.nodes) if job.nodes else job.request.min_nodes)
+    return str(len(job.nodes) if job.nodes else job.wanted_nodes)
+
+
+def _time_left(job: Job, now: float) -> str:
+    """%L: the time limit less the run time (all of it while pending), or UNLIMITED."""
+    if job.time_limit is None:
+        return "UNLIMITED"
+    return elapsed(max(0.0, job.time_limit * 60 - job.run_time(now)))
 
 
 def _nodelist_reason(job: Job) -> str:
@@ -72,6 +79,7 @@ FIELDS: dict[str, _Field] = {
     "t": _Field("ST", lambda job, now: job.state.code),
     "M": _Field("TIME", lambda job, now: elapsed(job.run_time(now))),
     "l": _Field("TIME_LIMIT", lambda job, now: limit(job.time_limit)),
+    "L": _Field("TIME_LEFT", _time_left),
     "D": _Field("NODES", lambda job, now: _nodes(job)),
     "R": _Field("NODELIST(REASON)", lambda job, now: _nodelist_reason(job)),
     "N": _Field("NODELIST", lambda job, now: hostlist.compress(job.nodes) if job.nodes else ""),
@@ -191,7 +199,7 @@ _SORT_KEYS: dict[str, Callable[[Job, float], object]] = {
     "t": lambda job, now: job.state.code,
     "T": lambda job, now: job.state.code,
     "M": lambda job, now: job.run_time(now),
-    "D": lambda job, now: len(job.nodes) if job.nodes else job.request.min_nodes,
+    "D": lambda job, now: len(job.nodes) if job.nodes else job.wanted_nodes,
     "l": lambda job, now: job.time_limit if job.time_limit is not None else float("inf"),
     "C": lambda job, now: job.request.cpus,
     # Empty node lists sort after the others.
@@ -311,7 +319,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
             continue
         if "partition" in values and job.partition not in str(values["partition"]).split(","):
             continue
-        if users is not None and job.request.user not in users:
+        if users is not None and not {job.request.user, str(job.request.uid)} & set(users):
             continue
         if "name" in values and job.name not in str(values["name"]).split(","):
             continue

@@ -178,6 +178,7 @@ class _Builder:
             jobacct_gather_type=self.scalar("JobAcctGatherType", str, "jobacct_gather/none"),
             job_requeue=self.scalar("JobRequeue", lambda t: _uint(16)(t) >= 1, True),
             kill_wait=self.scalar("KillWait", _uint(16), 30),
+            return_to_service=self.scalar("ReturnToService", _uint(16), 0),
             message_timeout=self.scalar("MessageTimeout", _uint(16), 10),
             min_job_age=self.scalar("MinJobAge", _uint(32), 300),
             first_job_id=self.scalar("FirstJobId", _uint(32), 1),

@@ -658,6 +658,7 @@ _TOP_EFFECT = frozenset(
         "JobAcctGatherType",
         "JobRequeue",
         "KillWait",
+        "ReturnToService",
         "MessageTimeout",
         "MinJobAge",
         "FirstJobId",

@@ -231,6 +231,9 @@ class SlurmConfig:
     jobacct_gather_type: str = "jobacct_gather/none"
     job_requeue: bool = True
     kill_wait: int = 30
+    #: ReturnToService: 2 brings a DOWN node back into service when its slurmd registers,
+    #: whatever set it DOWN (0 and 1 leave a node the configuration set DOWN down).
+    return_to_service: int = 0
     message_timeout: int = 10
     min_job_age: int = 300
     first_job_id: int = 1

@@ -50,6 +50,7 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
     yield f"PriorityType={config.priority_type}"
     yield f"JobRequeue={int(config.job_requeue)}"
     yield f"KillWait={config.kill_wait}"
+    yield f"ReturnToService={config.return_to_service}"
     yield f"MessageTimeout={config.message_timeout}"
     yield f"MinJobAge={config.min_job_age}"
     yield f"OverTimeLimit={config.over_time_limit}"

@@ -1,9 +1,10 @@
 """The controller: a synchronous, deterministic state machine that asks plugins and applies.
 
 Events come in as method calls: a command (:meth:`submit`, :meth:`cancel`, :meth:`suspend`,
-:meth:`resume`, :meth:`requeue`, :meth:`update_partition`), a job's end reported by the
-executor (:meth:`job_ended`), or a timer the controller set itself. Actions go out through the
-executor (start, suspend, resume, signal, kill). Nothing here knows a policy by name.
+:meth:`resume`, :meth:`requeue`, :meth:`update_partition`, :meth:`update_nodes`), a job's
+end reported by the executor (:meth:`job_ended`), or a timer the controller set itself.
+Actions go out through the executor (start, suspend, resume, signal, kill). Nothing here
+knows a policy by name.
 
 One scheduling pass (:meth:`schedule`) runs this hook sequence:
 
@@ -56,7 +57,7 @@ from plurm.model.job import (
     PreemptsByTier,
     never_preempts,
 )
-from plurm.model.node import NodeState
+from plurm.model.node import InvalidNodeState, NodeCondition, admin_update
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
@@ -105,7 +106,7 @@ class _Ending:
 
 
 #: Usable nodes as computed for a partition (that very object) and down nodes.
-_Usable = tuple[PartitionSpec, dict[str, tuple[NodeState, str | None]], NodeBitmap]
+_Usable = tuple[PartitionSpec, dict[str, NodeCondition], NodeBitmap]
 
 
 class Controller:
@@ -238,10 +239,20 @@ class Controller:
             eligible_time=self.now,
             time_limit=limit,
             requeue=requeue,
+            wanted_nodes=self._wanted_nodes(request, part),
         )
         self._next_id += 1
         self.cluster.add_job(job)
         return job
+
+    def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
+        """The node count a job waits for: as Slurm 22.05 estimates it at submission, at
+        least as many of its partition's largest nodes as its CPUs need (-n4 on 2-CPU
+        nodes: 2), and never fewer than its -N."""
+        if request.min_nodes < 1 or not part.nodes:
+            return request.min_nodes
+        largest = max(self.cluster.node(name).cpus for name in part.nodes)
+        return max(request.min_nodes, -(-request.cpus // largest))
 
     def _basic_priority(self) -> int:
         """priority/basic: the later the submission (or admin resume), the lower."""
@@ -403,6 +414,58 @@ class Controller:
         self.plugins.select_reconfigure(self.cluster)
         self._apply(self.plugins.sched_gang_reconfig(self.cluster))
         self._request_pass()
+
+    def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
+        """scontrol update NodeName=NAMES [State=state] [Reason=reason]: see
+        :func:`plurm.model.node.admin_update` for the states. As in Slurm, every known node
+        is updated even when the list also names unknown ones, which then make it fail.
+
+        Jobs on a node set DOWN lose their processes at once: each is requeued if it may
+        be, else it ends NODE_FAIL (:meth:`_node_failed`).
+        """
+        self._tick()
+        cluster = self.cluster
+        busy = self.plugins.select_node_alloc(cluster)
+        error = None
+        for name in names:
+            if name not in cluster.node_index:
+                error = error or "Invalid node name specified"
+                continue
+            current = cluster.node_down.get(name)
+            try:
+                updated = admin_update(
+                    current, state, reason, busy=busy.get(name, 0) > 0, now=self.now
+                )
+            except InvalidNodeState:
+                error = error or "Invalid node state specified"
+                continue
+            if updated is None:
+                cluster.node_down.pop(name, None)
+            else:
+                cluster.node_down[name] = updated
+            if updated is not None and updated.down and not (current and current.down):
+                for job in list(cluster.allocated()):
+                    if name in job.nodes and job.state is not JobState.COMPLETING:
+                        self._node_failed(job)
+        self._request_pass()
+        if error is not None:
+            raise RequestError(error)
+
+    def _node_failed(self, job: Job) -> None:
+        """A job whose node went DOWN: its processes died with the node, so its resources
+        are free at once (observed on 22.05: no COMPLETING). A requeueable job goes back to
+        the queue (Restarts+1, BeginTime); any other ends NODE_FAIL, reason NodeDown."""
+        self._ending.pop(job.job_id, None)
+        self._cancel_limit(job.job_id)
+        self.executor.signal(job, "KILL")  # its end report finds it no longer running
+        self.plugins.select_job_fini(job, self.cluster)
+        if job.requeue:
+            self._back_to_queue(job)
+        else:
+            job.end_time = self.now
+            job.reason = PendingReason.NODE_DOWN
+            self._set_state(job, JobState.NODE_FAIL)
+        self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
 
     # ----------------------------------------------------------------------------- executor
 

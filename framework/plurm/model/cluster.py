@@ -17,7 +17,7 @@ import attrs
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
-from plurm.model.node import NodeState
+from plurm.model.node import NodeCondition
 
 __all__ = ["DEFAULT_QOS", "Cluster"]
 
@@ -38,8 +38,8 @@ class Cluster:
     now: float = 0.0
     jobs: dict[int, Job] = attrs.Factory(dict)
     partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
-    #: Nodes an admin or the configuration took out of service: name -> (state, reason).
-    node_down: dict[str, tuple[NodeState, str | None]] = attrs.Factory(dict)
+    #: Nodes an admin or the configuration took out of service (down or drained).
+    node_down: dict[str, NodeCondition] = attrs.Factory(dict)
     #: The jobs in each state, so that a pass over pending or running jobs does not walk
     #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
     _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
@@ -60,11 +60,17 @@ class Cluster:
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
         cluster = cls(config, partitions={part.name: part for part in config.partitions})
+        # Every slurmd registers as the cluster starts; with ReturnToService=2 that brings
+        # the nodes the configuration set DOWN back into service (observed on 22.05).
+        revived = ("DOWN",) if config.return_to_service == 2 else ()
         for name in config.node_names:
             state, reason = config.node_state(name)
-            if state in ("DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE"):
-                base = NodeState.DOWN if state in ("DOWN", "FAIL") else NodeState.DRAIN
-                cluster.node_down[name] = (base, reason)
+            if state in revived:
+                continue
+            if state in ("DOWN", "FAIL"):
+                cluster.node_down[name] = NodeCondition(down=True, reason=reason)
+            elif state in ("DRAIN", "FAILING", "FUTURE"):
+                cluster.node_down[name] = NodeCondition(drain=True, reason=reason)
         return cluster
 
     # ----------------------------------------------------------------------------- nodes

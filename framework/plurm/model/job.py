@@ -86,8 +86,11 @@ class JobRequest:
     """
 
     name: str = "sbatch"
+    #: Whom the job runs as (sbatch --uid; else the submitter) and its group.
     user: str = "root"
     uid: int = 0
+    group: str = "root"
+    gid: int = 0
     partitions: tuple[str, ...] = ()
     qos: str | None = None
     min_nodes: int = 1
@@ -170,6 +173,9 @@ class Job:
     exit_signal: int = 0
     time_limit: int | None = None
     requeue: bool = True
+    #: The node count the job waits for (squeue's NODES while pending): its -N minimum, or
+    #: more when its CPUs need more of its partition's nodes (the controller's estimate).
+    wanted_nodes: int = 1
 
     @property
     def name(self) -> str:

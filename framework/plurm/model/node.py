@@ -1,10 +1,14 @@
-"""Node states, as sinfo and scontrol name them."""
+"""Node states, as sinfo and scontrol name them, and what an administrator sets on a node."""
 
 from __future__ import annotations
 
 import enum
 
-__all__ = ["NodeState"]
+import attrs
+
+from plurm.errors import PlurmError
+
+__all__ = ["InvalidNodeState", "NodeCondition", "NodeState", "admin_update"]
 
 
 class NodeState(enum.Enum):
@@ -32,3 +36,75 @@ _COMPACT = {
     NodeState.FUTURE: "futr",
     NodeState.UNKNOWN: "unk",
 }
+
+
+@attrs.frozen
+class NodeCondition:
+    """What takes a node out of service, set by the configuration or an administrator.
+
+    ``down``: no job may run on it (the jobs it ran are gone); ``drain``: no new job may
+    start on it, the running ones go on. Both may hold at once (Slurm's DOWN+DRAIN).
+    ``reason`` is the administrator's text and ``since`` when it was set (sinfo -R's
+    TIMESTAMP, the time in scontrol's ``Reason=... [root@time]``).
+    """
+
+    down: bool = False
+    drain: bool = False
+    reason: str | None = None
+    since: float = 0.0
+
+    @property
+    def state(self) -> NodeState:
+        """The state this condition alone gives the node (drain wins, as in sinfo)."""
+        return NodeState.DRAIN if self.drain else NodeState.DOWN
+
+
+class InvalidNodeState(PlurmError):
+    """The requested state does not apply to the node as it is (Slurm: "Invalid node state
+    specified")."""
+
+
+def admin_update(
+    current: NodeCondition | None,
+    state: str | None,
+    reason: str | None,
+    *,
+    busy: bool,
+    now: float,
+) -> NodeCondition | None:
+    """A node's condition after ``scontrol update NodeName=... [State=state] [Reason=reason]``
+    (None: in service). ``state`` is DOWN, DRAIN, RESUME, UNDRAIN or IDLE, upper case;
+    ``busy`` says whether jobs hold resources on the node.
+
+    As Slurm 22.05 does (tests/data/oracle/cli): DOWN and DRAIN add to each other (DOWN+DRAIN);
+    RESUME takes a down or drained node back into service and refuses any other; UNDRAIN
+    lifts the drain only, keeping a DOWN and its reason, and does nothing on an undrained
+    node; IDLE takes a node without jobs back into service, whatever it was, and refuses a
+    busy one. A reason alone replaces the reason of a node out of service and is ignored on
+    one in service.
+    """
+    if state is None:
+        if current is None or reason is None:
+            return current
+        return attrs.evolve(current, reason=reason, since=now)
+    if state in ("DOWN", "DRAIN"):
+        was = current or NodeCondition()
+        return NodeCondition(
+            down=was.down or state == "DOWN",
+            drain=was.drain or state == "DRAIN",
+            reason=reason,
+            since=now,
+        )
+    if state == "RESUME":
+        if current is None:
+            raise InvalidNodeState(state)
+        return None
+    if state == "UNDRAIN":
+        if current is None or not current.drain:
+            return current
+        return attrs.evolve(current, drain=False) if current.down else None
+    if state == "IDLE":
+        if busy:
+            raise InvalidNodeState(state)
+        return None
+    raise InvalidNodeState(state)

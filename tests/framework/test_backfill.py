@@ -309,3 +309,51 @@ def test_backfill_does_not_preempt_into_a_reservation(make_cluster: Make) -> Non
     cluster.run_until(100)
     assert queue(cluster)[1] == "R n1"
     assert queue(cluster)[4].startswith("PD")
+
+
+def test_planning_only_up_to_the_last_job_that_may_preempt_changes_no_start(
+    make_cluster: Make,
+) -> None:
+    """With preemption on, backfill plans the queue up to the last job that could start on
+    free nodes or has any preemption candidate. Random workloads on three tiers replay the
+    same, job for job, as with every job planned (may_preempt always True)."""
+    import random
+
+    from plurm.controller.controller import Controller
+
+    text = (
+        "SchedulerType=sched/backfill\nSelectType=select/linear\n"
+        "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+        "SchedulerParameters=bf_interval=5\n"
+        "NodeName=n[1-8] CPUs=1 RealMemory=1000\n"
+        "PartitionName=low Nodes=n[1-8] Default=YES PriorityTier=1\n"
+        "PartitionName=side Nodes=n[5-8] PriorityTier=1\n"
+        "PartitionName=high Nodes=n[1-4] PriorityTier=2\n"
+    )
+
+    def replay(seed: int) -> dict[int, tuple[str, float | None, tuple[str, ...], int]]:
+        rng = random.Random(seed)
+        cluster = make_cluster(text)
+        for second in range(0, 600, 7):
+            cluster.run_until(second)
+            for _ in range(rng.randint(0, 3)):
+                cluster.command(
+                    f"sbatch -p {rng.choice(['low', 'side', 'high', 'high'])} "
+                    f"-N{rng.randint(1, 4)} -t {rng.randint(1, 6)} "
+                    f"--wrap='sleep {rng.randint(10, 400)}'"
+                )
+        cluster.run_until(4000)
+        return {
+            job_id: (job.state.name, job.start_time, job.nodes, job.restarts)
+            for job_id, job in cluster.controller.cluster.jobs.items()
+        }
+
+    cut = {seed: replay(seed) for seed in range(8)}
+    original = Controller._may_preempt
+    try:
+        Controller._may_preempt = lambda self, job: True  # type: ignore[method-assign]
+        planned = {seed: replay(seed) for seed in range(8)}
+    finally:
+        Controller._may_preempt = original  # type: ignore[method-assign]
+    assert cut == planned
+    assert any(restarts for jobs in cut.values() for *_, restarts in jobs.values())

@@ -80,3 +80,47 @@ def test_preemptor_is_queued_before_its_victims(make_cluster: Make, job: Job) ->
     cluster.run_until(6)
     assert cluster.state(high).name == "RUNNING"
     assert cluster.state(waiting_low).name == "PENDING"
+
+
+def test_preempt_by_tier_holds_for_every_pair_and_keeps_the_queue_order(
+    make_cluster: Make, job: Job
+) -> None:
+    """The promise behind preempt_by_tier: neither question answers True for a victim whose
+    partition's tier is at least the preemptor's (every pair of partitions, with and without
+    the PRIORITY flag); so the queue sorted by key alone is the one the pairwise comparison
+    gives, over random priorities."""
+    import random
+
+    from plurm.builtin.sched_builtin import BuiltinScheduler
+    from plurm.model.job import PreemptsByTier
+    from plurm.registry import PluginContext
+
+    rng = random.Random(5)
+    for mode in ("PreemptMode=CANCEL\n", "PreemptMode=CANCEL,PRIORITY\n"):
+        cluster = make_cluster(CONF.replace("PreemptMode=CANCEL\n", mode))
+        plugins, model = cluster.plugins, cluster.controller.cluster
+        assert plugins.preempt_by_tier(model)
+        parts = list(model.partitions)
+        jobs = [cluster.job(cluster.submit(job().partition(rng.choice(parts)))) for _ in range(40)]
+        for first in jobs:
+            first.priority = rng.randint(1, 5)
+        seen_true = False
+        for first in jobs:
+            for second in jobs:
+                tier_first = model.partition(first.partition).priority_tier
+                tier_second = model.partition(second.partition).priority_tier
+                answers = (
+                    plugins.preempt_preemptable(first, second, model),
+                    plugins.preempt_job_preempt_check(first, second, model),
+                )
+                seen_true = seen_true or any(answers)
+                if tier_second >= tier_first:
+                    assert answers == (False, False), (first.partition, second.partition)
+        assert seen_true  # the check above is not vacuous
+        order = BuiltinScheduler(PluginContext(model.config, "sched/builtin"))
+        check = plugins.preempt_check_for(model)
+        for _ in range(20):
+            rng.shuffle(jobs)
+            assert order.sched_queue_order(jobs, PreemptsByTier(check), model) == (
+                order.sched_queue_order(jobs, check, model)
+            )

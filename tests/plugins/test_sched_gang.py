@@ -128,3 +128,70 @@ def test_partitions_are_gang_scheduled_independently(make_cluster: Make) -> None
     assert cluster.command("squeue -h -o '%i %P %T %N'").stdout == (
         "1 low RUNNING n[1-2]\n2 low RUNNING n[3-5]\n3 mid RUNNING n[1-2]\n"
     )
+
+
+def test_rebuilding_only_changed_rows_decides_as_rebuilding_every_row() -> None:
+    """Random starts, ends, time slices and partition updates on three tiers of partly
+    overlapping partitions: the scheduler that rebuilds only the rows whose jobs or shadows
+    changed returns, at every step, the decision of one that rebuilds every row."""
+    import random
+
+    import attrs
+
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as ModelJob
+    from plurm.model.job import JobRequest, JobState
+    from plurm.registry import PluginContext
+    from plurm_sched_gang import GangScheduler
+
+    class EveryRow(GangScheduler):
+        def _update_all_rows(self, changes):  # type: ignore[no-untyped-def]
+            for part in self.parts.values():
+                part.dirty = True
+            super()._update_all_rows(changes)
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nPreemptType=preempt/partition_prio\n"
+        "PreemptMode=SUSPEND,GANG\nNodeName=n[1-6] CPUs=1\n"
+        "PartitionName=low Nodes=n[1-6] PriorityTier=1 OverSubscribe=FORCE:2 Default=YES\n"
+        "PartitionName=low2 Nodes=n[4-6] PriorityTier=1 OverSubscribe=FORCE:1\n"
+        "PartitionName=mid Nodes=n[1-4] PriorityTier=2 OverSubscribe=FORCE:2\n"
+        "PartitionName=high Nodes=n[2-3] PriorityTier=3 OverSubscribe=FORCE:1\n"
+    )
+    rng = random.Random(3)
+    decisions = 0
+    for _ in range(60):
+        cluster = Cluster.from_config(config)
+        context = PluginContext(config, "sched/gang")
+        fast, slow = GangScheduler(context), EveryRow(context)
+        running: list[ModelJob] = []
+        for job_id in range(1, 40):
+            action = rng.random()
+            if action < 0.55 or not running:
+                name = rng.choice(list(cluster.partitions))
+                nodes = cluster.partition(name).nodes
+                job = ModelJob(job_id, JobRequest(), 0.0, name)
+                job.nodes = tuple(sorted(rng.sample(nodes, rng.randint(1, min(3, len(nodes))))))
+                cluster.add_job(job)
+                cluster.set_state(job, JobState.RUNNING)
+                running.append(job)
+                got = fast.sched_gang_job_start(job, cluster)
+                want = slow.sched_gang_job_start(job, cluster)
+            elif action < 0.85:
+                job = running.pop(rng.randrange(len(running)))
+                got = fast.sched_gang_job_fini(job, cluster)
+                want = slow.sched_gang_job_fini(job, cluster)
+            elif action < 0.97:
+                got = fast.sched_gang_timeslice(cluster)
+                want = slow.sched_gang_timeslice(cluster)
+            else:
+                name = rng.choice(list(cluster.partitions))
+                tier = rng.randint(1, 3)
+                part = cluster.partitions[name]
+                cluster.partitions[name] = attrs.evolve(part, priority_tier=tier)
+                got = fast.sched_gang_reconfig(cluster)
+                want = slow.sched_gang_reconfig(cluster)
+            assert got == want
+            decisions += bool(got.suspend or got.resume or got.preempt)
+    assert decisions > 100  # the schedulers did decide things

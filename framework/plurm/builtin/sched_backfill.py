@@ -41,23 +41,24 @@ __all__ = ["BackfillScheduler"]
 
 class _Profile:
     """Free nodes over time: ``starts[i]`` begins a segment whose free nodes are ``free[i]``;
-    the last segment lasts for ever."""
+    the last segment lasts for ever.
+
+    A job searches only its usable nodes, so it searches a *view*: the segments with their
+    free nodes restricted to its usable set, merged where that restriction does not change
+    (a partition's view has only the times its own nodes free up, not every node's). Views
+    are built on first use and kept up to date by :meth:`reserve`. Merging segments with the
+    same free nodes changes no opening: a start inside such a run has a window that reaches
+    at least as far as the run's first start, so it fails wherever that one fails.
+    """
 
     def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
+        self.everything = everything
         self.starts = [now]
         self.free = [everything & ~_union(ends.values())]
         for when in sorted(ends):
             self.starts.append(when)
             self.free.append(self.free[-1] | ends[when])
-
-    def _split(self, when: float) -> int:
-        """The index of the segment that starts at ``when``, splitting one if needed."""
-        index = bisect.bisect_right(self.starts, when) - 1
-        if self.starts[index] != when:
-            index += 1
-            self.starts.insert(index, when)
-            self.free.insert(index, self.free[index - 1])
-        return index
+        self._views: dict[int, tuple[list[float], list[int]]] = {}
 
     def free_now(self) -> int:
         """The nodes free in some segment that starts now: a job can start now only among
@@ -71,11 +72,28 @@ class _Profile:
             free |= nodes
         return free
 
+    def _view(self, usable: int) -> tuple[list[float], list[int]]:
+        if usable == self.everything:
+            return self.starts, self.free
+        view = self._views.get(usable)
+        if view is None:
+            starts: list[float] = []
+            frees: list[int] = []
+            last = -1
+            for start, free in zip(self.starts, self.free, strict=True):
+                mine = free & usable
+                if mine != last:
+                    starts.append(start)
+                    frees.append(mine)
+                    last = mine
+            view = self._views[usable] = (starts, frees)
+        return view
+
     def reserve(self, start: float, end: float, nodes: int) -> None:
-        first = self._split(start)
-        last = self._split(end) if end != math.inf else len(self.starts)
-        for index in range(first, last):
-            self.free[index] &= ~nodes
+        _take(self.starts, self.free, start, end, nodes)
+        for usable, (starts, frees) in self._views.items():
+            if nodes & usable:
+                _take(starts, frees, start, end, nodes & usable)
 
     def openings(
         self, usable: int, least: int, duration: float, horizon: float
@@ -84,8 +102,7 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        starts = self.starts
-        frees = self.free
+        starts, frees = self._view(usable)
         count = len(starts)
         first = 0
         while first < count:
@@ -109,6 +126,25 @@ class _Profile:
                 index += 1
             else:
                 yield start, free
+
+
+def _take(starts: list[float], frees: list[int], start: float, end: float, nodes: int) -> None:
+    """Take ``nodes`` from the segments from ``start`` to ``end``, splitting the segments
+    that contain those two times."""
+    first = _split(starts, frees, start)
+    last = _split(starts, frees, end) if end != math.inf else len(starts)
+    for index in range(first, last):
+        frees[index] &= ~nodes
+
+
+def _split(starts: list[float], frees: list[int], when: float) -> int:
+    """The index of the segment that starts at ``when``, splitting one if needed."""
+    index = bisect.bisect_right(starts, when) - 1
+    if starts[index] != when:
+        index += 1
+        starts.insert(index, when)
+        frees.insert(index, frees[index - 1])
+    return index
 
 
 def _last_startable(plans: Sequence[tuple[Job, int, int, float]], free: int, first: int) -> int:

@@ -271,14 +271,28 @@ class BackfillScheduler(BuiltinScheduler):
         # job of the same kind (no higher priority) needing as many fails too.
         cannot_preempt: dict[tuple[int, str, str | None], int] = {}
 
+        # The union of the reservations starting within each duration, with how many of
+        # them it covers: reservations are only ever appended, so it grows in place.
+        within: dict[float, tuple[int, int]] = {}
+
+        def reserved_within(duration: float) -> int:
+            """The nodes reserved in this pass from before ``now + duration``."""
+            limit = now + duration
+            seen, blocked = within.get(duration, (0, 0))
+            for index in range(seen, len(reserved)):
+                start, mask = reserved[index]
+                if start < limit:
+                    blocked |= mask
+            within[duration] = (len(reserved), blocked)
+            return blocked
+
         def preempting(job: Job, usable: int, least: int, duration: float) -> bool:
             """A job that cannot start now on free nodes may start by preempting, on nodes no
             earlier job of the pass reserved for its run. As Slurm documents for its
             backfill, the preemptor's nodes are then reserved whole for it."""
             if preempt_test is None:
                 return False
-            blocked = _union(mask for start, mask in reserved if start < now + duration)
-            nodes = usable & ~blocked
+            nodes = usable & ~reserved_within(duration)
             if not nodes:
                 return False
             kind = (nodes, job.partition, job.request.qos)

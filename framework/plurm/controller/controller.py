@@ -131,6 +131,8 @@ class Controller:
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
+        #: The most CPUs of any node of each partition, with the node list it is for.
+        self._largest_cpus: dict[str, tuple[tuple[str, ...], int]] = {}
         #: Usable nodes per (partition, excluded nodes), with the partition and the down
         #: nodes they were computed for; the weight gate's pools per usable-node bitmap.
         self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
@@ -251,8 +253,11 @@ class Controller:
         nodes: 2), and never fewer than its -N."""
         if request.min_nodes < 1 or not part.nodes:
             return request.min_nodes
-        largest = max(self.cluster.node(name).cpus for name in part.nodes)
-        return max(request.min_nodes, -(-request.cpus // largest))
+        known = self._largest_cpus.get(part.name)
+        if known is None or known[0] is not part.nodes:  # node sizes never change
+            known = (part.nodes, max(self.cluster.node(name).cpus for name in part.nodes))
+            self._largest_cpus[part.name] = known
+        return max(request.min_nodes, -(-request.cpus // known[1]))
 
     def _basic_priority(self) -> int:
         """priority/basic: the later the submission (or admin resume), the lower."""

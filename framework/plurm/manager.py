@@ -291,6 +291,36 @@ class Plugins:
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))
 
+    def preempt_candidate_questions(
+        self, cluster: Cluster
+    ) -> tuple[Callable[[Job, Job], bool], Callable[[Job], PreemptMode], Callable[[Job], int]]:
+        """``preempt_preemptable``, ``preempt_mode`` and ``preempt_priority`` on ``cluster``,
+        for one candidate walk (which asks all three for every running job): the
+        implementations themselves when they can be called directly (see :class:`_Hook`),
+        with the same conversions as the methods above."""
+        preemptable = self._fast("preempt_preemptable").direct()
+        mode = self._fast("preempt_mode").direct()
+        priority = self._fast("preempt_priority").direct()
+        if preemptable is None or mode is None or priority is None:
+            return (
+                functools.partial(self.preempt_preemptable, cluster=cluster),
+                functools.partial(self.preempt_mode, cluster=cluster),
+                functools.partial(self.preempt_priority, cluster=cluster),
+            )
+        ask_preemptable, ask_mode, ask_priority = preemptable, mode, priority
+
+        def may_preempt(preemptor: Job, preemptee: Job) -> bool:
+            return bool(ask_preemptable(preemptor, preemptee, cluster))
+
+        def mode_of(job: Job) -> PreemptMode:
+            answer = ask_mode(job, cluster)
+            return answer if isinstance(answer, PreemptMode) else PreemptMode()
+
+        def priority_of(job: Job) -> int:
+            return int(ask_priority(job, cluster) or 0)
+
+        return may_preempt, mode_of, priority_of
+
     def preempt_check_for(self, cluster: Cluster) -> Callable[[Job, Job], bool]:
         """``preempt_job_preempt_check`` on ``cluster`` as a two-argument function, for one
         queue sort (which asks it for every pair it compares): the implementation itself

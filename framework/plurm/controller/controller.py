@@ -837,6 +837,7 @@ class Controller:
             return []
         exemptions = self._exemptions
         candidates = []
+        preemptable, mode_of, priority_of = self.plugins.preempt_candidate_questions(cluster)
         groups = cluster.jobs_by_partition(JobState.RUNNING, JobState.SUSPENDED)
         victims = [victim for name in names for victim in groups.get(name, ())]
         for victim in victims:
@@ -848,13 +849,12 @@ class Controller:
                 # Slurm notices the exemption's end on its next periodic pass.
                 self._pass_after(victim.start_time + exempt)
                 continue
-            if not self.plugins.preempt_preemptable(preemptor, victim, self.cluster):
+            if not preemptable(preemptor, victim):
                 continue
-            mode = self.plugins.preempt_mode(victim, self.cluster).base
+            mode = mode_of(victim).base
             if mode is PreemptBase.OFF:
                 continue
-            priority = self.plugins.preempt_priority(victim, self.cluster)
-            candidates.append(Candidate(victim, mode, priority))
+            candidates.append(Candidate(victim, mode, priority_of(victim)))
         if self.config.preempt_parameters.youngest_first:
             candidates.sort(key=lambda c: (-(c.job.start_time or 0.0), c.job_id))
         else:

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from plurm import hookimpl
@@ -27,6 +29,13 @@ __all__ = ["PartitionPriority"]
 
 def _mode(part: PartitionSpec, cluster: Cluster) -> PreemptMode:
     mode = part.preempt_mode if part.preempt_mode is not None else cluster.config.preempt_mode
+    return _without_flags(mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _without_flags(mode: PreemptMode) -> PreemptMode:
+    """The mode without GANG and PRIORITY (modes are frozen values: asked for every
+    candidate, the answer is made once)."""
     return attrs.evolve(mode, gang=False, priority=False)
 
 

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from plurm import hookimpl
@@ -35,6 +37,13 @@ def _qos(job: Job, cluster: Cluster) -> QosSpec | None:
 def _mode(qos: QosSpec | None, cluster: Cluster) -> PreemptMode:
     own = qos.preempt_mode if qos is not None else None
     mode = own if own is not None else cluster.config.preempt_mode
+    return _without_flags(mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _without_flags(mode: PreemptMode) -> PreemptMode:
+    """The mode without GANG, WITHIN and PRIORITY (modes are frozen values: asked for every
+    candidate, the answer is made once)."""
     return attrs.evolve(mode, gang=False, within=False, priority=False)
 
 

@@ -127,7 +127,8 @@ class Controller:
         #: When each waiting preemptor first signalled victims (Slurm's back-off).
         self._preempting: dict[int, float] = {}
         self._limit_timers: dict[int, TimerHandle] = {}
-        self._pass_at: set[float] = set()
+        #: Passes armed, by time: True for a periodic (full-queue) pass.
+        self._pass_at: dict[float, bool] = {}
         self._slice_timer: TimerHandle | None = None
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
@@ -516,9 +517,10 @@ class Controller:
 
     def _pass_after(self, when: float) -> None:
         """A scheduling pass at the first periodic pass at or after ``when``, as Slurm's
-        main scheduler notices time-driven eligibility only on its periodic run."""
+        main scheduler notices time-driven eligibility only on its periodic run, which
+        tests the whole queue."""
         interval = max(1, self.config.scheduler_parameters.sched_interval)
-        self._pass_at_time(math.ceil(when / interval) * interval)
+        self._pass_at_time(math.ceil(when / interval) * interval, full=True)
 
     def _request_pass(self) -> None:
         """An event-triggered pass. Slurm batches these (batch jobs may wait up to
@@ -526,15 +528,16 @@ class Controller:
         Plurm runs the pass at the next whole second, once for all events before it."""
         self._pass_at_time(math.floor(self.now) + 1)
 
-    def _pass_at_time(self, at: float) -> None:
+    def _pass_at_time(self, at: float, *, full: bool = False) -> None:
         if at in self._pass_at:
+            self._pass_at[at] = self._pass_at[at] or full
             return
-        self._pass_at.add(at)
+        self._pass_at[at] = full
 
         def run() -> None:
-            self._pass_at.discard(at)
+            full = self._pass_at.pop(at, False)
             self._tick()
-            self.schedule()
+            self.schedule(full=full)
 
         self.timer.call_at(max(at, self.now), run)
 
@@ -606,17 +609,31 @@ class Controller:
 
     # ----------------------------------------------------------------------------- the pass
 
-    def schedule(self) -> None:
-        """One scheduling pass over the eligible pending jobs (the hook sequence above)."""
+    def schedule(self, *, full: bool = True) -> None:
+        """One scheduling pass over the eligible pending jobs (the hook sequence above).
+
+        An event-triggered pass (``full`` False) tests at most ``default_queue_depth`` + 1
+        jobs, as Slurm's does (every job it reaches counts, blocked partition or not); the
+        jobs after them keep their reasons, and a periodic pass, which tests the whole
+        queue, is armed for the next ``sched_interval`` tick."""
         self._tick()
         blocked: set[str] = set()
         # As in Slurm, once a job must wait, its partition's nodes are withheld from every
         # job after it in this pass, whatever their partition.
         withheld = 0  # node bitmap
         left = False
+        depth = -1 if full else self.config.scheduler_parameters.default_queue_depth
+        tested = 0
         for job in self._queue():
             if job.state is not JobState.PENDING or self._refused(job):
                 continue
+            if depth >= 0:
+                if tested > depth:  # Slurm's "already tested N jobs, breaking out"
+                    left = True
+                    interval = max(1, self.config.scheduler_parameters.sched_interval)
+                    self._pass_after(math.floor(self.now / interval) * interval + interval)
+                    break
+                tested += 1
             if job.partition in blocked:
                 job.reason = PendingReason.PRIORITY
             else:

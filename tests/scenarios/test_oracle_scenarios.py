@@ -60,14 +60,6 @@ KNOWN_GAPS = {
         "showed n1 of n[1-2]); Plurm releases all of a job's nodes at once"
     ),
     **{
-        ("qos-suspend-gang", snap): (
-            "`sleep 20` keeps its wall-clock deadline while SIGSTOPped, so Slurm's job 4 ended "
-            "20 s after its start (+25.74) though it ran only from +18.40; Plurm pauses the "
-            "run time while a job is suspended"
-        )
-        for snap in ("t27", "t29", "t32", "t40")
-    },
-    **{
         (name, snap): _COMPLETING
         for name in ("backfill-window", "backfill-window-edge")
         for snap in ("t088", "t089", "t090", "t091")

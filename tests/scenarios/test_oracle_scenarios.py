@@ -60,6 +60,15 @@ KNOWN_GAPS = {
         "showed n1 of n[1-2]); Plurm releases all of a job's nodes at once"
     ),
     **{
+        ("qos-suspend-gang-cons-tres", snap): (
+            "job 4 was suspended by gang in the pass that started it; on cons_tres (two runs) "
+            "its `sleep 20` counted from its first resume (+18.41: it ran 10 s, was suspended "
+            "at +28.41 and ended 11 ms after its resume at +38.41), while on select/linear (two "
+            "runs) it counted from the start; Plurm counts from the start"
+        )
+        for snap in ("t27", "t29", "t32")
+    },
+    **{
         (name, snap): _COMPLETING
         for name in ("backfill-window", "backfill-window-edge")
         for snap in ("t088", "t089", "t090", "t091")
@@ -169,6 +178,7 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         # the high-QOS job is placed over two running low jobs and gang time-slices it with
         # them; when it ends they resume at once.
         "qos-suspend-gang",
+        "qos-suspend-gang-cons-tres",
     ],
 )
 def test_scenario_matches_real_slurm(name: str, tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ and every signal is recorded.
 A job's run time is ``JobRequest.sim_runtime`` (from ``--sim-runtime``, ``--wrap='sleep N'``
 or its time limit, as the sbatch command decides); None runs until killed. With
 ``JobRequest.sim_wall_clock`` (a ``sleep``) suspension does not pause it: the job ends at its
-start plus the run time, or at its resume when it was stopped past that.
+start plus the run time, or at its resume when it was stopped past that. (A job that gang
+suspends as it starts races its launch on Slurm, and its sleep may begin only at the first
+resume; the deadline here counts from the start: tests/data/scenarios/PREEMPTION.md.)
 
 Killing takes time on a real node: slurmstepd waits for the processes, then slurmd reports
 the end, and only then are the nodes free. :class:`Teardown` holds those delays as measured

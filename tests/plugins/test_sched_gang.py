@@ -195,3 +195,21 @@ def test_rebuilding_only_changed_rows_decides_as_rebuilding_every_row() -> None:
             assert got == want
             decisions += bool(got.suspend or got.resume or got.preempt)
     assert decisions > 100  # the schedulers did decide things
+
+
+def test_a_stopped_sleep_keeps_its_wall_clock_deadline(make_cluster: Make) -> None:
+    """`sleep N` counts wall-clock time while SIGSTOPped (Slurm 22.05, qos-suspend-gang): a
+    job suspended past its deadline ends when it is resumed; `--sim-runtime` work is paused."""
+    cluster = make_cluster(TIERS)
+    cluster.command("sbatch --wrap='sleep 30'")  # starts at 1, deadline 31
+    cluster.command("sbatch --sim-runtime=30 --wrap=work")  # starts at 1, 30 s of run time
+    cluster.run_until(10)
+    cluster.command("sbatch -p high -N3 --sim-runtime=40 --wrap=work")  # runs from 11 to 51
+    cluster.run_until(50)
+    assert cluster.states() == {1: "SUSPENDED", 2: "SUSPENDED", 3: "RUNNING"}
+    cluster.run_until(52)
+    assert cluster.states() == {1: "COMPLETED", 2: "RUNNING", 3: "COMPLETED"}
+    assert cluster.job(1).end_time == 51
+    cluster.run_until(72)  # 10 s before the suspension, 20 s after the resume at 51
+    assert cluster.states()[2] == "COMPLETED"
+    assert cluster.job(2).end_time == 71

@@ -3,7 +3,8 @@
 Simulation adds two options of its own: ``--sim-runtime=SECONDS`` (how long the job runs)
 and ``--sim-ignore-sigterm`` (the job runs on through SIGTERM until SIGKILL). Without
 ``--sim-runtime`` a job runs for N seconds when its ``--wrap`` command is ``sleep N``, else
-for its time limit.
+for its time limit. Suspension pauses a ``--sim-runtime``, but not a ``sleep``: that job ends
+N seconds after its start, or at its resume if it was suspended then.
 """
 
 from __future__ import annotations
@@ -273,7 +274,11 @@ def parse_request(
         request = attrs.evolve(request, sim_exit_code=int(exit_match.group(1)) % 256)
         return request.with_runtime(0.0), "parsable" in values
     runtime = _runtime(values, command, request, controller)
-    return request.with_runtime(runtime), "parsable" in values
+    request = request.with_runtime(runtime)
+    if "sim_runtime" not in values and "wrap" in values and _SLEEP.search(command):
+        # sleep's deadline is wall-clock time: it runs on while the job is suspended.
+        request = attrs.evolve(request, sim_wall_clock=True)
+    return request, "parsable" in values
 
 
 def _runtime(

@@ -109,6 +109,11 @@ class JobRequest:
     contiguous: bool = False
     oversubscribe: bool = False
     sim_runtime: float | None = None
+    #: Simulation: ``sim_runtime`` is a wall-clock deadline from the start, as for
+    #: ``--wrap='sleep N'``: a stopped ``sleep`` keeps its deadline, so a job suspended past
+    #: it ends when it is resumed (Slurm 22.05, tests/data/scenarios/PREEMPTION.md).
+    #: Otherwise suspension pauses the run time, as for work that needs the CPU.
+    sim_wall_clock: bool = False
     #: Simulation: the job's command ignores SIGTERM (runs on until SIGKILL).
     ignore_sigterm: bool = False
     #: Simulation: the job runs its work as job steps (``srun``), which receive the SIGTERM

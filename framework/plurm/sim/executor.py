@@ -2,7 +2,11 @@
 and every signal is recorded.
 
 A job's run time is ``JobRequest.sim_runtime`` (from ``--sim-runtime``, ``--wrap='sleep N'``
-or its time limit, as the sbatch command decides); None runs until killed.
+or its time limit, as the sbatch command decides); None runs until killed. With
+``JobRequest.sim_wall_clock`` (a ``sleep``) suspension does not pause it: the job ends at its
+start plus the run time, or at its resume when it was stopped past that. (A job that gang
+suspends as it starts races its launch on Slurm, and its sleep may begin only at the first
+resume; the deadline here counts from the start: tests/data/scenarios/PREEMPTION.md.)
 
 Killing takes time on a real node: slurmstepd waits for the processes, then slurmd reports
 the end, and only then are the nodes free. :class:`Teardown` holds those delays as measured
@@ -51,6 +55,8 @@ class SimExecutor:
         self.on_end: Callable[[int, int, int], None] = lambda job_id, code, signal: None
         self._remaining: dict[int, float | None] = {}
         self._since: dict[int, float] = {}
+        #: Wall-clock jobs: when their command ends by itself, suspended or not.
+        self._deadline: dict[int, float] = {}
         self._timers: dict[int, SimTimer] = {}
         #: Every signal each job received: (time, signal name).
         self.signals: dict[int, list[tuple[float, str]]] = {}
@@ -65,9 +71,12 @@ class SimExecutor:
             return
         job_id = job.job_id
         code = job.request.sim_exit_code
-        self._timers[job_id] = self.clock.call_at(
-            self.clock.now() + remaining, lambda: self._ended(job_id, code)
-        )
+        end = self.clock.now() + remaining
+        deadline = self._deadline.get(job_id)
+        if deadline is not None:
+            # A stopped sleep wakes when continued if its deadline passed meanwhile.
+            end = max(self.clock.now(), deadline)
+        self._timers[job_id] = self.clock.call_at(end, lambda: self._ended(job_id, code))
 
     def _disarm(self, job: Job) -> None:
         timer = self._timers.pop(job.job_id, None)
@@ -81,10 +90,15 @@ class SimExecutor:
     def _ended(self, job_id: int, code: int, signal: int = 0) -> None:
         self._timers.pop(job_id, None)
         self._remaining.pop(job_id, None)
+        self._deadline.pop(job_id, None)
         self.on_end(job_id, code, signal)
 
     def start(self, job: Job) -> None:
-        self._remaining[job.job_id] = job.request.sim_runtime
+        runtime = job.request.sim_runtime
+        self._remaining[job.job_id] = runtime
+        self._deadline.pop(job.job_id, None)
+        if job.request.sim_wall_clock and runtime is not None:
+            self._deadline[job.job_id] = self.clock.now() + runtime
         self._arm(job)
 
     def suspend(self, job: Job) -> None:
@@ -110,12 +124,17 @@ class SimExecutor:
             if not job.request.runs_steps or job_id not in self._remaining:
                 return
             self._disarm(job)
-            self._remaining[job_id] = 0.0
+            self._stopped(job_id)
             self._later(job_id, self.teardown.step_exit, TERMINATED, 0)
             return
         self._disarm(job)
-        self._remaining[job_id] = 0.0
+        self._stopped(job_id)
         self.clock.call_at(self.clock.now(), lambda: self._ended(job_id, 0, number))
+
+    def _stopped(self, job_id: int) -> None:
+        """The job's command is dying: nothing of its own run time is left."""
+        self._remaining[job_id] = 0.0
+        self._deadline.pop(job_id, None)
 
     def _later(self, job_id: int, delay: float, code: int, signal: int) -> None:
         self._timers[job_id] = self.clock.call_at(
@@ -128,7 +147,7 @@ class SimExecutor:
         reported after the :class:`Teardown` delay."""
         self._disarm(job)
         job_id = job.job_id
-        self._remaining[job_id] = 0.0
+        self._stopped(job_id)
         if job.state is JobState.SUSPENDED:
             self._record(job, "KILL")
             self._later(job_id, self.teardown.after_kill, 0, SIGKILL)

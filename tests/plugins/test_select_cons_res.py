@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plurm.conf.values import OverSubscribe, OverSubscribeKind
 from plurm.model.select import SelectMode, SelectStatus
@@ -697,3 +699,92 @@ def test_the_qos_extra_row_does_not_make_a_partition_sharing(make_cluster: Make,
     cluster.settle()
     assert cluster.states() == {1: "RUNNING", 2: "RUNNING"}
     assert alloc(cluster) == {"n1": 2}
+
+
+# ----------------------------------------------------------------------------- fast path
+
+# Few node shapes (sockets, cores per socket, threads per core), so that runs tie.
+_NODE = st.sampled_from([(1, 1, 1), (1, 4, 1), (2, 2, 1), (1, 2, 2), (2, 3, 2)])
+_RUNNING = st.tuples(
+    st.integers(0, 2**14 - 1),  # the nodes it is tested or started on (a bitmap)
+    st.integers(1, 12),  # tasks
+    st.integers(1, 3),  # CPUs per task
+    st.booleans(),  # started where select placed it, or on the nodes as given
+    st.sampled_from(["run", "exclusive", "admin-suspended", "ended"]),
+)
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    nodes=st.lists(_NODE, min_size=1, max_size=14),
+    running=st.lists(_RUNNING, max_size=8),
+    tasks=st.integers(1, 12),
+    cpus_per_task=st.integers(1, 3),
+    min_nodes=st.integers(1, 3),
+    max_nodes=st.sampled_from([None, 0, 2]),
+    mask=st.one_of(st.just(2**14 - 1), st.integers(0, 2**14 - 1)),
+)
+def test_free_core_placement_matches_the_general_code(
+    params: str,
+    nodes: list[tuple[int, int, int]],
+    running: list[tuple[int, int, int, bool, str]],
+    tasks: int,
+    cpus_per_task: int,
+    min_nodes: int,
+    max_nodes: int | None,
+    mask: int,
+) -> None:
+    """FreeCores (the common case on bitmaps) gives the placement the general code gives on
+    the same usage: on random clusters of mixed nodes, with running jobs placed by select or
+    started anywhere (overlapping cores), exclusive, admin-suspended or ended."""
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest, JobState
+    from plurm.registry import PluginContext
+    from plurm_select_cons_res.free_cores import on_free_cores
+    from plurm_select_cons_res.usage import Usage
+
+    lines = "".join(
+        f"NodeName=n{i:02d} CPUs={s * c * t} Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}\n"
+        for i, (s, c, t) in enumerate(nodes)
+    )
+    config = conf.parse_text(f"ClusterName=c\nSlurmctldHost=h\n{_conf(params, lines.rstrip())}")
+    cluster = Cluster.from_config(config)
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    every = (1 << len(nodes)) - 1
+    for job_id, (where, count, per_task, placed, fate) in enumerate(running, start=1):
+        request = JobRequest(ntasks=count, cpus_per_task=per_task, exclusive=fate == "exclusive")
+        busy = RealJob(job_id, request, 0.0, "p")
+        on = cluster.bitmap(where & every or 1)
+        result = select.select_job_test(busy, on, SelectMode.RUN_NOW, (), cluster)
+        if placed and result.status is SelectStatus.SUCCESS:
+            busy.nodes = result.nodes
+        else:
+            busy.nodes = tuple(on)  # the core may start a job where select would not
+        busy.state = JobState.RUNNING
+        select.select_job_begin(busy, cluster)
+        if fate == "admin-suspended":
+            select.select_job_suspend(busy, True, cluster)
+        elif fate == "ended":
+            select.select_job_fini(busy, cluster)
+    request = JobRequest(
+        min_nodes=min_nodes,
+        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
+        ntasks=tasks,
+        cpus_per_task=cpus_per_task,
+    )
+    job = RealJob(99, request, 0.0, "p")
+    needs = select._needs(job, cluster)
+    assert needs is not None
+    unit = select.resource.unit
+    assert on_free_cores(needs, unit)
+    names = tuple(cluster.bitmap(mask & every))
+    tester = select._tester(cluster)
+    for free, usage in ((select.free_cores, select.usage), (select.idle_cores, Usage())):
+        fast = free.place(needs, mask & every, unit)
+        slow = tester.test(needs, names, "p", usage)
+        assert fast == slow
+        assert (fast and fast.nodes) == (slow and slow.nodes)

@@ -10,10 +10,12 @@ import attrs
 from plurm import hookimpl
 from plurm._markers import HOOK_API_VERSION
 from plurm.conf.values import PreemptBase
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
+from plurm_select_cons_res.free_cores import FreeCores, on_free_cores
 from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
 from plurm_select_cons_res.needs import Needs, Sharing, needs_of, row_count
 from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
@@ -21,6 +23,9 @@ from plurm_select_cons_res.steps import Placement, Tester
 from plurm_select_cons_res.usage import Usage
 
 __all__ = ["ConsResSelect"]
+
+#: How many idle-cluster answers select_job_test remembers before it starts afresh.
+_IDLE_MEMO_SIZE = 1 << 14
 
 
 @attrs.frozen
@@ -48,6 +53,13 @@ class ConsResSelect:
         self.version = 0
         #: A cache of test results (not state: the same test gives the same answer).
         self.tested: dict[int, _Tested] = {}
+        #: The usage's jobs in rows as FreeCores sees them, for the common case's tests;
+        #: and an idle cluster's, for the idle test.
+        self.free_cores = FreeCores((), {})
+        self.idle_cores = FreeCores((), {})
+        #: The idle test's answers: they depend only on the needs, the nodes and the unit
+        #: (node layouts never change), and passes ask the same again and again.
+        self.idle_tests: dict[tuple[Needs, object, Unit], Placement | None] = {}
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -90,6 +102,9 @@ class ConsResSelect:
             for name in cluster.config.node_names
         }
         self.usage = Usage()
+        self.free_cores = FreeCores(cluster.config.node_names, self.layouts)
+        self.idle_cores = FreeCores(cluster.config.node_names, self.layouts)
+        self.idle_tests.clear()
         self._changed()
         return True
 
@@ -113,13 +128,19 @@ class ConsResSelect:
         needs = self._needs(job, cluster)
         if needs is None:
             return SelectResult.never()
-        tester = self._tester(cluster)
-        idle = tester.test(needs, nodes, job.partition, Usage())
+        unit = self.resource.for_partition(cluster.partition(job.partition))
+        mask = _mask_in_table_order(nodes, cluster)
+        common = mask is not None and on_free_cores(needs, unit)
+        idle = self._idle_test(needs, nodes, job.partition, unit, mask if common else None, cluster)
         if idle is None:
             return SelectResult.never()
         if mode is not SelectMode.RUN_NOW:
             return SelectResult(SelectStatus.SUCCESS, idle.nodes)
-        placed = tester.test(needs, nodes, job.partition, self.usage)
+        tester = self._tester(cluster)
+        if common and mask is not None and self._plain(cluster):
+            placed = self.free_cores.place(needs, mask, unit)
+        else:
+            placed = tester.test(needs, nodes, job.partition, self.usage)
         if placed is not None:
             return self._success(job, placed)
         if not candidates:
@@ -145,6 +166,38 @@ class ConsResSelect:
         if preemption is None:
             return SelectResult.busy()
         return self._success(job, preemption.placement, preemption.victims)
+
+    def _plain(self, cluster: Cluster) -> bool:
+        """Whether tests against the usage may take FreeCores's common case: without gang
+        scheduling and with one row per partition, a job that wants its cores to itself
+        only ever goes on free cores (steps 2 to 4 never run, no node is left out for
+        another partition's rows)."""
+        return not cluster.config.gang_scheduling and all(
+            row_count(part, False) == 1 for part in cluster.partitions.values()
+        )
+
+    def _idle_test(
+        self,
+        needs: Needs,
+        nodes: Sequence[str],
+        partition: str,
+        unit: Unit,
+        mask: int | None,
+        cluster: Cluster,
+    ) -> Placement | None:
+        """The job's placement on an idle cluster (whether it could ever run on ``nodes``),
+        remembered. ``mask``: the nodes as a bitmap when the test is FreeCores's case."""
+        key = (needs, tuple(nodes) if mask is None else mask, unit)
+        if key in self.idle_tests:
+            return self.idle_tests[key]
+        if len(self.idle_tests) >= _IDLE_MEMO_SIZE:
+            self.idle_tests.clear()
+        if mask is not None:
+            placed = self.idle_cores.place(needs, mask, unit)
+        else:
+            placed = self._tester(cluster).test(needs, nodes, partition, Usage())
+        self.idle_tests[key] = placed
+        return placed
 
     def _success(self, job: Job, placed: Placement, victims: tuple[int, ...] = ()) -> SelectResult:
         nodes = placed.nodes
@@ -191,6 +244,7 @@ class ConsResSelect:
         allocation = placed.allocation(job.job_id, job.partition, sharing)
         self.usage.remove(job.job_id)
         self.usage.add(allocation, self._rows(cluster).get(job.partition, 1))
+        self.free_cores.hold(allocation)
         self._changed()
         return True
 
@@ -204,6 +258,7 @@ class ConsResSelect:
     @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:
         self.usage.remove(job.job_id)
+        self.free_cores.release(job.job_id)
         self._changed()
         return True
 
@@ -213,6 +268,7 @@ class ConsResSelect:
         # OverSubscribe); an admin suspension frees its cores, not its memory.
         if indefinite and job.job_id in self.usage.allocations:
             self.usage.unplace(job.job_id)
+            self.free_cores.release(job.job_id)
             self._changed()
         return True
 
@@ -224,6 +280,7 @@ class ConsResSelect:
             and not self.usage.in_rows(job.job_id)
         ):
             self.usage.place(job.job_id, self._rows(cluster).get(job.partition, 1))
+            self.free_cores.hold(self.usage.allocations[job.job_id])
             self._changed()
         return True
 
@@ -246,3 +303,20 @@ class ConsResSelect:
         return {
             name: self.layouts[name].cpus_of(len(cores)) for name, cores in held.items() if cores
         }
+
+
+def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:
+    """``nodes`` as a node bitmap if they are known nodes in node-table order (FreeCores
+    walks bitmaps in table order, the general code walks ``nodes`` as given), else None."""
+    if isinstance(nodes, NodeBitmap):
+        return nodes.mask
+    index = cluster.node_index
+    mask = 0
+    last = -1
+    for name in nodes:
+        position = index.get(name, -1)
+        if position <= last:
+            return None
+        mask |= 1 << position
+        last = position
+    return mask

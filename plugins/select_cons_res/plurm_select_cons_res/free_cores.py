@@ -1,0 +1,241 @@
+"""The common case on node bitmaps: a job that wants whole cores to itself on free cores.
+
+When a job neither shares (no OverSubscribe) nor wants whole nodes (no ``--exclusive``),
+memory is not counted, it requires no node and need not be contiguous, the partition counts
+cores or CPUs, gang scheduling is off and no partition has several rows, a test against the
+usage is step 1 of ``steps`` alone: each node offers the CPUs of its free cores, and
+``placement.choose_nodes`` picks nodes by best fit over runs of consecutive nodes.
+
+:class:`FreeCores` keeps what that step reads up to date job by job, over the node table:
+each node's held cores, the CPUs its free cores give, Slurm's node state counter, and
+bitmaps of the nodes by free CPUs. A test then costs C-speed operations over the table
+(bitmaps, a prefix sum of task slots) plus Python work per run of usable nodes and per node
+chosen, where the general code does Python work per node. The rounds, best fit and
+tie-breaks are ``choose_nodes``'s and ``deal_tasks``'s; a property test in
+``tests/plugins/test_select_cons_res.py`` compares the two on random clusters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from plurm_select_cons_res.layout import Layout, Unit
+from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
+from plurm_select_cons_res.placement import allocated_cpus, deal_tasks
+from plurm_select_cons_res.steps import Placement
+from plurm_select_cons_res.usage import Allocation
+
+__all__ = ["FreeCores", "on_free_cores"]
+
+#: A run of set bits in a bitmap written lowest bit first.
+_ONES = re.compile("1+")
+#: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
+_CORE_UNITS = (Unit.CORE, Unit.CPU)
+
+
+def on_free_cores(needs: Needs, unit: Unit) -> bool:
+    """Whether a test of ``needs`` under ``unit`` on an *idle* usage is FreeCores's common
+    case. Against a usage with jobs, gang scheduling must also be off and no partition may
+    have several rows of its own (the callers know those)."""
+    return (
+        needs.sharing is Sharing.ONE_ROW
+        and needs.memory_kind is MemoryKind.NONE
+        and not needs.required
+        and not needs.contiguous
+        and unit in _CORE_UNITS
+    )
+
+
+class FreeCores:
+    """The cores jobs in rows hold on each node, and what they leave, over the node table.
+
+    ``hold`` and ``release`` follow the plugin's usage job by job: a job counts while it
+    sits in a row (running or gang-suspended), as in ``usage.View``.
+    """
+
+    def __init__(self, table: Sequence[str], layouts: Mapping[str, Layout]) -> None:
+        self.table = tuple(table)
+        self.layouts = [layouts[name] for name in self.table]
+        self._index = {name: index for index, name in enumerate(self.table)}
+        self._all = [(1 << layout.cores) - 1 for layout in self.layouts]
+        #: Per node, the cores held by each job on it (job id -> core bitmask).
+        self._jobs_on: list[dict[int, int]] = [{} for _ in self.table]
+        #: What each held job holds: its nodes and its sharing weight.
+        self._held: dict[int, tuple[tuple[int, ...], int]] = {}
+        #: Per node, the union of its held cores (a core bitmask).
+        self.busy = [0] * len(self.table)
+        #: Per node, Slurm's state counter: the sum of the held jobs' sharing weights.
+        self._weight = [0] * len(self.table)
+        #: Per node, the CPUs of its free cores.
+        self.free_cpus = [layout.cpus_of(layout.cores) for layout in self.layouts]
+        #: Free CPUs -> bitmap of the nodes with exactly that many.
+        self._by_free: dict[int, int] = {}
+        for index, cpus in enumerate(self.free_cpus):
+            self._by_free[cpus] = self._by_free.get(cpus, 0) | 1 << index
+        #: Nodes an exclusive job holds cores on: no other job may go there.
+        self.barred = 0
+        # Derived from the above per tasks' CPUs; emptied on every change.
+        self._slots: dict[int, tuple[list[int], list[int], int]] = {}
+        self._picked: dict[tuple[int, int], frozenset[int]] = {}
+
+    # ----------------------------------------------------------------------------- upkeep
+
+    def hold(self, allocation: Allocation) -> None:
+        """The job sits in a row (again) with ``allocation``."""
+        self.release(allocation.job_id)
+        job_id = allocation.job_id
+        weight = allocation.sharing.weight
+        nodes = []
+        for name, cores in allocation.cores.items():
+            index = self._index[name]
+            nodes.append(index)
+            self._jobs_on[index][job_id] = sum(1 << core for core in cores)
+            self._weight[index] += weight
+            self._refresh(index)
+        self._held[job_id] = (tuple(nodes), weight)
+
+    def release(self, job_id: int) -> None:
+        """The job left its row (ended, or suspended by an administrator)."""
+        held = self._held.pop(job_id, None)
+        if held is None:
+            return
+        nodes, weight = held
+        for index in nodes:
+            del self._jobs_on[index][job_id]
+            self._weight[index] -= weight
+            self._refresh(index)
+
+    def _refresh(self, index: int) -> None:
+        held = 0
+        for cores in self._jobs_on[index].values():
+            held |= cores
+        busy = self.busy[index] = held & self._all[index]
+        bit = 1 << index
+        if held and self._weight[index] >= Sharing.RESERVED.weight:
+            self.barred |= bit
+        else:
+            self.barred &= ~bit
+        layout = self.layouts[index]
+        before = self.free_cpus[index]
+        after = layout.cpus_of(layout.cores - busy.bit_count())
+        if after != before:
+            self.free_cpus[index] = after
+            self._by_free[before] &= ~bit
+            self._by_free[after] = self._by_free.get(after, 0) | bit
+        self._slots.clear()
+
+    # ----------------------------------------------------------------------------- tests
+
+    def _slots_for(self, cpus_per_task: int) -> tuple[list[int], list[int], int]:
+        """(task slots per node, their prefix sums, bitmap of nodes with a slot)."""
+        known = self._slots.get(cpus_per_task)
+        if known is None:
+            if cpus_per_task == 1:
+                slots = self.free_cpus
+            else:
+                slots = [cpus // cpus_per_task for cpus in self.free_cpus]
+            some = 0
+            for cpus, mask in self._by_free.items():
+                if cpus >= cpus_per_task:
+                    some |= mask
+            known = slots, list(itertools.accumulate(slots, initial=0)), some
+            self._slots[cpus_per_task] = known
+        return known
+
+    def place(self, needs: Needs, nodes: int, unit: Unit) -> Placement | None:
+        """``Tester.test`` for FreeCores's common case (see ``on_free_cores``) on the nodes
+        of the bitmap ``nodes``."""
+        allowed = nodes & ~self.barred
+        if allowed.bit_count() < needs.min_nodes:
+            return None
+        slots, before, some = self._slots_for(needs.cpus_per_task)
+        chosen = self._choose(needs, allowed & some, slots, before)
+        if chosen is None:
+            return None
+        names = [self.table[index] for index in chosen]
+        tasks = deal_tasks(
+            names, {name: slots[i] for name, i in zip(names, chosen, strict=True)}, needs.tasks
+        )
+        cores: dict[str, frozenset[int]] = {}
+        cpus: dict[str, int] = {}
+        for name, index in zip(names, chosen, strict=True):
+            layout = self.layouts[index]
+            want = tasks[name] * needs.cpus_per_task
+            cores[name] = self._lowest_free(index, math.ceil(want / layout.cpus_per_core))
+            cpus[name] = allocated_cpus(layout, unit, want, False)
+        return Placement(cores, cpus, dict.fromkeys(names, 0))
+
+    def _lowest_free(self, index: int, count: int) -> frozenset[int]:
+        """``pick_cores``: the ``count`` lowest-numbered free cores of a node."""
+        free = self._all[index] & ~self.busy[index]
+        key = (free, count)
+        picked = self._picked.get(key)
+        if picked is None:
+            bits = format(free, "b")[::-1]
+            cores = [core for core, bit in enumerate(bits) if bit == "1"][:count]
+            picked = self._picked[key] = frozenset(cores)
+        return picked
+
+    @staticmethod
+    def _choose(
+        needs: Needs, usable: int, slots: list[int], before: Sequence[int]
+    ) -> list[int] | None:
+        """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
+        nodes with a slot: runs of consecutive nodes are runs of set bits."""
+        most = needs.max_nodes if needs.max_nodes is not None else usable.bit_count()
+        most = max(most, needs.min_nodes)
+        want_nodes = needs.min_nodes
+        want_tasks = needs.tasks
+        runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
+        taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
+        count = 0
+        while runs and (want_nodes > 0 or want_tasks > 0) and count < most:
+            best = -1
+            best_slots = 0
+            best_enough = False
+            for position, (start, end) in enumerate(runs):
+                total = before[end] - before[start]
+                enough = total >= want_tasks and end - start >= want_nodes
+                if (
+                    best < 0
+                    or (enough and not best_enough)
+                    or (enough and total < best_slots)
+                    or (not enough and not best_enough and total > best_slots)
+                ):
+                    best, best_slots, best_enough = position, total, enough
+            start, end = runs.pop(best)
+            if want_nodes <= 1:
+                single = _fewest_that_hold(slots[start:end], want_tasks)
+                if single is not None:
+                    taken.append((start + single, start + single + 1))
+                    count += 1
+                    want_nodes -= 1
+                    want_tasks -= slots[start + single]
+                    continue
+            # Nodes from the start of the run until both needs are met, the run ends or
+            # ``most`` is reached: the fewest that give want_tasks (a search on the
+            # running slot totals) and at least want_nodes.
+            by_tasks = bisect.bisect_left(before, before[start] + want_tasks, start, end + 1)
+            take = min(max(want_nodes, by_tasks - start, 0), end - start, most - count)
+            taken.append((start, start + take))
+            count += take
+            want_nodes -= take
+            want_tasks -= before[start + take] - before[start]
+        if want_nodes > 0 or want_tasks > 0:
+            return None
+        taken.sort()
+        return list(itertools.chain.from_iterable(range(first, last) for first, last in taken))
+
+
+def _fewest_that_hold(run: list[int], want: int) -> int | None:
+    """The position in ``run`` (slots of consecutive nodes) of the node with the fewest
+    slots that still holds ``want`` tasks, the first of them on ties; None if none does.
+    Slot counts are small, so each is looked for in turn, smallest first."""
+    for value in range(max(want, min(run)), max(run) + 1):
+        if value in run:
+            return run.index(value)
+    return None

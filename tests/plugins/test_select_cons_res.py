@@ -788,3 +788,14 @@ def test_free_core_placement_matches_the_general_code(
         slow = tester.test(needs, names, "p", usage)
         assert fast == slow
         assert (fast and fast.nodes) == (slow and slow.nodes)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(slots=st.lists(st.integers(1, 9), min_size=1, max_size=12), tasks=st.integers(1, 120))
+def test_dealing_by_rounds_matches_dealing_one_by_one(slots: list[int], tasks: int) -> None:
+    from plurm_select_cons_res.free_cores import _deal
+    from plurm_select_cons_res.placement import deal_tasks
+
+    names = [f"n{i}" for i in range(len(slots))]
+    one_by_one = deal_tasks(names, dict(zip(names, slots, strict=True)), tasks)
+    assert _deal(slots, tasks) == [one_by_one[name] for name in names]

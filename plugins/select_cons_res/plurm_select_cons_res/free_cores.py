@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 import re
 from collections.abc import Mapping, Sequence
 
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
-from plurm_select_cons_res.placement import allocated_cpus, deal_tasks
 from plurm_select_cons_res.steps import Placement
 from plurm_select_cons_res.usage import Allocation
 
@@ -35,6 +33,8 @@ __all__ = ["FreeCores", "on_free_cores"]
 _ONES = re.compile("1+")
 #: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
+#: Slurm's node state counter at and above which an exclusive job holds the node.
+_RESERVED = Sharing.RESERVED.weight
 
 
 def on_free_cores(needs: Needs, unit: Unit) -> bool:
@@ -62,11 +62,18 @@ class FreeCores:
         self.layouts = [layouts[name] for name in self.table]
         self._index = {name: index for index, name in enumerate(self.table)}
         self._all = [(1 << layout.cores) - 1 for layout in self.layouts]
+        #: Per node, the CPUs a number of cores gives (``Layout.cpus_of``), by that number.
+        self._cpus_of = [
+            tuple(layout.cpus_of(cores) for cores in range(layout.cores + 1))
+            for layout in self.layouts
+        ]
         #: Per node, the cores held by each job on it (job id -> core bitmask).
         self._jobs_on: list[dict[int, int]] = [{} for _ in self.table]
         #: What each held job holds: its nodes and its sharing weight.
-        self._held: dict[int, tuple[tuple[int, ...], int]] = {}
-        #: Per node, the union of its held cores (a core bitmask).
+        self._held: dict[int, tuple[list[int], int]] = {}
+        #: Per node, the union of its held cores (a core bitmask), and that within the
+        #: node's cores (``busy``).
+        self._union = [0] * len(self.table)
         self.busy = [0] * len(self.table)
         #: Per node, Slurm's state counter: the sum of the held jobs' sharing weights.
         self._weight = [0] * len(self.table)
@@ -80,23 +87,35 @@ class FreeCores:
         self.barred = 0
         # Derived from the above per tasks' CPUs; emptied on every change.
         self._slots: dict[int, tuple[list[int], list[int], int]] = {}
+        # Pure functions of their keys, remembered: core sets recur job after job.
         self._picked: dict[tuple[int, int], frozenset[int]] = {}
+        self._masks: dict[frozenset[int], int] = {}
 
     # ----------------------------------------------------------------------------- upkeep
 
     def hold(self, allocation: Allocation) -> None:
         """The job sits in a row (again) with ``allocation``."""
-        self.release(allocation.job_id)
         job_id = allocation.job_id
+        if job_id in self._held:
+            self.release(job_id)
         weight = allocation.sharing.weight
+        index_of = self._index
+        masks = self._masks
+        jobs_on = self._jobs_on
+        weights = self._weight
+        union = self._union
         nodes = []
         for name, cores in allocation.cores.items():
-            index = self._index[name]
+            index = index_of[name]
+            mask = masks.get(cores)
+            if mask is None:
+                mask = masks[cores] = sum(1 << core for core in cores)
+            jobs_on[index][job_id] = mask
+            weights[index] += weight
             nodes.append(index)
-            self._jobs_on[index][job_id] = sum(1 << core for core in cores)
-            self._weight[index] += weight
-            self._refresh(index)
-        self._held[job_id] = (tuple(nodes), weight)
+            self._set(index, union[index] | mask)
+        self._held[job_id] = (nodes, weight)
+        self._slots.clear()
 
     def release(self, job_id: int) -> None:
         """The job left its row (ended, or suspended by an administrator)."""
@@ -104,29 +123,33 @@ class FreeCores:
         if held is None:
             return
         nodes, weight = held
+        jobs_on = self._jobs_on
+        weights = self._weight
         for index in nodes:
-            del self._jobs_on[index][job_id]
-            self._weight[index] -= weight
-            self._refresh(index)
+            on = jobs_on[index]
+            del on[job_id]
+            weights[index] -= weight
+            union = 0
+            for mask in on.values():
+                union |= mask
+            self._set(index, union)
+        self._slots.clear()
 
-    def _refresh(self, index: int) -> None:
-        held = 0
-        for cores in self._jobs_on[index].values():
-            held |= cores
-        busy = self.busy[index] = held & self._all[index]
-        bit = 1 << index
-        if held and self._weight[index] >= Sharing.RESERVED.weight:
-            self.barred |= bit
-        else:
-            self.barred &= ~bit
-        layout = self.layouts[index]
+    def _set(self, index: int, union: int) -> None:
+        """A node's held cores are now ``union``: update what is derived from them."""
+        self._union[index] = union
+        busy = self.busy[index] = union & self._all[index]
+        if union and self._weight[index] >= _RESERVED:
+            self.barred |= 1 << index
+        elif self.barred and self.barred >> index & 1:
+            self.barred ^= 1 << index
         before = self.free_cpus[index]
-        after = layout.cpus_of(layout.cores - busy.bit_count())
+        after = self._cpus_of[index][self.layouts[index].cores - busy.bit_count()]
         if after != before:
             self.free_cpus[index] = after
-            self._by_free[before] &= ~bit
+            bit = 1 << index
+            self._by_free[before] ^= bit
             self._by_free[after] = self._by_free.get(after, 0) | bit
-        self._slots.clear()
 
     # ----------------------------------------------------------------------------- tests
 
@@ -156,18 +179,19 @@ class FreeCores:
         chosen = self._choose(needs, allowed & some, slots, before)
         if chosen is None:
             return None
-        names = [self.table[index] for index in chosen]
-        tasks = deal_tasks(
-            names, {name: slots[i] for name, i in zip(names, chosen, strict=True)}, needs.tasks
-        )
+        table = self.table
+        per_task = needs.cpus_per_task
         cores: dict[str, frozenset[int]] = {}
         cpus: dict[str, int] = {}
-        for name, index in zip(names, chosen, strict=True):
-            layout = self.layouts[index]
-            want = tasks[name] * needs.cpus_per_task
-            cores[name] = self._lowest_free(index, math.ceil(want / layout.cpus_per_core))
-            cpus[name] = allocated_cpus(layout, unit, want, False)
-        return Placement(cores, cpus, dict.fromkeys(names, 0))
+        dealt = _deal([slots[index] for index in chosen], needs.tasks)
+        for index, tasks in zip(chosen, dealt, strict=True):
+            name = table[index]
+            # pick_cores and allocated_cpus: whole cores, the lowest free ones (a CPU is a
+            # core of one thread under CR_CPU, so the same sums hold there)
+            count = -(-tasks * per_task // self.layouts[index].cpus_per_core)
+            cores[name] = self._lowest_free(index, count)
+            cpus[name] = self._cpus_of[index][count]
+        return Placement(cores, cpus, dict.fromkeys(cores, 0))
 
     def _lowest_free(self, index: int, count: int) -> frozenset[int]:
         """``pick_cores``: the ``count`` lowest-numbered free cores of a node."""
@@ -239,3 +263,37 @@ def _fewest_that_hold(run: list[int], want: int) -> int | None:
         if value in run:
             return run.index(value)
     return None
+
+
+def _deal(slots: list[int], tasks: int) -> list[int]:
+    """``deal_tasks`` on the chosen nodes' slots (in node order), worked out by rounds:
+    every node gets a task per round while it has slots, so after ``level`` whole rounds a
+    node has min(slots, level); the rest go one each to the first nodes with slots left.
+    A node dealt nothing still gets one task."""
+    if tasks >= sum(slots):
+        return list(slots)
+    ordered = sorted(slots)
+    active = len(ordered)  # nodes with slots beyond ``level``
+    level = 0
+    left = tasks
+    first = 0  # ordered[first:] are the active nodes' slots
+    while True:
+        step = ordered[first] - level
+        if step * active > left:
+            rounds = left // active
+            level += rounds
+            left -= rounds * active
+            break
+        left -= step * active
+        level = ordered[first]
+        while ordered[first] == level:
+            first += 1
+            active -= 1
+    dealt = [min(count, level) for count in slots]
+    for position, count in enumerate(slots):
+        if left == 0:
+            break
+        if count > level:
+            dealt[position] += 1
+            left -= 1
+    return [max(1, count) for count in dealt]

@@ -136,13 +136,13 @@ class ConsResSelect:
             return SelectResult.never()
         if mode is not SelectMode.RUN_NOW:
             return SelectResult(SelectStatus.SUCCESS, idle.nodes)
-        tester = self._tester(cluster)
         if common and mask is not None and self._plain(cluster):
             placed = self.free_cores.place(needs, mask, unit)
         else:
-            placed = tester.test(needs, nodes, job.partition, self.usage)
+            placed = self._tester(cluster).test(needs, nodes, job.partition, self.usage)
         if placed is not None:
             return self._success(job, placed)
+        tester = self._tester(cluster)
         if not candidates:
             return SelectResult.busy()
         if (

@@ -64,7 +64,10 @@ class Usage:
         rows = self.rows.setdefault(allocation.partition, [])
         while len(rows) < count:
             rows.append([])
-        for row in rows[:count]:
+        # The last row takes the job whether it fits or not: only those before it are
+        # tried (with one row, none is: a partition's jobs rarely share, and a row may
+        # hold every running job).
+        for row in rows[: max(0, count - 1)]:
             if self._fits(row, allocation):
                 row.append(job_id)
                 return

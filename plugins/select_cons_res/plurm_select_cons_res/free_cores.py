@@ -79,10 +79,12 @@ class FreeCores:
         self._weight = [0] * len(self.table)
         #: Per node, the CPUs of its free cores.
         self.free_cpus = [layout.cpus_of(layout.cores) for layout in self.layouts]
-        #: Free CPUs -> bitmap of the nodes with exactly that many.
-        self._by_free: dict[int, int] = {}
+        #: Per node, the CPUs of its free cores by how many of its cores are busy.
+        self._cpus_left = [counts[::-1] for counts in self._cpus_of]
+        #: Bitmaps of the nodes by free CPUs (index: the number of free CPUs).
+        self._by_free = [0] * (max(self.free_cpus, default=0) + 1)
         for index, cpus in enumerate(self.free_cpus):
-            self._by_free[cpus] = self._by_free.get(cpus, 0) | 1 << index
+            self._by_free[cpus] |= 1 << index
         #: Nodes an exclusive job holds cores on: no other job may go there.
         self.barred = 0
         # Derived from the above per tasks' CPUs; emptied on every change.
@@ -103,7 +105,7 @@ class FreeCores:
         masks = self._masks
         jobs_on = self._jobs_on
         weights = self._weight
-        union = self._union
+        unions = self._union
         nodes = []
         for name, cores in allocation.cores.items():
             index = index_of[name]
@@ -112,10 +114,10 @@ class FreeCores:
                 mask = masks[cores] = sum(1 << core for core in cores)
             jobs_on[index][job_id] = mask
             weights[index] += weight
+            unions[index] |= mask
             nodes.append(index)
-            self._set(index, union[index] | mask)
         self._held[job_id] = (nodes, weight)
-        self._slots.clear()
+        self._derive(nodes)
 
     def release(self, job_id: int) -> None:
         """The job left its row (ended, or suspended by an administrator)."""
@@ -125,6 +127,7 @@ class FreeCores:
         nodes, weight = held
         jobs_on = self._jobs_on
         weights = self._weight
+        unions = self._union
         for index in nodes:
             on = jobs_on[index]
             del on[job_id]
@@ -132,24 +135,35 @@ class FreeCores:
             union = 0
             for mask in on.values():
                 union |= mask
-            self._set(index, union)
-        self._slots.clear()
+            unions[index] = union
+        self._derive(nodes)
 
-    def _set(self, index: int, union: int) -> None:
-        """A node's held cores are now ``union``: update what is derived from them."""
-        self._union[index] = union
-        busy = self.busy[index] = union & self._all[index]
-        if union and self._weight[index] >= _RESERVED:
-            self.barred |= 1 << index
-        elif self.barred and self.barred >> index & 1:
-            self.barred ^= 1 << index
-        before = self.free_cpus[index]
-        after = self._cpus_of[index][self.layouts[index].cores - busy.bit_count()]
-        if after != before:
-            self.free_cpus[index] = after
-            bit = 1 << index
-            self._by_free[before] ^= bit
-            self._by_free[after] = self._by_free.get(after, 0) | bit
+    def _derive(self, nodes: list[int]) -> None:
+        """The held cores of ``nodes`` changed: update what is derived from them."""
+        unions = self._union
+        busies = self.busy
+        all_cores = self._all
+        weights = self._weight
+        free_cpus = self.free_cpus
+        cpus_left = self._cpus_left
+        by_free = self._by_free
+        barred = self.barred
+        for index in nodes:
+            union = unions[index]
+            busy = busies[index] = union & all_cores[index]
+            if union and weights[index] >= _RESERVED:
+                barred |= 1 << index
+            elif barred and barred >> index & 1:
+                barred ^= 1 << index
+            before = free_cpus[index]
+            after = cpus_left[index][busy.bit_count()]
+            if after != before:
+                free_cpus[index] = after
+                bit = 1 << index
+                by_free[before] ^= bit
+                by_free[after] |= bit
+        self.barred = barred
+        self._slots.clear()
 
     # ----------------------------------------------------------------------------- tests
 
@@ -162,9 +176,8 @@ class FreeCores:
             else:
                 slots = [cpus // cpus_per_task for cpus in self.free_cpus]
             some = 0
-            for cpus, mask in self._by_free.items():
-                if cpus >= cpus_per_task:
-                    some |= mask
+            for mask in self._by_free[cpus_per_task:]:
+                some |= mask
             known = slots, list(itertools.accumulate(slots, initial=0)), some
             self._slots[cpus_per_task] = known
         return known
@@ -180,6 +193,11 @@ class FreeCores:
         if chosen is None:
             return None
         table = self.table
+        layouts = self.layouts
+        all_cores = self._all
+        busy = self.busy
+        cpus_of = self._cpus_of
+        picked = self._picked
         per_task = needs.cpus_per_task
         cores: dict[str, frozenset[int]] = {}
         cpus: dict[str, int] = {}
@@ -188,21 +206,14 @@ class FreeCores:
             name = table[index]
             # pick_cores and allocated_cpus: whole cores, the lowest free ones (a CPU is a
             # core of one thread under CR_CPU, so the same sums hold there)
-            count = -(-tasks * per_task // self.layouts[index].cpus_per_core)
-            cores[name] = self._lowest_free(index, count)
-            cpus[name] = self._cpus_of[index][count]
+            count = -(-tasks * per_task // layouts[index].cpus_per_core)
+            key = (all_cores[index] & ~busy[index], count)
+            lowest = picked.get(key)
+            if lowest is None:
+                lowest = picked[key] = _lowest(*key)
+            cores[name] = lowest
+            cpus[name] = cpus_of[index][count]
         return Placement(cores, cpus, dict.fromkeys(cores, 0))
-
-    def _lowest_free(self, index: int, count: int) -> frozenset[int]:
-        """``pick_cores``: the ``count`` lowest-numbered free cores of a node."""
-        free = self._all[index] & ~self.busy[index]
-        key = (free, count)
-        picked = self._picked.get(key)
-        if picked is None:
-            bits = format(free, "b")[::-1]
-            cores = [core for core, bit in enumerate(bits) if bit == "1"][:count]
-            picked = self._picked[key] = frozenset(cores)
-        return picked
 
     @staticmethod
     def _choose(
@@ -297,3 +308,9 @@ def _deal(slots: list[int], tasks: int) -> list[int]:
             dealt[position] += 1
             left -= 1
     return [max(1, count) for count in dealt]
+
+
+def _lowest(free: int, count: int) -> frozenset[int]:
+    """``pick_cores``: the ``count`` lowest-numbered cores of the core bitmask ``free``."""
+    bits = format(free, "b")[::-1]
+    return frozenset([core for core, bit in enumerate(bits) if bit == "1"][:count])

@@ -62,13 +62,15 @@ class FreeCores:
         self.layouts = [layouts[name] for name in self.table]
         self._index = {name: index for index, name in enumerate(self.table)}
         self._all = [(1 << layout.cores) - 1 for layout in self.layouts]
-        #: Per node, the CPUs a number of cores gives (``Layout.cpus_of``), by that number.
-        self._cpus_of = [
-            tuple(layout.cpus_of(cores) for cores in range(layout.cores + 1))
-            for layout in self.layouts
-        ]
-        #: Per node, the cores held by each job on it (job id -> core bitmask).
-        self._jobs_on: list[dict[int, int]] = [{} for _ in self.table]
+        # Per node, the CPUs a number of cores gives (``Layout.cpus_of``), by that number;
+        # one tuple per distinct layout, shared by its nodes.
+        by_layout = {
+            layout: tuple(layout.cpus_of(cores) for cores in range(layout.cores + 1))
+            for layout in set(self.layouts)
+        }
+        self._cpus_of = [by_layout[layout] for layout in self.layouts]
+        #: Per node with jobs, the cores each of them holds there (job id -> core bitmask).
+        self._jobs_on: dict[int, dict[int, int]] = {}
         #: What each held job holds: its nodes and its sharing weight.
         self._held: dict[int, tuple[list[int], int]] = {}
         #: Per node, the union of its held cores (a core bitmask), and that within the
@@ -80,7 +82,8 @@ class FreeCores:
         #: Per node, the CPUs of its free cores.
         self.free_cpus = [layout.cpus_of(layout.cores) for layout in self.layouts]
         #: Per node, the CPUs of its free cores by how many of its cores are busy.
-        self._cpus_left = [counts[::-1] for counts in self._cpus_of]
+        left = {counts: counts[::-1] for counts in by_layout.values()}
+        self._cpus_left = [left[counts] for counts in self._cpus_of]
         #: Bitmaps of the nodes by free CPUs (index: the number of free CPUs).
         self._by_free = [0] * (max(self.free_cpus, default=0) + 1)
         for index, cpus in enumerate(self.free_cpus):
@@ -112,7 +115,10 @@ class FreeCores:
             mask = masks.get(cores)
             if mask is None:
                 mask = masks[cores] = sum(1 << core for core in cores)
-            jobs_on[index][job_id] = mask
+            on = jobs_on.get(index)
+            if on is None:
+                on = jobs_on[index] = {}
+            on[job_id] = mask
             weights[index] += weight
             unions[index] |= mask
             nodes.append(index)
@@ -135,6 +141,8 @@ class FreeCores:
             union = 0
             for mask in on.values():
                 union |= mask
+            if not on:
+                del jobs_on[index]
             unions[index] = union
         self._derive(nodes)
 
@@ -307,7 +315,8 @@ def _deal(slots: list[int], tasks: int) -> list[int]:
         if count > level:
             dealt[position] += 1
             left -= 1
-    return [max(1, count) for count in dealt]
+    # Every chosen node has a slot, so after a whole round every node has a task.
+    return dealt if level else [max(1, count) for count in dealt]
 
 
 def _lowest(free: int, count: int) -> frozenset[int]:

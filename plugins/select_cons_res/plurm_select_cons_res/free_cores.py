@@ -57,10 +57,13 @@ class FreeCores:
     sits in a row (running or gang-suspended), as in ``usage.View``.
     """
 
-    def __init__(self, table: Sequence[str], layouts: Mapping[str, Layout]) -> None:
+    def __init__(
+        self, table: Sequence[str], node_index: Mapping[str, int], layouts: Mapping[str, Layout]
+    ) -> None:
+        """``table``: the node names in table order; ``node_index``: each one's place."""
         self.table = tuple(table)
         self.layouts = [layouts[name] for name in self.table]
-        self._index = {name: index for index, name in enumerate(self.table)}
+        self._index = node_index
         self._all = [(1 << layout.cores) - 1 for layout in self.layouts]
         # Per node, the CPUs a number of cores gives (``Layout.cpus_of``), by that number;
         # one tuple per distinct layout, shared by its nodes.

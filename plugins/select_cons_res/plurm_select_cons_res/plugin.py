@@ -55,8 +55,8 @@ class ConsResSelect:
         self.tested: dict[int, _Tested] = {}
         #: The usage's jobs in rows as FreeCores sees them, for the common case's tests;
         #: and an idle cluster's, for the idle test.
-        self.free_cores = FreeCores((), {})
-        self.idle_cores = FreeCores((), {})
+        self.free_cores = FreeCores((), {}, {})
+        self.idle_cores = FreeCores((), {}, {})
         #: The idle test's answers: they depend only on the needs, the nodes and the unit
         #: (node layouts never change), and passes ask the same again and again.
         self.idle_tests: dict[tuple[Needs, object, Unit], Placement | None] = {}
@@ -102,8 +102,8 @@ class ConsResSelect:
             for name in cluster.config.node_names
         }
         self.usage = Usage()
-        self.free_cores = FreeCores(cluster.config.node_names, self.layouts)
-        self.idle_cores = FreeCores(cluster.config.node_names, self.layouts)
+        self.free_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
+        self.idle_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
         self.idle_tests.clear()
         self._changed()
         return True

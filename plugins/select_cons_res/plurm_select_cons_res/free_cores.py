@@ -9,7 +9,7 @@ usage is step 1 of ``steps`` alone: each node offers the CPUs of its free cores,
 :class:`FreeCores` keeps what that step reads up to date job by job, over the node table:
 each node's held cores, the CPUs its free cores give, Slurm's node state counter, and
 bitmaps of the nodes by free CPUs. A test then costs C-speed operations over the table
-(bitmaps, a prefix sum of task slots) plus Python work per run of usable nodes and per node
+(bitmaps, sums of task slots over runs of usable nodes) plus Python work per run and per node
 chosen, where the general code does Python work per node. The rounds, best fit and
 tie-breaks are ``choose_nodes``'s and ``deal_tasks``'s; a property test in
 ``tests/plugins/test_select_cons_res.py`` compares the two on random clusters.
@@ -94,7 +94,7 @@ class FreeCores:
         #: Nodes an exclusive job holds cores on: no other job may go there.
         self.barred = 0
         # Derived from the above per tasks' CPUs; emptied on every change.
-        self._slots: dict[int, tuple[list[int], list[int], int]] = {}
+        self._slots: dict[int, tuple[list[int], int]] = {}
         # Pure functions of their keys, remembered: core sets recur job after job.
         self._picked: dict[tuple[int, int], frozenset[int]] = {}
         self._masks: dict[frozenset[int], int] = {}
@@ -178,8 +178,8 @@ class FreeCores:
 
     # ----------------------------------------------------------------------------- tests
 
-    def _slots_for(self, cpus_per_task: int) -> tuple[list[int], list[int], int]:
-        """(task slots per node, their prefix sums, bitmap of nodes with a slot)."""
+    def _slots_for(self, cpus_per_task: int) -> tuple[list[int], int]:
+        """(task slots per node, bitmap of the nodes with a slot)."""
         known = self._slots.get(cpus_per_task)
         if known is None:
             if cpus_per_task == 1:
@@ -189,8 +189,7 @@ class FreeCores:
             some = 0
             for mask in self._by_free[cpus_per_task:]:
                 some |= mask
-            known = slots, list(itertools.accumulate(slots, initial=0)), some
-            self._slots[cpus_per_task] = known
+            known = self._slots[cpus_per_task] = slots, some
         return known
 
     def place(self, needs: Needs, nodes: int, unit: Unit) -> Placement | None:
@@ -199,8 +198,8 @@ class FreeCores:
         allowed = nodes & ~self.barred
         if allowed.bit_count() < needs.min_nodes:
             return None
-        slots, before, some = self._slots_for(needs.cpus_per_task)
-        chosen = self._choose(needs, allowed & some, slots, before)
+        slots, some = self._slots_for(needs.cpus_per_task)
+        chosen = self._choose(needs, allowed & some, slots)
         if chosen is None:
             return None
         table = self.table
@@ -227,9 +226,7 @@ class FreeCores:
         return Placement(cores, cpus, dict.fromkeys(cores, 0))
 
     @staticmethod
-    def _choose(
-        needs: Needs, usable: int, slots: list[int], before: Sequence[int]
-    ) -> list[int] | None:
+    def _choose(needs: Needs, usable: int, slots: list[int]) -> list[int] | None:
         """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
         nodes with a slot: runs of consecutive nodes are runs of set bits."""
         most = needs.max_nodes if needs.max_nodes is not None else usable.bit_count()
@@ -237,6 +234,7 @@ class FreeCores:
         want_nodes = needs.min_nodes
         want_tasks = needs.tasks
         runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
+        totals = [sum(slots[start:end]) for start, end in runs]
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
         while runs and (want_nodes > 0 or want_tasks > 0) and count < most:
@@ -244,7 +242,7 @@ class FreeCores:
             best_slots = 0
             best_enough = False
             for position, (start, end) in enumerate(runs):
-                total = before[end] - before[start]
+                total = totals[position]
                 enough = total >= want_tasks and end - start >= want_nodes
                 if (
                     best < 0
@@ -254,6 +252,7 @@ class FreeCores:
                 ):
                     best, best_slots, best_enough = position, total, enough
             start, end = runs.pop(best)
+            del totals[best]
             if want_nodes <= 1:
                 single = _fewest_that_hold(slots[start:end], want_tasks)
                 if single is not None:
@@ -265,12 +264,13 @@ class FreeCores:
             # Nodes from the start of the run until both needs are met, the run ends or
             # ``most`` is reached: the fewest that give want_tasks (a search on the
             # running slot totals) and at least want_nodes.
-            by_tasks = bisect.bisect_left(before, before[start] + want_tasks, start, end + 1)
-            take = min(max(want_nodes, by_tasks - start, 0), end - start, most - count)
+            running = list(itertools.accumulate(slots[start:end]))
+            by_tasks = bisect.bisect_left(running, want_tasks) + 1 if want_tasks > 0 else 0
+            take = min(max(want_nodes, by_tasks), end - start, most - count)
             taken.append((start, start + take))
             count += take
             want_nodes -= take
-            want_tasks -= before[start + take] - before[start]
+            want_tasks -= running[take - 1]
         if want_nodes > 0 or want_tasks > 0:
             return None
         taken.sort()

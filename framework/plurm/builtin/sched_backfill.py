@@ -32,7 +32,7 @@ from plurm.builtin.sched_builtin import BuiltinScheduler
 from plurm.conf.model import SlurmConfig
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobRequest, JobState
+from plurm.model.job import Job, JobState
 from plurm.model.select import SelectStatus
 from plurm.registry import PluginContext
 
@@ -170,10 +170,6 @@ class BackfillScheduler(BuiltinScheduler):
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
         self._widest_cpus: tuple[SlurmConfig, int] | None = None
-        #: Per pending job, its request, time limit and the widest node's CPUs, with the
-        #: least node count and the duration a pass plans for them (every pass plans the
-        #: same jobs again).
-        self._sizes: dict[int, tuple[JobRequest, int | None, int, int, float]] = {}
 
     def _widest(self, cluster: Cluster) -> int:
         """The most CPUs of any node (node sizes never change at run time)."""
@@ -227,24 +223,16 @@ class BackfillScheduler(BuiltinScheduler):
             return starts  # an empty window: nothing is planned, nothing starts
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
         plans: list[tuple[Job, int, int, float]] = []
-        sizes = self._sizes
         for job in jobs[: max(0, params.bf_max_job_test)]:
             request = job.request
             key = (job.partition, request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
                 usable = usable_masks[key] = cluster.mask_of(view.usable_nodes(job))
-            size = sizes.get(job.job_id)
-            if size is None or size[0] is not request or size[1:3] != (job.time_limit, widest):
-                duration = math.inf if job.time_limit is None else job.time_limit * 60
-                # at least its node count, and as many nodes as its CPUs fill on the widest
-                # node
-                least = max(request.min_nodes, math.ceil(request.cpus / widest))
-                size = sizes[job.job_id] = (request, job.time_limit, widest, least, duration)
-            plans.append((job, usable, size[3], size[4]))
-        if len(sizes) > 4 * len(jobs) + 1024:  # forget jobs that left the queue
-            queued = {job.job_id for job in jobs}
-            self._sizes = {key: size for key, size in sizes.items() if key in queued}
+            duration = math.inf if job.time_limit is None else job.time_limit * 60
+            # at least its node count, and as many nodes as its CPUs fill on the widest node
+            least = max(request.min_nodes, math.ceil(request.cpus / widest))
+            plans.append((job, usable, least, duration))
         # Only starts now come out of the pass. A job can start now only if enough of its
         # nodes are free now, and reservations only ever take nodes away; so the jobs after
         # the last one that could start now with the nodes free so far need no planning:

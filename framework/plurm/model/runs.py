@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["best_run", "consecutive_runs"]
+__all__ = ["best_run", "best_span", "consecutive_runs"]
 
 
 def consecutive_runs(names: Iterable[str], index: Mapping[str, int]) -> list[list[str]]:
@@ -44,4 +44,26 @@ def best_run(
         ):
             best, best_slots, best_enough = run, total, enough
     assert best is not None
+    return best, best_enough
+
+
+def best_span(
+    spans: Sequence[tuple[int, int]], totals: Sequence[int], want_slots: int, want_nodes: int
+) -> tuple[int, bool]:
+    """:func:`best_run` for runs given as index ranges (first, last + 1) of the node table
+    with their slot totals, as the bitmap paths find them: the position of the run to take
+    next and whether it is enough. ``spans`` must not be empty."""
+    best = -1
+    best_slots = 0
+    best_enough = False
+    for position, (start, end) in enumerate(spans):
+        total = totals[position]
+        enough = total >= want_slots and end - start >= want_nodes
+        if (
+            best < 0
+            or (enough and not best_enough)
+            or (enough and total < best_slots)
+            or (not enough and not best_enough and total > best_slots)
+        ):
+            best, best_slots, best_enough = position, total, enough
     return best, best_enough

@@ -22,6 +22,7 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 
+from plurm.model.runs import best_span
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.steps import Placement
@@ -238,19 +239,7 @@ class FreeCores:
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
         while runs and (want_nodes > 0 or want_tasks > 0) and count < most:
-            best = -1
-            best_slots = 0
-            best_enough = False
-            for position, (start, end) in enumerate(runs):
-                total = totals[position]
-                enough = total >= want_tasks and end - start >= want_nodes
-                if (
-                    best < 0
-                    or (enough and not best_enough)
-                    or (enough and total < best_slots)
-                    or (not enough and not best_enough and total > best_slots)
-                ):
-                    best, best_slots, best_enough = position, total, enough
+            best, _ = best_span(runs, totals, want_tasks, want_nodes)
             start, end = runs.pop(best)
             del totals[best]
             if want_nodes <= 1:

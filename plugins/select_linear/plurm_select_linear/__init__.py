@@ -31,7 +31,7 @@ from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest
-from plurm.model.runs import best_run, consecutive_runs
+from plurm.model.runs import best_run, best_span, consecutive_runs
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
@@ -325,19 +325,8 @@ class LinearSelect:
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
         while runs and (need_nodes > 0 or need_cpus > 0) and count < max_nodes:
-            best = -1
-            best_cpus = 0
-            best_enough = False
-            for position, (start, end) in enumerate(runs):
-                cpus = before[end] - before[start]
-                enough = cpus >= need_cpus and end - start >= need_nodes
-                if (
-                    best < 0
-                    or (enough and not best_enough)
-                    or (enough and cpus < best_cpus)
-                    or (not enough and not best_enough and cpus > best_cpus)
-                ):
-                    best, best_cpus, best_enough = position, cpus, enough
+            totals = [before[end] - before[start] for start, end in runs]
+            best, best_enough = best_span(runs, totals, need_cpus, need_nodes)
             if request.contiguous and not best_enough:
                 return None
             start, end = runs.pop(best)

@@ -738,11 +738,6 @@ class Controller:
         if limit is None:
             return None
         now = self.cluster.now  # the pass set it (_tick)
-        if job.state is JobState.RUNNING and job.start_time is not None:
-            # Job.run_time's sum for a running job, inlined: backfill asks for every running
-            # job in every pass.
-            resumed = job.suspend_time if job.suspend_time is not None else job.start_time
-            return now + max(0.0, limit * 60 - (job.pre_suspend_time + max(0.0, now - resumed)))
         return now + max(0.0, limit * 60 - job.run_time(now))
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:

@@ -90,8 +90,8 @@ class GangScheduler:
         self.context = context
         self.log = logging.getLogger(context.logger_name)
         self.parts: dict[str, _Partition] = {}
-        self.owner: dict[int, str] = {}  # job id -> partition name
-        self.entries: dict[int, _GangJob] = {}  # job id -> its entry in its partition
+        #: job id -> the partition holding its entry, and the entry
+        self.entries: dict[int, tuple[_Partition, _GangJob]] = {}
         self._by_tier: list[_Partition] | None = None  # _ordered's answer
 
     # ----------------------------------------------------------------------------- helpers
@@ -125,7 +125,8 @@ class GangScheduler:
                 part.dirty = True
 
     def _find(self, job_id: int) -> _GangJob | None:
-        return self.entries.get(job_id)
+        found = self.entries.get(job_id)
+        return found[1] if found is not None else None
 
     # ----------------------------------------------------------------------------- rows
 
@@ -191,8 +192,7 @@ class GangScheduler:
         if entry is None:
             entry = _GangJob(job.job_id, _units(job))
             part.jobs.append(entry)
-            self.owner[job.job_id] = part.name
-            self.entries[job.job_id] = entry
+            self.entries[job.job_id] = (part, entry)
         entry.running = True
         part.dirty = True
         if self._fits(part, entry):
@@ -214,8 +214,7 @@ class GangScheduler:
         changes = _Changes()
         if entry is None:
             return changes.decision()
-        part = self.parts[self.owner.pop(job.job_id)]
-        del self.entries[job.job_id]
+        part = self.entries.pop(job.job_id)[0]
         part.jobs.remove(entry)
         part.dirty = True
         self._clear_shadow(entry)

@@ -107,6 +107,18 @@ class _Hook:
         return [] if result is None else [result]
 
 
+def _select_result(result: object) -> SelectResult:
+    """select_job_test's answer, checked: a plugin must answer a SelectResult."""
+    if not isinstance(result, SelectResult):
+        raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
+    return result
+
+
+def _preempt_mode(answer: object) -> PreemptMode:
+    """preempt_mode's answer, or the default mode when no plugin gave one."""
+    return answer if isinstance(answer, PreemptMode) else PreemptMode()
+
+
 def _nothing(*args: Any) -> None:
     """No implementation: a firstresult hook answers None, others an empty list."""
     return None
@@ -218,10 +230,7 @@ class Plugins:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
-        result = self._fast("select_job_test")(job, nodes, mode, candidates, cluster)
-        if not isinstance(result, SelectResult):
-            raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
-        return result
+        return _select_result(self._fast("select_job_test")(job, nodes, mode, candidates, cluster))
 
     def select_test_only_for(
         self, cluster: Cluster
@@ -238,10 +247,7 @@ class Plugins:
         test_only = SelectMode.TEST_ONLY
 
         def test(job: Job, nodes: Sequence[str]) -> SelectResult:
-            result = implementation(job, nodes, test_only, (), cluster)
-            if not isinstance(result, SelectResult):
-                raise PluginLoadError(f"select_job_test returned {result!r}, not a SelectResult")
-            return result
+            return _select_result(implementation(job, nodes, test_only, (), cluster))
 
         return test
 
@@ -279,8 +285,7 @@ class Plugins:
         return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
 
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
-        mode = self._fast("preempt_mode")(job, cluster)
-        return mode if isinstance(mode, PreemptMode) else PreemptMode()
+        return _preempt_mode(self._fast("preempt_mode")(job, cluster))
 
     def preempt_priority(self, job: Job, cluster: Cluster) -> int:
         return int(self._fast("preempt_priority")(job, cluster) or 0)
@@ -313,8 +318,7 @@ class Plugins:
             return bool(ask_preemptable(preemptor, preemptee, cluster))
 
         def mode_of(job: Job) -> PreemptMode:
-            answer = ask_mode(job, cluster)
-            return answer if isinstance(answer, PreemptMode) else PreemptMode()
+            return _preempt_mode(ask_mode(job, cluster))
 
         def priority_of(job: Job) -> int:
             return int(ask_priority(job, cluster) or 0)

@@ -53,7 +53,7 @@ def test_conf_check_prints_effective_values(tmp_path: Path) -> None:
         "PreemptMode=SUSPEND,GANG\nNodeName=n[1-4] Sockets=2 CoresPerSocket=4\n"
         "PartitionName=low Nodes=ALL PriorityTier=1 OverSubscribe=FORCE:1 Default=YES\n"
         "PartitionName=high Nodes=n[1-2] PriorityTier=2 PreemptMode=OFF\n"
-        "SlurmdTimeout=300\n"
+        "SlurmctldTimeout=300\n"
     )
     result = plurm("conf", "check", str(path))
     assert result.returncode == 0, result.stderr
@@ -69,7 +69,7 @@ def test_conf_check_prints_effective_values(tmp_path: Path) -> None:
     )
     high = next(line for line in lines if line.startswith("PartitionName=high"))
     assert "Nodes=n[1-2]" in high and "PreemptMode=OFF" in high and "PriorityTier=2" in high
-    assert "#   SlurmdTimeout=300" in lines
+    assert "#   SlurmctldTimeout=300" in lines
     assert any(line.startswith("QOS=normal") for line in lines)
 
 

@@ -68,8 +68,16 @@ def comparable(command: str, stdout: str) -> str | list[str]:
     return sorted(masked.splitlines()) if unordered(command) else masked
 
 
-def without_stdin(command: str) -> str:
-    """Simulated commands read an empty standard input, as ``< /dev/null`` gave Slurm's."""
+#: How record_cli.py wrote that it killed a node's slurmd.
+KILLED_SLURMD = re.compile(r"kill -TERM <pid of slurmd -N (\S+)>")
+
+
+def simulated(command: str) -> str:
+    """The recorded command as the simulator runs it: with an empty standard input, as
+    ``< /dev/null`` gave Slurm's, and a killed slurmd as the simulator's ``slurmd stop``."""
+    killed = KILLED_SLURMD.fullmatch(command)
+    if killed:
+        return f"slurmd stop {killed.group(1)}"
     return command.removesuffix(" < /dev/null")
 
 
@@ -86,10 +94,10 @@ def replay(scenario: str, workdir: Path) -> dict[str, tuple[str, str, int]]:
     for record in records:
         for step in record["steps_before"][done:]:
             cluster.run_until(step["at"])
-            cluster.command(without_stdin(step["cmd"]))
+            cluster.command(simulated(step["cmd"]))
         done = len(record["steps_before"])
         cluster.run_until(record["at"])
-        result = cluster.command(without_stdin(record["command"]))
+        result = cluster.command(simulated(record["command"]))
         # the recording ran in this working directory
         stdout, stderr = (
             text.replace(str(workdir), RECORDED_WORKDIR) for text in (result.stdout, result.stderr)

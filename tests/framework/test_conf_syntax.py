@@ -120,8 +120,8 @@ def test_unknown_sub_key_names_its_record(tmp_path: Path) -> None:
 
 
 def test_inactive_keys_are_reported_once_each(tmp_path: Path) -> None:
-    config = load(tmp_path, HEAD + NODES + "SlurmdTimeout=300\nSlurmdTimeout=200\n")
-    assert config.inactive == {"SlurmdTimeout": "200"}
+    config = load(tmp_path, HEAD + NODES + "SlurmctldTimeout=300\nSlurmctldTimeout=200\n")
+    assert config.inactive == {"SlurmctldTimeout": "200"}
     assert "KillWait" not in config.inactive
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.nodeview import cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode, parse_time
@@ -195,7 +196,8 @@ def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
 
 
 def _node_state(name: str, used: int, controller: Controller) -> str:
-    """scontrol's State=: the base state by the node's CPUs in use (or DOWN), then +DRAIN."""
+    """scontrol's State=: the base state by the node's CPUs in use (or DOWN), then +DRAIN
+    and +NOT_RESPONDING."""
     cluster = controller.cluster
     condition = cluster.node_down.get(name)
     if condition is not None and condition.down:
@@ -206,7 +208,8 @@ def _node_state(name: str, used: int, controller: Controller) -> str:
         base = "ALLOCATED"
     else:
         base = "MIXED"
-    return base + ("+DRAIN" if condition is not None and condition.drain else "")
+    drain = "+DRAIN" if condition is not None and condition.drain else ""
+    return base + drain + ("+NOT_RESPONDING" if name in cluster.not_responding else "")
 
 
 def _alloc_tres(name: str, used: int, controller: Controller) -> str:
@@ -227,7 +230,7 @@ def show_node(name: str, controller: Controller) -> str:
     cluster = controller.cluster
     spec = cluster.node(name)
     index = spec.names.index(name)
-    alloc = controller.plugins.select_node_alloc(cluster).get(name, 0)
+    alloc = cpus_in_use(controller).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     condition = cluster.node_down.get(name)
     cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.nodeview import cpus_in_use
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import clock_time, date_line, sinfo_limit
 from plurm.controller import Controller
@@ -65,29 +66,36 @@ _LONG_STATES = {
     "unk": "unknown",
 }
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z])")
-# Slurm lists a partition's groups by descending state code; these are their places.
+# Slurm lists a partition's groups by descending state code; these are their places
+# (a not-responding node, ``idle*`` or ``down*``, comes before all).
 _STATE_RANK = {"drng": 0, "drain": 1, "mix": 2, "alloc": 3, "idle": 4, "down": 5}
+
+
+def _rank(state: str) -> tuple[int, int]:
+    return (0 if state.endswith("*") else 1, _STATE_RANK.get(state.rstrip("*"), 9))
 
 
 def node_states(controller: Controller) -> dict[str, str]:
     """Each node's compact state: drain or drng for a drained node (by whether jobs still
-    hold it), down, else idle, mix or alloc by its CPUs in use."""
+    hold it), down, else idle, mix or alloc by its CPUs in use; ``*`` marks a node that
+    does not respond."""
     cluster = controller.cluster
-    alloc = controller.plugins.select_node_alloc(cluster)
+    alloc = cpus_in_use(controller)
     states = {}
     for name in cluster.config.node_names:
         used = alloc.get(name, 0)
         condition = cluster.node_down.get(name)
         if condition is not None and condition.drain:
-            states[name] = "drng" if used else "drain"
+            state = "drng" if used else "drain"
         elif condition is not None:
-            states[name] = "down"
+            state = "down"
         elif used <= 0:
-            states[name] = "idle"
+            state = "idle"
         elif used >= cluster.node(name).cpus:
-            states[name] = "alloc"
+            state = "alloc"
         else:
-            states[name] = "mix"
+            state = "mix"
+        states[name] = state + ("*" if name in cluster.not_responding else "")
     return states
 
 
@@ -139,7 +147,7 @@ def _answers_to(name: str, state: str, used: int, controller: Controller) -> set
     ``drain`` and the state its jobs give it (Slurm lists a drained idle node under
     ``-t idle`` and a draining one under ``-t alloc``)."""
     names = {state.rstrip("*")}
-    if state in ("drain", "drng"):
+    if state.rstrip("*") in ("drain", "drng"):
         names.add("drain")
         if used <= 0:
             names.add("idle")
@@ -162,7 +170,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     values = dict(found)
     cluster = controller.cluster
     states = node_states(controller)
-    alloc = controller.plugins.select_node_alloc(cluster)
+    alloc = cpus_in_use(controller)
     default = cluster.default_partition()
     if "list_reasons" in values:
         return _reasons(controller, values)
@@ -282,7 +290,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
                     }
                 )
                 continue
-            for key in sorted(groups, key=lambda k: _STATE_RANK.get(str(k[0]), 9)):
+            for key in sorted(groups, key=lambda k: _rank(str(k[0]))):
                 rows.append(common | described(groups[key]))
                 row_nodes.append(groups[key])
         if merged and not summarize:

@@ -180,6 +180,7 @@ class _Builder:
             kill_wait=self.scalar("KillWait", _uint(16), 30),
             return_to_service=self.scalar("ReturnToService", _uint(16), 0),
             message_timeout=self.scalar("MessageTimeout", _uint(16), 10),
+            slurmd_timeout=self.scalar("SlurmdTimeout", _uint(16), 300),
             min_job_age=self.scalar("MinJobAge", _uint(32), 300),
             first_job_id=self.scalar("FirstJobId", _uint(32), 1),
             max_job_count=self.scalar("MaxJobCount", _uint(32), 10000),

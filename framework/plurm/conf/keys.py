@@ -660,6 +660,7 @@ _TOP_EFFECT = frozenset(
         "KillWait",
         "ReturnToService",
         "MessageTimeout",
+        "SlurmdTimeout",
         "MinJobAge",
         "FirstJobId",
         "MaxJobCount",

@@ -231,10 +231,14 @@ class SlurmConfig:
     jobacct_gather_type: str = "jobacct_gather/none"
     job_requeue: bool = True
     kill_wait: int = 30
-    #: ReturnToService: 2 brings a DOWN node back into service when its slurmd registers,
-    #: whatever set it DOWN (0 and 1 leave a node the configuration set DOWN down).
+    #: ReturnToService: when a DOWN node's slurmd is heard from again (registration, a ping
+    #: answer), 2 brings it back into service whatever set it DOWN, 1 only if the controller
+    #: set it DOWN for not responding, 0 never.
     return_to_service: int = 0
     message_timeout: int = 10
+    #: SlurmdTimeout: seconds a node's slurmd may stay silent before the controller sets the
+    #: node DOWN ("Not responding"); it pings nodes every third of it. 0: never tested.
+    slurmd_timeout: int = 300
     min_job_age: int = 300
     first_job_id: int = 1
     max_job_count: int = 10000

@@ -52,6 +52,7 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
     yield f"KillWait={config.kill_wait}"
     yield f"ReturnToService={config.return_to_service}"
     yield f"MessageTimeout={config.message_timeout}"
+    yield f"SlurmdTimeout={config.slurmd_timeout}"
     yield f"MinJobAge={config.min_job_age}"
     yield f"OverTimeLimit={config.over_time_limit}"
     for key, value in (

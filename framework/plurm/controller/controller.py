@@ -43,6 +43,7 @@ import attrs
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
+from plurm.controller.health import NodeHealth
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
@@ -57,7 +58,12 @@ from plurm.model.job import (
     PreemptsByTier,
     never_preempts,
 )
-from plurm.model.node import InvalidNodeState, NodeCondition, admin_update
+from plurm.model.node import (
+    InvalidNodeState,
+    NodeCondition,
+    admin_update,
+    not_responding_down,
+)
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
@@ -105,8 +111,8 @@ class _Ending:
     killed: bool = False
 
 
-#: Usable nodes as computed for a partition (that very object) and down nodes.
-_Usable = tuple[PartitionSpec, dict[str, NodeCondition], NodeBitmap]
+#: Usable nodes as computed for a partition (that very object), down and silent nodes.
+_Usable = tuple[PartitionSpec, dict[str, NodeCondition], frozenset[str], NodeBitmap]
 
 
 class Controller:
@@ -149,6 +155,14 @@ class Controller:
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
         self._gang = plugins.implements("sched_gang_job_start")
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
+        self.health = NodeHealth(
+            self.cluster,
+            timer,
+            executor,
+            epoch=self._epoch,
+            set_down=self._not_responding,
+            changed=self._request_pass,
+        )
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -445,17 +459,42 @@ class Controller:
             except InvalidNodeState:
                 error = error or "Invalid node state specified"
                 continue
-            if updated is None:
-                cluster.node_down.pop(name, None)
-            else:
-                cluster.node_down[name] = updated
-            if updated is not None and updated.down and not (current and current.down):
-                for job in list(cluster.allocated()):
-                    if name in job.nodes and job.state is not JobState.COMPLETING:
-                        self._node_failed(job)
+            self._set_condition(name, updated)
         self._request_pass()
+        self.health.wake()  # under ReturnToService=2 a DOWN node returns at its next ping
         if error is not None:
             raise RequestError(error)
+
+    def _set_condition(self, name: str, updated: NodeCondition | None) -> None:
+        """Put a node in or out of service; the jobs of a node that goes DOWN are lost."""
+        cluster = self.cluster
+        current = cluster.node_down.get(name)
+        if updated is None:
+            cluster.node_down.pop(name, None)
+        else:
+            cluster.node_down[name] = updated
+        if updated is not None and updated.down and not (current and current.down):
+            for job in list(cluster.allocated()):
+                if name in job.nodes and job.state is not JobState.COMPLETING:
+                    self._node_failed(job)
+
+    def _not_responding(self, name: str) -> None:
+        """The node's slurmd has been silent for SlurmdTimeout: it goes DOWN."""
+        self._tick()
+        self._set_condition(
+            name, not_responding_down(self.cluster.node_down.get(name), now=self.now)
+        )
+        self._request_pass()
+
+    def node_registered(self, name: str) -> None:
+        """The node's slurmd started and registered: the controller hears from it again."""
+        self._tick()
+        self.health.contact([name])
+
+    def nodes_may_be_silent(self) -> None:
+        """A slurmd may have stopped: the next ping rounds will tell."""
+        self._tick()
+        self.health.wake()
 
     def _node_failed(self, job: Job) -> None:
         """A job whose node went DOWN: its processes died with the node, so its resources
@@ -748,12 +787,22 @@ class Controller:
         part = cluster.partition(job.partition)
         key = (job.partition, job.request.exclude)
         known = self._usable.get(key)
-        if known is not None and known[0] is part and known[1] == cluster.node_down:
-            return known[2]
+        if (
+            known is not None
+            and known[0] is part
+            and known[1] == cluster.node_down
+            and known[2] == cluster.not_responding
+        ):
+            return known[3]
         mask = cluster.mask_of(part.nodes) & ~cluster.mask_of(job.request.exclude)
-        mask &= ~cluster.mask_of(cluster.node_down)
+        mask &= ~cluster.mask_of(cluster.node_down) & ~cluster.mask_of(cluster.not_responding)
         usable = cluster.bitmap(mask)
-        self._usable[key] = (part, dict(cluster.node_down), usable)
+        self._usable[key] = (
+            part,
+            dict(cluster.node_down),
+            frozenset(cluster.not_responding),
+            usable,
+        )
         return usable
 
     def _try_start(self, job: Job, withheld: int = 0) -> SelectStatus:

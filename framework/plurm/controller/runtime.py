@@ -7,7 +7,7 @@ clock and real processes. The controller calls nothing else from the outside wor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from plurm.model.job import Job
@@ -37,9 +37,15 @@ class Timer(Protocol):
 
 
 class Executor(Protocol):
-    """Runs, pauses and stops jobs' processes. Each method returns at once; when a job's
-    processes end, for whatever reason, the executor calls ``Controller.job_ended`` later,
-    from a timer callback, never from inside one of these calls."""
+    """Runs, pauses and stops jobs' processes, and reaches the nodes' slurmd. Each method
+    returns at once; when a job's processes end, for whatever reason, the executor calls
+    ``Controller.job_ended`` later, from a timer callback, never from inside one of these
+    calls. A slurmd that starts calls ``Controller.node_registered``; one that stops calls
+    ``Controller.nodes_may_be_silent``, which a real cluster learns only from its pings."""
+
+    def ping(self, names: Sequence[str]) -> frozenset[str]:
+        """The nodes among ``names`` whose slurmd answers a ping now."""
+        ...
 
     def start(self, job: Job) -> None:
         """Launch the job on ``job.nodes``."""

@@ -40,6 +40,9 @@ class Cluster:
     partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
     #: Nodes an admin or the configuration took out of service (down or drained).
     node_down: dict[str, NodeCondition] = attrs.Factory(dict)
+    #: Nodes whose slurmd missed the controller's last ping (sinfo's ``*``, scontrol's
+    #: +NOT_RESPONDING); no new job starts on them.
+    not_responding: set[str] = attrs.Factory(set)
     #: The jobs in each state, so that a pass over pending or running jobs does not walk
     #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
     _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
@@ -115,8 +118,8 @@ class Cluster:
         return self.config.node(name)
 
     def node_available(self, name: str) -> bool:
-        """Up and not drained: new work may start on it."""
-        return name not in self.node_down
+        """Up, not drained and responding: new work may start on it."""
+        return name not in self.node_down and name not in self.not_responding
 
     def in_table_order(self, names: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(set(names), key=self.node_index.__getitem__))

@@ -8,7 +8,18 @@ import attrs
 
 from plurm.errors import PlurmError
 
-__all__ = ["InvalidNodeState", "NodeCondition", "NodeState", "admin_update"]
+__all__ = [
+    "NOT_RESPONDING_REASON",
+    "InvalidNodeState",
+    "NodeCondition",
+    "NodeState",
+    "admin_update",
+    "after_contact",
+    "not_responding_down",
+]
+
+#: The reason the controller gives a node it sets DOWN because its slurmd went silent.
+NOT_RESPONDING_REASON = "Not responding"
 
 
 class NodeState(enum.Enum):
@@ -45,13 +56,16 @@ class NodeCondition:
     ``down``: no job may run on it (the jobs it ran are gone); ``drain``: no new job may
     start on it, the running ones go on. Both may hold at once (Slurm's DOWN+DRAIN).
     ``reason`` is the administrator's text and ``since`` when it was set (sinfo -R's
-    TIMESTAMP, the time in scontrol's ``Reason=... [root@time]``).
+    TIMESTAMP, the time in scontrol's ``Reason=... [root@time]``). ``unresponsive``: the
+    controller set the node DOWN because its slurmd stopped answering (ReturnToService=1
+    brings back only such nodes).
     """
 
     down: bool = False
     drain: bool = False
     reason: str | None = None
     since: float = 0.0
+    unresponsive: bool = False
 
     @property
     def state(self) -> NodeState:
@@ -108,3 +122,28 @@ def admin_update(
             raise InvalidNodeState(state)
         return None
     raise InvalidNodeState(state)
+
+
+def not_responding_down(current: NodeCondition | None, *, now: float) -> NodeCondition:
+    """A node's condition once the controller sets it DOWN for not responding: DOWN with
+    reason "Not responding", keeping a drain and an administrator's reason if it had them."""
+    was = current or NodeCondition()
+    if was.reason:
+        return attrs.evolve(was, down=True, unresponsive=True)
+    return attrs.evolve(was, down=True, unresponsive=True, reason=NOT_RESPONDING_REASON, since=now)
+
+
+def after_contact(current: NodeCondition | None, return_to_service: int) -> NodeCondition | None:
+    """A node's condition once its slurmd is heard from (registration, a ping answer).
+
+    ReturnToService (slurm.conf): 2 brings a DOWN node back into service whatever set it
+    DOWN, 1 only a node the controller set DOWN for not responding, 0 none. A drain stays,
+    with its reason (the node is then drained); otherwise the node is back in service.
+    """
+    if current is None or not current.down:
+        return current
+    if return_to_service == 2 or (return_to_service == 1 and current.unresponsive):
+        if current.drain:
+            return attrs.evolve(current, down=False, unresponsive=False)
+        return None
+    return current

@@ -15,7 +15,7 @@ on Slurm 22.05 (tests/data/scenarios/PREEMPTION.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -60,6 +60,25 @@ class SimExecutor:
         self._timers: dict[int, SimTimer] = {}
         #: Every signal each job received: (time, signal name).
         self.signals: dict[int, list[tuple[float, str]]] = {}
+        #: Nodes whose slurmd is stopped: they answer no ping.
+        self.stopped_slurmd: set[str] = set()
+        #: Told when a slurmd starts again (it registers) and when one stops.
+        self.on_register: Callable[[str], None] = lambda name: None
+        self.on_silence: Callable[[], None] = lambda: None
+
+    def ping(self, names: Sequence[str]) -> frozenset[str]:
+        return frozenset(name for name in names if name not in self.stopped_slurmd)
+
+    def stop_slurmd(self, name: str) -> None:
+        """The node's slurmd dies (its jobs' processes run on, unheard of)."""
+        self.stopped_slurmd.add(name)
+        self.on_silence()
+
+    def start_slurmd(self, name: str) -> None:
+        """The node's slurmd starts again and registers with the controller."""
+        if name in self.stopped_slurmd:
+            self.stopped_slurmd.discard(name)
+            self.on_register(name)
 
     def _record(self, job: Job, signal: str) -> None:
         self.signals.setdefault(job.job_id, []).append((self.clock.now(), signal))

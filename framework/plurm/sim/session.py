@@ -4,6 +4,10 @@ A session file has one command per line, ``<seconds> <command line>``: the time 
 since the start, fractions allowed, never decreasing) and a command as a shell would split it.
 ``#`` starts a comment. Time moves only between lines; commands at the same time run in file
 order. The same session always prints the same bytes.
+
+Besides Slurm's commands, ``slurmd stop NODES`` and ``slurmd start NODES`` (a hostlist) stop
+and restart nodes' slurmd in the simulated world: the controller finds a stopped one silent
+at its pings, and hears from a restarted one when it registers.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from pathlib import Path
 
 import attrs
 
-from plurm.commands import run_command
+from plurm import hostlist
+from plurm.commands import CommandResult, run_command
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller
 from plurm.errors import PlurmError
@@ -82,15 +87,41 @@ class Simulation:
         self.plugins = plugins or Plugins.load(config)
         self.controller = Controller(config, self.plugins, self.clock, self.executor)
         self.executor.on_end = self.controller.job_ended
+        self.executor.on_register = self.controller.node_registered
+        self.executor.on_silence = self.controller.nodes_may_be_silent
 
     def run_until(self, when: float) -> None:
         self.clock.run_until(when)
+
+    def command(self, argv: Sequence[str], cwd: Path) -> CommandResult:
+        """Run one command line now: a Slurm command, or ``slurmd stop|start NODES``."""
+        if argv and argv[0] == "slurmd":
+            return self._slurmd(argv[1:])
+        return run_command(argv, self.controller, cwd)
+
+    def _slurmd(self, args: Sequence[str]) -> CommandResult:
+        usage = "usage: slurmd stop|start NODES\n"
+        if len(args) != 2 or args[0] not in ("stop", "start"):
+            return CommandResult(2, "", usage)
+        try:
+            names = hostlist.expand(args[1])
+        except PlurmError as error:
+            return CommandResult(2, "", f"slurmd: {error}\n")
+        unknown = [name for name in names if name not in self.controller.cluster.node_index]
+        if unknown:
+            return CommandResult(1, "", f"slurmd: no node {unknown[0]} in the configuration\n")
+        for name in names:
+            if args[0] == "stop":
+                self.executor.stop_slurmd(name)
+            else:
+                self.executor.start_slurmd(name)
+        return CommandResult()
 
     def run_lines(self, lines: Sequence[SessionLine], cwd: Path) -> str:
         """Replay ``lines``; the transcript shows each command, then what it printed."""
         out = []
         for line in lines:
             self.run_until(line.time)
-            result = run_command(line.argv, self.controller, cwd)
+            result = self.command(line.argv, cwd)
             out.append(f"[t={line.time:g}s] $ {line.text}\n{result.stdout}{result.stderr}")
         return "".join(out)

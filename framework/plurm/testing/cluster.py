@@ -22,7 +22,7 @@ import attrs
 import pluggy
 
 from plurm import conf
-from plurm.commands import CommandResult, run_command
+from plurm.commands import CommandResult
 from plurm.manager import Plugins
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.registry import PluginContext, Registry
@@ -177,8 +177,9 @@ class TestCluster:
         return {job.job_id: job.state.name for job in self.controller.cluster.jobs.values()}
 
     def command(self, line: str) -> CommandResult:
-        """Run a command line (sbatch, squeue, sinfo, scancel, scontrol) now."""
-        return run_command(shlex.split(line), self.controller, self.workdir)
+        """Run a command line (sbatch, squeue, sinfo, scancel, scontrol, or the simulator's
+        ``slurmd stop|start NODES``) now."""
+        return self.simulation.command(shlex.split(line), self.workdir)
 
     def signals(self, job_id: int) -> list[tuple[float, str]]:
         """The signals the simulated job received: (time, name)."""

@@ -59,8 +59,12 @@ def mask(text: str) -> str:
 
 
 def unordered(command: str) -> bool:
-    """Slurm breaks ties in these listings differently from run to run (README)."""
-    return " -S" in command or command.startswith(("sinfo -N", "sinfo -R"))
+    """Slurm breaks ties in these listings differently from run to run (README): squeue -S,
+    sinfo -N and -R, and sinfo formats without %P, whose lines came out drng, idle, down in
+    three runs (trials/reqnode.out) but idle, drng, down in record down/025."""
+    if " -S" in command or command.startswith(("sinfo -N", "sinfo -R")):
+        return True
+    return command.startswith("sinfo") and " -o" in command and "%P" not in command
 
 
 def comparable(command: str, stdout: str) -> str | list[str]:

@@ -80,7 +80,13 @@ def show_job(job: Job, controller: Controller) -> str:
             "MCS_label=N/A",
         ],
         [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or '(null)'}"],
-        [f"JobState={job.state.name}", f"Reason={job.reason.value}", "Dependency=(null)"],
+        # scontrol writes the reason's spaces as underscores (22.05, trials/reqnode.out:
+        # Reason=ReqNodeNotAvail,_UnavailableNodes:d2)
+        [
+            f"JobState={job.state.name}",
+            f"Reason={job.reason_text.replace(' ', '_')}",
+            "Dependency=(null)",
+        ],
         [
             f"Requeue={int(job.requeue)}",
             f"Restarts={job.restarts}",

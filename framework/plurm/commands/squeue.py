@@ -65,7 +65,7 @@ def _time_left(job: Job, now: float) -> str:
 def _nodelist_reason(job: Job) -> str:
     """The reason in parentheses for pending, failed and timed-out jobs, else the nodes."""
     if job.state in (JobState.PENDING, JobState.FAILED, JobState.TIMEOUT):
-        return f"({job.reason.value})"
+        return f"({job.reason_text})"
     return hostlist.compress(job.nodes) if job.nodes else ""
 
 
@@ -83,7 +83,7 @@ FIELDS: dict[str, _Field] = {
     "D": _Field("NODES", lambda job, now: _nodes(job)),
     "R": _Field("NODELIST(REASON)", lambda job, now: _nodelist_reason(job)),
     "N": _Field("NODELIST", lambda job, now: hostlist.compress(job.nodes) if job.nodes else ""),
-    "r": _Field("REASON", lambda job, now: job.reason.value),
+    "r": _Field("REASON", lambda job, now: job.reason_text),
     "Q": _Field("PRIORITY", lambda job, now: str(job.priority)),
     "p": _Field("PRIORITY", lambda job, now: str(job.priority)),
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),

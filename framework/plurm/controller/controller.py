@@ -673,6 +673,9 @@ class Controller:
                     self._pass_after(math.floor(self.now / interval) * interval + interval)
                     break
                 tested += 1
+            if self._required_unavailable(job):
+                left = True  # it waits for its nodes and holds up no other job
+                continue
             if job.partition in blocked:
                 job.reason = PendingReason.PRIORITY
             else:
@@ -690,7 +693,11 @@ class Controller:
         without delaying those ahead; each starts if select still grants its nodes."""
         self._tick()
         jobs = [
-            job for job in self._queue() if job.state is JobState.PENDING and not self._refused(job)
+            job
+            for job in self._queue()
+            if job.state is JobState.PENDING
+            and not self._refused(job)
+            and not self._required_unavailable(job)
         ]
         view = BackfillView(
             now=self.now,
@@ -771,6 +778,22 @@ class Controller:
         job.reason = reason
         return True
 
+    def _required_unavailable(self, job: Job) -> bool:
+        """Whether nodes the job requires (-w) are down, drained or not responding; if so,
+        its reason is ReqNodeNotAvail with those nodes, as Slurm 22.05 shows it
+        (tests/data/oracle/cli/trials/reqnode.out, ping.out). Such a job does not block
+        the jobs after it: they get their own reasons."""
+        required = job.request.nodelist
+        if not required:
+            return False
+        available = self.cluster.node_available
+        missing = tuple(name for name in required if not available(name))
+        if not missing:
+            return False
+        job.reason = PendingReason.REQ_NODE_NOT_AVAIL
+        job.unavailable_nodes = self.cluster.in_table_order(missing)
+        return True
+
     def _expected_end(self, job: Job) -> float | None:
         """When a running job reaches its time limit (run time only counts)."""
         limit = job.time_limit
@@ -818,6 +841,11 @@ class Controller:
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)
+            if len(usable) < job.request.min_nodes:
+                # Too few of its partition's nodes are in service for its node count: Slurm
+                # 22.05 says so with this text, not Resources (trials/ping.out, -N 4).
+                reason = PendingReason.NODES_RESERVED
+                continue
             if withheld & usable.mask:
                 usable = self.cluster.bitmap(usable.mask & ~withheld)
                 test = self.plugins.select_job_test(

@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 import attrs
 
+from plurm import hostlist
+
 __all__ = ["Job", "JobRequest", "JobState", "PendingReason", "PreemptsByTier", "never_preempts"]
 
 
@@ -181,10 +183,22 @@ class Job:
     #: The node count the job waits for (squeue's NODES while pending): its -N minimum, or
     #: more when its CPUs need more of its partition's nodes (the controller's estimate).
     wanted_nodes: int = 1
+    #: With reason ReqNodeNotAvail: the nodes it requires that are out of service.
+    unavailable_nodes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.request.name
+
+    @property
+    def reason_text(self) -> str:
+        """The reason as squeue and scontrol print it: ReqNodeNotAvail names the required
+        nodes that are unavailable, as Slurm 22.05 does (``ReqNodeNotAvail,
+        UnavailableNodes:n[2-3]``)."""
+        if self.reason is PendingReason.REQ_NODE_NOT_AVAIL and self.unavailable_nodes:
+            nodes = hostlist.compress(self.unavailable_nodes)
+            return f"{self.reason.value}, UnavailableNodes:{nodes}"
+        return self.reason.value
 
     def run_time(self, now: float) -> float:
         """Seconds the job has run: its time before suspension plus the current stretch."""

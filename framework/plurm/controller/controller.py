@@ -390,7 +390,9 @@ class Controller:
         if job.state.finished:
             job.end_time = None
             job.exit_code = job.exit_signal = 0
+            allocation = job.nodes
             self._back_to_queue(job)
+            job.requeued_allocation = allocation
             return
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
 
@@ -955,6 +957,7 @@ class Controller:
     def _start(self, job: Job, nodes: Iterable[str]) -> None:
         self._preempting.pop(job.job_id, None)
         job.nodes = self.cluster.in_table_order(nodes)
+        job.requeued_allocation = ()
         job.start_time = self.now
         job.suspend_time = None
         job.pre_suspend_time = 0.0

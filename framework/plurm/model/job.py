@@ -178,6 +178,10 @@ class Job:
     exit_signal: int = 0
     time_limit: int | None = None
     requeue: bool = True
+    #: The allocation a finished job held when ``scontrol requeue`` sent it back to the
+    #: queue: Slurm keeps that allocation's TRES record (and shows it) until the job
+    #: starts again. A job requeued while it runs loses it.
+    requeued_allocation: tuple[str, ...] = ()
     #: The node count the job waits for (squeue's NODES while pending): its -N minimum, or
     #: more when its CPUs need more of its partition's nodes (the controller's estimate).
     wanted_nodes: int = 1

@@ -82,7 +82,12 @@ def show_job(job: Job, controller: Controller) -> str:
             f"GroupId={request.group}({request.gid})",
             "MCS_label=N/A",
         ],
-        [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or '(null)'}"],
+        [
+            f"Priority={job.priority}",
+            "Nice=0",
+            f"Account={job.account or '(null)'}",
+            f"QOS={job.qos or '(null)'}",
+        ],
         [f"JobState={job.state.name}", f"Reason={job.reason.value}", "Dependency=(null)"],
         [
             f"Requeue={int(job.requeue)}",

@@ -670,6 +670,8 @@ _TOP_EFFECT = frozenset(
         "MaxMemPerNode",
         "SlurmctldParameters",
         "EnforcePartLimits",
+        "AccountingStorageType",
+        "AccountingStorageEnforce",
     ]
 )
 _NODE_EFFECT = frozenset(

@@ -43,6 +43,7 @@ import attrs
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
+from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
@@ -208,8 +209,9 @@ class Controller:
             job.exit_signal = 1  # Slurm shows ExitCode=0:1 for it
             self._set_state(job, JobState.FAILED)
             raise RequestError("Node count specification invalid")
-        self._validate(request, partition)
+        charged = self._validate(request, partition)
         job = self._new_job(request, partition)
+        job.account, job.qos = charged.account, charged.qos
         if request.begin_time is not None and request.begin_time > self.now:
             job.eligible_time = request.begin_time
             job.reason = PendingReason.BEGIN_TIME
@@ -276,16 +278,15 @@ class Controller:
             raise RequestError("No partition specified or system default partition")
         return default.name
 
-    def _validate(self, request: JobRequest, partition: str) -> None:
+    def _validate(self, request: JobRequest, partition: str) -> Charge:
+        """Refuse what Slurm refuses at submission; the account and QOS the job gets."""
         part = self.cluster.partition(partition)
         if part.state in ("DRAIN", "INACTIVE"):
             raise RequestError("Required partition not available (inactive or drain)")
-        if (
-            request.qos is not None
-            and self.config.qos_file
-            and self.cluster.qos(request.qos) is None
-        ):
-            raise RequestError("Invalid qos specification")
+        try:
+            charged = charge(self.config, request)
+        except Refused as refusal:
+            raise RequestError(refusal.message) from None
         if any(name not in self.cluster.node_index for name in request.nodelist):
             raise RequestError("Invalid node name specified")
         if self.config.enforce_part_limits != "NO":
@@ -295,6 +296,7 @@ class Controller:
                 raise RequestError(
                     "Requested time limit is invalid (missing or exceeds some limit)"
                 )
+        return charged
 
     def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
         """Node and CPU count of a node list (cached: every pass asks for every job)."""

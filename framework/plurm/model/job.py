@@ -93,6 +93,8 @@ class JobRequest:
     gid: int = 0
     partitions: tuple[str, ...] = ()
     qos: str | None = None
+    #: -A: the account to charge (None: the user's default account).
+    account: str | None = None
     min_nodes: int = 1
     max_nodes: int | None = None
     ntasks: int | None = None
@@ -157,6 +159,10 @@ class Job:
     submit_time: float
     partition: str
     priority: int = 1
+    #: The account and QOS the job was given at submission (None: none, as without
+    #: accounting, where Slurm shows ``(null)``).
+    account: str | None = None
+    qos: str | None = None
     state: JobState = JobState.PENDING
     reason: PendingReason = PendingReason.NONE
     nodes: tuple[str, ...] = ()

@@ -227,11 +227,8 @@ def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
     if allocated:
         return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
     held = job.requeued_allocation
-    if held:
-        cluster = controller.cluster
-        cpus = sum(cluster.node(name).cpus for name in held)
-        if not _whole_nodes(job, controller):
-            cpus = job.request.cpus
+    if held:  # as it showed while finished: its nodes' CPUs
+        cpus = sum(controller.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
     nodes = job.request.min_nodes
     part = controller.cluster.partition(job.partition)

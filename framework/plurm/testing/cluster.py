@@ -199,13 +199,11 @@ def build_cluster(
     observers: tuple[object, ...] = (),
     qos_text: str | None = None,
     accounts_text: str | None = None,
-    start: float = 0.0,
 ) -> TestCluster:
     """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
     added when missing), with qos.conf and accounts.conf beside it when their texts are
     given. ``plugins`` maps type strings to factories that take the place of installed
-    plugins; ``observers`` are registered too (lifecycle hooks, recorders). ``start`` is
-    when the controller started (its periodic threads keep that phase)."""
+    plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()
     present = {line.split("=", 1)[0].strip().lower() for line in lines if "=" in line}
     header = [line for key, line in BASE_KEYS.items() if key.lower() not in present]
@@ -218,4 +216,4 @@ def build_cluster(
     config = conf.load(path)
     registry = Registry(factories=dict(plugins or {}))
     loaded = Plugins.load(config, registry=registry, extra=observers)
-    return TestCluster(Simulation(config, loaded, start=start), workdir)
+    return TestCluster(Simulation(config, loaded), workdir)

@@ -28,6 +28,23 @@ GAPS = tomllib.loads((DATA / "known_gaps.toml").read_text())
 #: The part of the recording harness's header that changes behaviour (README: harness header).
 HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\nKillWait=2\nReturnToService=2\n"
 
+#: What the recorder set up for its scenarios with slurmdbd (record_cli.py passes the QOS
+#: commands, /work/shared/oracle/oracle.py adds the accounting keys to the header and runs
+#: ``sacctmgr add cluster oracle``, ``add account acct`` and ``add user root account=acct``):
+#: the same keys, and the same QOS, account and association in Plurm's qos.conf and
+#: accounts.conf. (``add cluster`` made the account root and root's association in it,
+#: which Plurm's accounts.conf always has.)
+ACCOUNTING = {
+    "accounting": (
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "AccountingStorageHost=localhost\n"
+        "AccountingStoragePort=16819\n"
+        "AccountingStorageEnforce=associations,limits,qos\n",
+        "QOS=high Priority=100\n",  # sacctmgr add qos high priority=100
+        "Account=acct\nUser=root Account=acct\n",
+    ),
+}
+
 #: The script files record_cli.py writes into the working directory.
 SCRIPTS = {
     "job.sh": "#!/bin/sh\nsleep 300\n",
@@ -46,7 +63,7 @@ NOISE = [
     (re.compile(r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$", re.M), "<DATE>"),
     (re.compile(r"AllocNode:Sid=\S+"), "AllocNode:Sid=<HOST>"),
     (re.compile(r"(CPULoad|FreeMem|Port|NodeAddr|NodeHostName|LastBusyTime)=\S+"), r"\1=<X>"),
-    (re.compile(r"OS=.*"), "OS=<X>"),
+    (re.compile(r"\bOS=.*"), "OS=<X>"),  # the node's OS line, not a job's QOS=
     # elapsed times drift by a second between runs
     (re.compile(r"(?<!ExitCode=)\b\d+(-\d\d)?:\d\d(:\d\d)?\b"), "<ELAPSED>"),
 ]
@@ -92,7 +109,10 @@ def replay(scenario: str, workdir: Path) -> dict[str, tuple[str, str, int]]:
     workdir.mkdir(exist_ok=True)
     for name, text in SCRIPTS.items():
         (workdir / name).write_text(text)
-    cluster = build_cluster(HEADER + records[0]["config"], workdir)
+    keys, qos, accounts = ACCOUNTING.get(scenario, ("", None, None))
+    cluster = build_cluster(
+        HEADER + keys + records[0]["config"], workdir, qos_text=qos, accounts_text=accounts
+    )
     results = {}
     done = 0  # how many of the cumulative steps_before have been carried out
     for record in records:

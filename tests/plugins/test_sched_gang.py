@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from plurm.model.job import JobState
 from plurm.testing import JobBuilder, TestCluster
 
 Make = Callable[..., TestCluster]
@@ -213,3 +214,40 @@ def test_a_stopped_sleep_keeps_its_wall_clock_deadline(make_cluster: Make) -> No
     cluster.run_until(72)  # 10 s before the suspension, 20 s after the resume at 51
     assert cluster.states()[2] == "COMPLETED"
     assert cluster.job(2).end_time == 71
+
+
+def test_gang_takes_in_an_admin_resumed_job_at_its_next_time_slice(
+    make_cluster: Make, job: Job
+) -> None:
+    """Observed on 22.05 (tests/data/oracle/cli, linear/171-173, 179): the jobs gang
+    scheduling resumed when the preemptor was suspended by scontrol run on beside it after
+    scontrol resume, until the time slicer's next tick suspends them again."""
+    cluster = make_cluster(TIERS)  # SchedulerTimeSlice=30: ticks at 30, 60, ...
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
+    high = cluster.submit(job().nodelist("n1").partition("high").runtime(600))
+    cluster.settle()
+    assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)
+    cluster.run_until(10)
+    cluster.controller.suspend(high)
+    cluster.run_until(12)
+    assert cluster.state(low) is JobState.RUNNING
+    cluster.controller.resume(high)
+    cluster.run_until(29.9)
+    assert (cluster.state(low), cluster.state(high)) == (JobState.RUNNING, JobState.RUNNING)
+    cluster.run_until(30)
+    assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)
+    assert cluster.job(low).suspend_time == 30
+
+
+def test_a_partition_update_also_brings_gang_up_to_date(make_cluster: Make, job: Job) -> None:
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
+    high = cluster.submit(job().nodelist("n1").partition("high").runtime(600))
+    cluster.settle()
+    cluster.controller.suspend(high)
+    cluster.controller.resume(high)
+    cluster.run_until(15)
+    cluster.controller.update_partition("mid", priority_tier=2)  # changes nothing by itself
+    assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)

@@ -237,6 +237,7 @@ def parse_request(
         uid=uid,
         partitions=partitions,
         qos=values.get("qos"),
+        account=values.get("account"),
         min_nodes=min_nodes,
         max_nodes=max_nodes,
         ntasks=_positive("ntasks", str(values["ntasks"])) if "ntasks" in values else None,

@@ -13,7 +13,7 @@ from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode, parse_time
 from plurm.controller import Controller, RequestError
 from plurm.errors import HostlistError
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobState, PendingReason
 
 __all__ = ["run", "show_job", "show_node", "show_partition"]
 
@@ -62,10 +62,14 @@ def show_job(job: Job, controller: Controller) -> str:
         end = job.end_time
         if end is None and job.time_limit is not None and job.start_time is not None:
             end = job.start_time + job.time_limit * 60
+        if start is None and job.state.finished:
+            start = end  # a job that ended without running starts and ends at once
+    never_ran = job.state.finished and job.start_time is None
+    refused = _refused_at_submission(job)
     cpus = _allocated_cpus(job, controller) if allocated else request.cpus
     if allocated:
         num_nodes = str(len(job.nodes))
-    elif request.max_nodes is not None:
+    elif request.max_nodes:  # a maximum of 0 (-N 0) reads as none
         num_nodes = f"{job.wanted_nodes}-{request.max_nodes}"
     else:
         num_nodes = str(job.wanted_nodes)
@@ -79,7 +83,12 @@ def show_job(job: Job, controller: Controller) -> str:
             f"GroupId={request.group}({request.gid})",
             "MCS_label=N/A",
         ],
-        [f"Priority={job.priority}", "Nice=0", "Account=(null)", f"QOS={request.qos or '(null)'}"],
+        [
+            f"Priority={job.priority}",
+            "Nice=0",
+            f"Account={job.account or '(null)'}",
+            f"QOS={job.qos or '(null)'}",
+        ],
         # scontrol writes the reason's spaces as underscores (22.05, trials/reqnode.out:
         # Reason=ReqNodeNotAvail,_UnavailableNodes:d2)
         [
@@ -103,7 +112,7 @@ def show_job(job: Job, controller: Controller) -> str:
             f"SubmitTime={clock_time(job.submit_time)}",
             f"EligibleTime={clock_time(job.eligible_time)}",
         ],
-        [f"AccrueTime={clock_time(job.eligible_time)}"],
+        [f"AccrueTime={'Unknown' if refused else clock_time(job.eligible_time)}"],
         [
             f"StartTime={_moment(start, 'Unknown')}",
             f"EndTime={_moment(end, 'Unknown')}",
@@ -139,11 +148,11 @@ def show_job(job: Job, controller: Controller) -> str:
         [
             f"NumNodes={num_nodes}",
             f"NumCPUs={cpus}",
-            f"NumTasks={request.tasks}",
+            f"NumTasks={'N/A' if never_ran else request.tasks}",
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
-        [_tres(job, cpus, allocated, controller)],
+        ["TRES=(null)" if refused else _tres(job, cpus, allocated, controller)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
         ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
         ["Features=(null)", "DelayBoot=00:00:00"],
@@ -164,6 +173,16 @@ def show_job(job: Job, controller: Controller) -> str:
     return _lines(groups) + "\n"
 
 
+def _refused_at_submission(job: Job) -> bool:
+    """A job Slurm refused at submission but kept as FAILED (sbatch -N 0): it was never
+    queued, so it never accrued time or had its resources (TRES) worked out."""
+    return (
+        job.state is JobState.FAILED
+        and job.reason is PendingReason.BAD_CONSTRAINTS
+        and job.start_time is None
+    )
+
+
 def _allocated_cpus(job: Job, controller: Controller) -> int:
     """The CPUs of a job's allocation: the cores a consumable-resource select gave it while
     it holds them (each with its threads), else its nodes' CPUs."""
@@ -182,19 +201,42 @@ def _whole_nodes(job: Job, controller: Controller) -> bool:
     return controller.plugins.select_job_resources(job, controller.cluster) is None
 
 
+#: Reasons a job waits for before the select plugin ever tests it: its request is beyond
+#: its partition's limits.
+_PARTITION_LIMITS = (
+    PendingReason.PARTITION_CONFIG,
+    PendingReason.PARTITION_NODE_LIMIT,
+    PendingReason.PARTITION_TIME_LIMIT,
+)
+
+
 def _oversubscribe(job: Job, controller: Controller) -> str:
     """A job's OverSubscribe: OK when it may share its nodes, which --oversubscribe allows,
     and so does a select that allocates less than whole nodes, for any job not --exclusive
-    (22.05 shows OK for every cons_res job, NO for a running select/linear one)."""
+    (22.05 shows OK for every cons_res job, NO for a running select/linear one).
+
+    A whole-node select settles NO when it first tests the job (Slurm tests every job at
+    submission, even one that may not start yet). Until then the job shows OK: 22.05 shows
+    OK for a select/linear job pending on its partition's limits (PartitionConfig: those
+    are checked before the select plugin is asked) and for one refused at submission,
+    NO for one pending on Resources, Priority, BeginTime or PartitionDown."""
     request = job.request
     shares = not request.exclusive and not _whole_nodes(job, controller)
-    return "OK" if request.oversubscribe or shares else "NO"
+    untested = (
+        job.state is JobState.PENDING and job.reason in _PARTITION_LIMITS
+    ) or _refused_at_submission(job)
+    return "OK" if request.oversubscribe or shares or untested else "NO"
 
 
 def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
-    """TRES: a pending job also asks for the memory of the nodes it wants."""
+    """TRES: a pending job also asks for the memory of the nodes it wants; one requeued
+    after it finished still shows what it held."""
     if allocated:
         return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
+    held = job.requeued_allocation
+    if held:  # as it showed while finished: its nodes' CPUs
+        cpus = sum(controller.cluster.node(name).cpus for name in held)
+        return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
     nodes = job.request.min_nodes
     part = controller.cluster.partition(job.partition)
     memory = controller.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0

@@ -85,7 +85,8 @@ FIELDS: dict[str, _Field] = {
     "N": _Field("NODELIST", lambda job, now: hostlist.compress(job.nodes) if job.nodes else ""),
     "r": _Field("REASON", lambda job, now: job.reason_text),
     "Q": _Field("PRIORITY", lambda job, now: str(job.priority)),
-    "p": _Field("PRIORITY", lambda job, now: str(job.priority)),
+    # %p: the priority normalized to [0, 1] (over the 32-bit maximum), as Slurm prints it
+    "p": _Field("PRIORITY", lambda job, now: f"{job.priority / 0xFFFF_FFFF:.14f}"),
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),
     "z": _Field("S:C:T", lambda job, now: "*:*:*"),
 }

@@ -1,4 +1,5 @@
-"""slurm.conf (and qos.conf), read as Slurm 22.05 reads them, into frozen typed values.
+"""slurm.conf (and qos.conf, accounts.conf), read as Slurm 22.05 reads them, into frozen
+typed values.
 
 The data path, one stage a module:
 
@@ -8,6 +9,7 @@ The data path, one stage a module:
             duplicates, Include resolution), each value checked against its key (``keys``)
 ``build``   raw -> :class:`SlurmConfig` with defaults, aliases, topology and Nodes= resolved
 ``qos``     qos.conf -> :class:`QosSpec` records
+``accounts`` accounts.conf -> :class:`AccountSpec` and :class:`Association` records
 
 Use :func:`load` for a file on disk and :func:`parse_text` for text in hand. Both raise only
 :class:`~plurm.errors.ConfError` subclasses, with every error found in one pass.
@@ -20,8 +22,11 @@ from pathlib import Path
 
 import attrs
 
+from plurm.conf.accounts import read_accounts
 from plurm.conf.build import build_config
 from plurm.conf.model import (
+    AccountSpec,
+    Association,
     ConfNotice,
     ControlHost,
     DownNodesSpec,
@@ -45,6 +50,8 @@ from plurm.conf.values import (
 from plurm.errors import ConfIncludeError, raise_collected
 
 __all__ = [
+    "AccountSpec",
+    "Association",
     "ConfIncludeError",
     "ConfNotice",
     "ControlHost",
@@ -73,7 +80,8 @@ def default_path() -> Path:
 
 
 def load(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
-    """Read slurm.conf at ``path`` (default :func:`default_path`) and qos.conf beside it."""
+    """Read slurm.conf at ``path`` (default :func:`default_path`) and qos.conf and
+    accounts.conf beside it."""
     main = Path(path) if path is not None else default_path()
     try:
         text = decode(main.read_bytes())
@@ -83,11 +91,16 @@ def load(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
 
 
 def parse_text(
-    text: str, *, path: str | os.PathLike[str] = "slurm.conf", qos_text: str | None = None
+    text: str,
+    *,
+    path: str | os.PathLike[str] = "slurm.conf",
+    qos_text: str | None = None,
+    accounts_text: str | None = None,
 ) -> SlurmConfig:
     """Parse slurm.conf ``text`` as if it were the file ``path`` (Includes resolve beside it).
 
-    ``qos_text`` stands for qos.conf; when None, a qos.conf beside ``path`` is read if present.
+    ``qos_text`` stands for qos.conf and ``accounts_text`` for accounts.conf; when None, the
+    file beside ``path`` is read if present.
     """
     main = Path(path)
     raw = read_config(main, text=text)
@@ -96,14 +109,24 @@ def parse_text(
     if qos_text is None and qos_path.is_file():
         qos_text = decode(qos_path.read_bytes())
     qos, qos_errors, qos_notices = read_qos(str(qos_path), qos_text or "")
-    errors = errors + qos_errors
+    accounts_path = main.parent / "accounts.conf"
+    if accounts_text is None and accounts_path.is_file():
+        accounts_text = decode(accounts_path.read_bytes())
+    accounts, associations, default_accounts, account_errors = read_accounts(
+        str(accounts_path), accounts_text or "", {spec.name for spec in qos}
+    )
+    errors = errors + qos_errors + account_errors
     raise_collected(errors)
     assert config is not None
     files = config.files + ((str(qos_path),) if qos_text else ())
+    files += (str(accounts_path),) if accounts_text else ()
     return attrs.evolve(
         config,
         qos=qos,
         qos_file=bool(qos_text),
+        accounts=accounts,
+        associations=associations,
+        default_accounts=default_accounts,
         notices=config.notices + tuple(qos_notices),
         files=files,
     )

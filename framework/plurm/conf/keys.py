@@ -671,6 +671,8 @@ _TOP_EFFECT = frozenset(
         "MaxMemPerNode",
         "SlurmctldParameters",
         "EnforcePartLimits",
+        "AccountingStorageType",
+        "AccountingStorageEnforce",
     ]
 )
 _NODE_EFFECT = frozenset(

@@ -1,4 +1,5 @@
-"""The typed, frozen configuration: what slurm.conf and qos.conf mean once defaults apply.
+"""The typed, frozen configuration: what slurm.conf, qos.conf and accounts.conf mean once
+defaults apply.
 
 Every field holds an *effective* value: DEFAULT records merged in, legacy aliases resolved,
 node topology inferred, partition fall-backs applied. ``None`` stands for Slurm's INFINITE or
@@ -21,6 +22,8 @@ from plurm.conf.values import (
 from plurm.errors import SourceLocation
 
 __all__ = [
+    "AccountSpec",
+    "Association",
     "ConfNotice",
     "ControlHost",
     "DownNodesSpec",
@@ -173,6 +176,32 @@ class QosSpec:
 
 
 @attrs.frozen
+class AccountSpec:
+    """One account from accounts.conf, as ``sacctmgr add account`` makes it.
+
+    ``qos`` None means the parent's QOS list (the root account's is ``normal``);
+    ``default_qos`` None means the parent's default (none at the root).
+    """
+
+    name: str
+    parent: str | None = "root"
+    qos: tuple[str, ...] | None = None
+    default_qos: str | None = None
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class Association:
+    """A user's right to charge an account, with the QOS its jobs may use (resolved
+    through the account tree) and the one they get without --qos (None: ``normal``)."""
+
+    user: str
+    account: str
+    qos: tuple[str, ...] = ("normal",)
+    default_qos: str | None = None
+
+
+@attrs.frozen
 class SchedulerParameters:
     """SchedulerParameters: the options Plurm acts on, typed, plus every option as written."""
 
@@ -252,12 +281,38 @@ class SlurmConfig:
     #: Whether QOS came from a qos.conf (else only the implicit ``normal`` exists, and like
     #: Slurm without accounting, --qos is not checked).
     qos_file: bool = False
+    #: AccountingStorageType: ``accounting_storage/slurmdbd`` gives jobs an account and a
+    #: QOS from the associations (accounts.conf stands for slurmdbd's database).
+    accounting_storage_type: str = "accounting_storage/none"
+    #: AccountingStorageEnforce with Slurm's implications applied (qos and limits imply
+    #: associations, safe implies limits, all is every one but nojobs/nosteps).
+    accounting_enforce: frozenset[str] = frozenset()
+    #: The accounts of accounts.conf, the implicit ``root`` first.
+    accounts: tuple[AccountSpec, ...] = ()
+    #: Every (user, account) association, the implicit ``root`` user's in ``root`` first.
+    associations: tuple[Association, ...] = ()
+    #: Each user's default account (the one a job without -A is charged to).
+    default_accounts: Mapping[str, str] = attrs.field(factory=dict)
     #: Keys Plurm accepts but does not act on: canonical key -> value as written.
     inactive: Mapping[str, str] = attrs.field(factory=dict)
     #: Everything Slurm would log without refusing the file.
     notices: tuple[ConfNotice, ...] = attrs.field(default=(), eq=False)
     #: The files read, main file first, in reading order.
     files: tuple[str, ...] = attrs.field(default=(), eq=False)
+
+    @property
+    def accounting(self) -> bool:
+        """Jobs are accounted in slurmdbd (AccountingStorageType=accounting_storage/slurmdbd):
+        each gets an account and a QOS at submission."""
+        return self.accounting_storage_type == "accounting_storage/slurmdbd"
+
+    @cached_property
+    def _associations(self) -> Mapping[tuple[str, str], Association]:
+        return {(a.user, a.account): a for a in self.associations}
+
+    def association(self, user: str, account: str) -> Association | None:
+        """The association of ``user`` with ``account``, if there is one."""
+        return self._associations.get((user, account))
 
     @property
     def gang_scheduling(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from plurm import hostlist
-from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
+from plurm.conf.model import AccountSpec, NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.conf.values import PreemptMode, format_seconds, format_time_limit
 
 __all__ = ["render"]
@@ -103,6 +103,20 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
     yield f"# QOS: {len(config.qos)}"
     for qos in config.qos:
         yield _qos(qos)
+    yield ""
+    yield "# Accounting"
+    yield f"AccountingStorageType={config.accounting_storage_type}"
+    yield f"AccountingStorageEnforce={','.join(sorted(config.accounting_enforce)) or 'none'}"
+    for account in config.accounts:
+        yield _account(account)
+    for association in config.associations:
+        default = config.default_accounts.get(association.user) == association.account
+        yield (
+            f"User={association.user} Account={association.account}"
+            + (" DefaultAccount=" + association.account if default else "")
+            + f" QOS={','.join(association.qos)}"
+            + (f" DefaultQOS={association.default_qos}" if association.default_qos else "")
+        )
     if config.inactive:
         yield ""
         yield "# Accepted, but no effect in Plurm:"
@@ -163,6 +177,17 @@ def _partition(part: PartitionSpec, cluster_mode: PreemptMode) -> str:
     if part.qos:
         words.append(f"QOS={part.qos}")
     words.append(f"# TotalNodes={len(part.nodes)}")
+    return " ".join(words)
+
+
+def _account(account: AccountSpec) -> str:
+    words = [f"Account={account.name}"]
+    if account.parent is not None:
+        words.append(f"Parent={account.parent}")
+    if account.qos is not None:
+        words.append(f"QOS={','.join(account.qos)}")
+    if account.default_qos is not None:
+        words.append(f"DefaultQOS={account.default_qos}")
     return " ".join(words)
 
 

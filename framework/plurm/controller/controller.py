@@ -29,7 +29,9 @@ One scheduling pass (:meth:`schedule`) runs this hook sequence:
 
 A killed job (scancel, time limit, preemption) shows COMPLETING and keeps its nodes until the
 executor reports its processes gone. A job's end runs ``select_job_fini`` and
-``sched_gang_job_fini`` and then a new pass.
+``sched_gang_job_fini`` and then a new pass. At each gang time slice and partition update the
+gang plugin catches up with the job list first: ``sched_gang_job_fini`` for COMPLETING jobs,
+``sched_gang_job_start`` for jobs an admin resumed since.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import attrs
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
+from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.health import NodeHealth
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.errors import PlurmError
@@ -136,6 +139,8 @@ class Controller:
         #: Passes armed, by time: True for a periodic (full-queue) pass.
         self._pass_at: dict[float, bool] = {}
         self._slice_timer: TimerHandle | None = None
+        #: Jobs resumed by scontrol that gang scheduling learns of at its next time slice.
+        self._resumed_unseen: set[int] = set()
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
         #: The most CPUs of any node of each partition, with the node list it is for.
@@ -222,8 +227,9 @@ class Controller:
             job.exit_signal = 1  # Slurm shows ExitCode=0:1 for it
             self._set_state(job, JobState.FAILED)
             raise RequestError("Node count specification invalid")
-        self._validate(request, partition)
+        charged = self._validate(request, partition)
         job = self._new_job(request, partition)
+        job.account, job.qos = charged.account, charged.qos
         if request.begin_time is not None and request.begin_time > self.now:
             job.eligible_time = request.begin_time
             job.reason = PendingReason.BEGIN_TIME
@@ -290,16 +296,15 @@ class Controller:
             raise RequestError("No partition specified or system default partition")
         return default.name
 
-    def _validate(self, request: JobRequest, partition: str) -> None:
+    def _validate(self, request: JobRequest, partition: str) -> Charge:
+        """Refuse what Slurm refuses at submission; the account and QOS the job gets."""
         part = self.cluster.partition(partition)
         if part.state in ("DRAIN", "INACTIVE"):
             raise RequestError("Required partition not available (inactive or drain)")
-        if (
-            request.qos is not None
-            and self.config.qos_file
-            and self.cluster.qos(request.qos) is None
-        ):
-            raise RequestError("Invalid qos specification")
+        try:
+            charged = charge(self.config, request)
+        except Refused as refusal:
+            raise RequestError(refusal.message) from None
         if any(name not in self.cluster.node_index for name in request.nodelist):
             raise RequestError("Invalid node name specified")
         if self.config.enforce_part_limits != "NO":
@@ -309,6 +314,7 @@ class Controller:
                 raise RequestError(
                     "Requested time limit is invalid (missing or exceeds some limit)"
                 )
+        return charged
 
     def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
         """Node and CPU count of a node list (cached: every pass asks for every job)."""
@@ -377,7 +383,13 @@ class Controller:
     def resume(self, job_id: int) -> None:
         """scontrol resume: undo an admin suspension; the job is re-prioritized as if newly
         submitted, as Slurm's priority/basic does. A gang-suspended job is continued too
-        (Slurm lets it run beside its preemptor until the gang scheduler next acts)."""
+        (Slurm lets it run beside its preemptor until the gang scheduler next acts).
+
+        Gang scheduling learns of the resumed job only at its next time slice, when Slurm's
+        time slicer takes in the running jobs it does not know: until then the job runs
+        beside the jobs gang scheduling resumed in its place (22.05: a hipri job resumed
+        by scontrol ran with the two jobs under it until the slicer's tick, ~3 s later,
+        which suspended them again)."""
         self._tick()
         job = self._job_for(job_id, "Unexpected message received")
         if job.state.finished or job.state is JobState.COMPLETING:
@@ -390,7 +402,9 @@ class Controller:
         job.admin_suspended = False
         job.priority = self._basic_priority()
         self._resume(job, indefinite=True)
-        self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
+        if self._gang:
+            self._resumed_unseen.add(job.job_id)
+            self._arm_timeslice()
 
     def requeue(self, job_id: int) -> None:
         """scontrol requeue: back to the queue, eligible again after the requeue delay. A
@@ -404,7 +418,9 @@ class Controller:
         if job.state.finished:
             job.end_time = None
             job.exit_code = job.exit_signal = 0
+            allocation = job.nodes
             self._back_to_queue(job)
+            job.requeued_allocation = allocation
             return
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
 
@@ -432,6 +448,7 @@ class Controller:
         self.cluster.partitions[name] = updated
         self._check_preemption()
         self.plugins.select_reconfigure(self.cluster)
+        self._gang_scan()
         self._apply(self.plugins.sched_gang_reconfig(self.cluster))
         self._request_pass()
 
@@ -619,6 +636,7 @@ class Controller:
         def run() -> None:
             self._slice_timer = None
             self._tick()
+            self._gang_scan()
             if not any(self.cluster.allocated()):
                 return
             self._apply(self.plugins.sched_gang_timeslice(self.cluster))
@@ -626,6 +644,21 @@ class Controller:
 
         # Slurm's timeslicer thread ticks every SchedulerTimeSlice since slurmctld started.
         self._slice_timer = self.timer.call_at(self._next_tick(self._slice_interval), run)
+
+    def _gang_scan(self) -> None:
+        """Gang scheduling catches up with the job list, as Slurm's does when its time
+        slicer ticks and when partitions change: it lets go of the jobs that no longer run
+        (COMPLETING: their processes are being killed) and takes in the jobs scontrol
+        resumed that still run (one suspended or ended since is known to it as such)."""
+        if not self._gang:
+            return
+        for job in self.cluster.jobs_in(JobState.COMPLETING):
+            self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
+        unseen, self._resumed_unseen = self._resumed_unseen, set()
+        for job_id in sorted(unseen):
+            job = self.cluster.job(job_id)
+            if job.state is JobState.RUNNING and job_id not in self._ending:
+                self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
     def _next_tick(self, interval: float, after: float | None = None) -> float:
         """The first tick of a periodic slurmctld thread (ticking every ``interval`` since
@@ -1032,6 +1065,7 @@ class Controller:
     def _start(self, job: Job, nodes: Iterable[str]) -> None:
         self._preempting.pop(job.job_id, None)
         job.nodes = self.cluster.in_table_order(nodes)
+        job.requeued_allocation = ()
         job.start_time = self.now
         job.suspend_time = None
         job.pre_suspend_time = 0.0

@@ -94,7 +94,9 @@ def sched_gang_job_start(job: Job, cluster: Cluster) -> GangDecision | None:
     """``job`` started or resumed by the core: place it in its partition's active row and
     cast its shadow over lower-tier partitions.
 
-    When called: after the core started a job (and after an admin resume).
+    When called: after the core started a job. A job an admin resumed is taken in at the
+    next time slice or partition update instead, as Slurm's gang scheduler takes it in when
+    it next scans the job list.
 
     :returns: the jobs to suspend, resume or preempt as a consequence, or None.
     Purity: updates the gang plugin's own state only; the core applies the decision.
@@ -109,7 +111,9 @@ def sched_gang_job_fini(job: Job, cluster: Cluster) -> GangDecision | None:
     """``job`` left its resources (ended, requeued, cancelled, or suspended by an admin):
     drop it and its shadows, and say which jobs may now resume.
 
-    When called: after the core released the job.
+    When called: after the core released the job; for a COMPLETING job, also at each time
+    slice and partition update before that (Slurm's gang scheduler lets go of jobs that no
+    longer run when it scans the job list), so it may come twice for one job.
 
     :returns: a decision, or None.
     Purity: updates the gang plugin's own state only.

@@ -140,8 +140,9 @@ class Cluster:
         return None
 
     def job_qos(self, job: Job) -> QosSpec | None:
-        """The job's QOS: its --qos, else the default QOS ``normal`` (slurmdbd's)."""
-        return self.qos(job.request.qos or DEFAULT_QOS)
+        """The job's QOS: the one it was given at submission, else its --qos, else the
+        default QOS ``normal`` (slurmdbd's)."""
+        return self.qos(job.qos or job.request.qos or DEFAULT_QOS)
 
     def preempt_exempt_time(self, job: Job) -> int:
         """Seconds a job runs before it may be preempted: the first PreemptExemptTime set

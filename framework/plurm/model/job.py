@@ -95,6 +95,8 @@ class JobRequest:
     gid: int = 0
     partitions: tuple[str, ...] = ()
     qos: str | None = None
+    #: -A: the account to charge (None: the user's default account).
+    account: str | None = None
     min_nodes: int = 1
     max_nodes: int | None = None
     ntasks: int | None = None
@@ -159,6 +161,10 @@ class Job:
     submit_time: float
     partition: str
     priority: int = 1
+    #: The account and QOS the job was given at submission (None: none, as without
+    #: accounting, where Slurm shows ``(null)``).
+    account: str | None = None
+    qos: str | None = None
     state: JobState = JobState.PENDING
     reason: PendingReason = PendingReason.NONE
     nodes: tuple[str, ...] = ()
@@ -180,6 +186,10 @@ class Job:
     exit_signal: int = 0
     time_limit: int | None = None
     requeue: bool = True
+    #: The allocation a finished job held when ``scontrol requeue`` sent it back to the
+    #: queue: Slurm keeps that allocation's TRES record (and shows it) until the job
+    #: starts again. A job requeued while it runs loses it.
+    requeued_allocation: tuple[str, ...] = ()
     #: The node count the job waits for (squeue's NODES while pending): its -N minimum, or
     #: more when its CPUs need more of its partition's nodes (the controller's estimate).
     wanted_nodes: int = 1

@@ -62,6 +62,12 @@ class JobBuilder:
     def qos(self, name: str) -> JobBuilder:
         return self._with(qos=name)
 
+    def account(self, name: str) -> JobBuilder:
+        return self._with(account=name)
+
+    def user(self, name: str) -> JobBuilder:
+        return self._with(user=name)
+
     def runtime(self, seconds: float | None) -> JobBuilder:
         return self._with(sim_runtime=seconds)
 
@@ -193,10 +199,12 @@ def build_cluster(
     plugins: Mapping[str, Callable[[PluginContext], object]] | None = None,
     observers: tuple[object, ...] = (),
     qos_text: str | None = None,
+    accounts_text: str | None = None,
 ) -> TestCluster:
     """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
-    added when missing). ``plugins`` maps type strings to factories that take the place of
-    installed plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
+    added when missing), with qos.conf and accounts.conf beside it when their texts are
+    given. ``plugins`` maps type strings to factories that take the place of installed
+    plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()
     present = {line.split("=", 1)[0].strip().lower() for line in lines if "=" in line}
     header = [line for key, line in BASE_KEYS.items() if key.lower() not in present]
@@ -204,6 +212,8 @@ def build_cluster(
     path.write_text("\n".join([*header, *lines]) + "\n")
     if qos_text is not None:
         (workdir / "qos.conf").write_text(qos_text)
+    if accounts_text is not None:
+        (workdir / "accounts.conf").write_text(accounts_text)
     config = conf.load(path)
     registry = Registry(factories=dict(plugins or {}))
     loaded = Plugins.load(config, registry=registry, extra=observers)

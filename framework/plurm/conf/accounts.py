@@ -1,0 +1,201 @@
+"""accounts.conf: the accounts and users real Slurm keeps in slurmdbd, written as a file.
+
+Real Slurm defines them with ``sacctmgr add account NAME ...`` and ``sacctmgr add user NAME
+account=...``; each (user, account) pair is an *association*. Plurm reads the same fields
+from ``accounts.conf`` beside slurm.conf, in slurm.conf's line syntax, one record a line::
+
+    Account=physics QOS=normal,high DefaultQOS=normal
+    Account=theory Parent=physics
+    User=alice Account=theory,physics DefaultAccount=theory
+    User=bob Account=physics QOS=normal
+
+What ``sacctmgr add cluster`` creates always exists: the account ``root`` (its QOS list is
+``normal``) and the user ``root`` in it, with ``root`` as its default account. An account's
+``Parent`` defaults to ``root``; its ``QOS`` and ``DefaultQOS`` default to its parent's. A
+user's associations take the ``QOS`` and ``DefaultQOS`` of its line, else those of the
+account; a default QOS must be in the association's QOS list, as sacctmgr requires. A user
+may appear on several lines (as ``sacctmgr add user`` may be run again with another
+account); its default account is the ``DefaultAccount`` given, else the first account it
+was added to. Names are stored lower-case, as slurmdbd stores them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection
+
+from plurm.conf.model import AccountSpec, Association
+from plurm.conf.source import SourceFile, split_logical_lines
+from plurm.conf.syntax import Include, Pair, parse_source
+from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueError, SourceLocation
+
+__all__ = ["ROOT", "read_accounts"]
+
+#: The account, and the user, ``sacctmgr add cluster`` creates.
+ROOT = "root"
+
+_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS")
+_USER_FIELDS = ("Account", "DefaultAccount", "QOS", "DefaultQOS")
+
+
+def read_accounts(
+    path: str, text: str, qos_names: Collection[str]
+) -> tuple[tuple[AccountSpec, ...], tuple[Association, ...], dict[str, str], list[ConfError]]:
+    """The accounts, associations and default accounts ``text`` (the content of ``path``)
+    defines, with the implicit root ones; QOS names must be among ``qos_names``."""
+    source = split_logical_lines(path, text)
+    statements, syntax_errors = parse_source(source)
+    errors: list[ConfError] = list(syntax_errors)
+    accounts: dict[str, AccountSpec] = {ROOT: AccountSpec(ROOT, parent=None, qos=("normal",))}
+    users: list[tuple[str, dict[str, str], SourceLocation]] = [
+        (ROOT, {"account": ROOT}, SourceLocation(path, 0))
+    ]
+    for statement in statements:
+        if isinstance(statement, Include):
+            where = source.locate(statement.index, statement.column)
+            errors.append(ConfSyntaxError("accounts.conf does not support Include", where))
+            continue
+        first = statement.pairs[0]
+        kind = first.key.lower()
+        where = source.locate(statement.index, first.key_column)
+        if kind not in ("account", "user"):
+            errors.append(
+                ConfSyntaxError(
+                    f"an accounts.conf line starts with Account= or User=, not {first.key}=",
+                    where,
+                )
+            )
+            continue
+        fields = _ACCOUNT_FIELDS if kind == "account" else _USER_FIELDS
+        values = _fields(source, statement.index, statement.pairs[1:], fields, errors)
+        name = first.value.lower()
+        if not name:
+            errors.append(ConfValueError(first.key, "", "a name is needed", where))
+        elif kind == "user":
+            if "account" not in values:
+                errors.append(ConfError(f"user {name}: Account= is needed", where))
+            else:
+                users.append((name, values, where))
+        elif name in accounts and name != ROOT:
+            errors.append(ConfError(f"account {name} is defined twice", where))
+        else:
+            accounts[name] = _account(name, values, where)
+    _check_accounts(accounts, qos_names, errors)
+    associations, defaults = _associations(users, accounts, qos_names, errors)
+    return tuple(accounts.values()), associations, defaults, errors
+
+
+def _fields(
+    source: SourceFile,
+    index: int,
+    pairs: tuple[Pair, ...],
+    fields: tuple[str, ...],
+    errors: list[ConfError],
+) -> dict[str, str]:
+    """The line's fields by lower-case name, values lower-cased; unknown keys are errors."""
+    known = {field.lower(): field for field in fields}
+    values = {}
+    for pair in pairs:
+        key = pair.key.lower()
+        if key not in known:
+            found = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+            where = source.locate(index, pair.key_column)
+            suggestion = known[found[0]] if found else None
+            errors.append(ConfKeyError(pair.key, where, suggestion=suggestion))
+            continue
+        values[key] = pair.value.lower()
+    return values
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(word for word in text.split(",") if word)
+
+
+def _account(name: str, values: dict[str, str], where: SourceLocation) -> AccountSpec:
+    parent = None if name == ROOT else values.get("parent", ROOT)
+    qos = _names(values.get("qos"))
+    return AccountSpec(name, parent, qos, values.get("defaultqos"), location=where)
+
+
+def _check_accounts(
+    accounts: dict[str, AccountSpec], qos_names: Collection[str], errors: list[ConfError]
+) -> None:
+    for spec in accounts.values():
+        if spec.parent is not None and spec.parent not in accounts:
+            errors.append(
+                ConfError(f"account {spec.name}: unknown Parent {spec.parent}", spec.location)
+            )
+        seen = {spec.name}
+        parent = spec.parent
+        while parent in accounts and parent is not None:
+            if parent in seen:
+                errors.append(ConfError(f"account {spec.name}: Parent loop", spec.location))
+                break
+            seen.add(parent)
+            parent = accounts[parent].parent
+        for qos in (*(spec.qos or ()), *([spec.default_qos] if spec.default_qos else [])):
+            if qos not in qos_names:
+                errors.append(ConfError(f"account {spec.name}: unknown QOS {qos}", spec.location))
+
+
+def _inherited(accounts: dict[str, AccountSpec], name: str) -> tuple[tuple[str, ...], str | None]:
+    """An account's QOS list and default QOS, from the nearest account up the tree that
+    sets each."""
+    qos: tuple[str, ...] | None = None
+    default: str | None = None
+    seen: set[str] = set()
+    current: str | None = name
+    while current is not None and current in accounts and current not in seen:
+        seen.add(current)
+        spec = accounts[current]
+        qos = spec.qos if qos is None else qos
+        default = spec.default_qos if default is None else default
+        current = spec.parent
+    return qos if qos is not None else ("normal",), default
+
+
+def _associations(
+    users: list[tuple[str, dict[str, str], SourceLocation]],
+    accounts: dict[str, AccountSpec],
+    qos_names: Collection[str],
+    errors: list[ConfError],
+) -> tuple[tuple[Association, ...], dict[str, str]]:
+    associations: dict[tuple[str, str], Association] = {}
+    defaults: dict[str, str] = {}
+    chosen: dict[str, tuple[str, SourceLocation]] = {}  # explicit DefaultAccount per user
+    for user, values, where in users:
+        for account in _names(values["account"]) or ():
+            if account not in accounts:
+                errors.append(ConfError(f"user {user}: unknown account {account}", where))
+                continue
+            qos, default = _inherited(accounts, account)
+            own = _names(values.get("qos"))
+            association = Association(
+                user, account, own if own is not None else qos, values.get("defaultqos", default)
+            )
+            for name in (*association.qos, *filter(None, [association.default_qos])):
+                if name not in qos_names:
+                    errors.append(ConfError(f"user {user}: unknown QOS {name}", where))
+            if association.default_qos not in (None, *association.qos):
+                errors.append(
+                    ConfError(
+                        f"user {user}, account {account}: DefaultQOS "
+                        f"{association.default_qos} is not in its QOS list",
+                        where,
+                    )
+                )
+            associations[(user, account)] = association
+            defaults.setdefault(user, account)
+        wanted = values.get("defaultaccount")
+        if wanted is not None:
+            if chosen.setdefault(user, (wanted, where))[0] != wanted:
+                errors.append(ConfError(f"user {user}: two DefaultAccount values", where))
+            defaults[user] = wanted
+    for user, (account, where) in chosen.items():
+        if (user, account) not in associations:
+            errors.append(
+                ConfError(
+                    f"user {user}: DefaultAccount {account} is not one of its accounts", where
+                )
+            )
+    return tuple(associations.values()), defaults

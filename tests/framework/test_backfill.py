@@ -124,7 +124,6 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
     optimized plugin must start exactly the same jobs on the same nodes."""
     import math
 
-    from plurm.builtin.sched_backfill import _Profile
     from plurm.model.backfill import BackfillStart
     from plurm.model.job import JobState
     from plurm.model.select import SelectStatus
@@ -151,7 +150,28 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
         ends[end] = ends.get(end, 0) | (1 << bit)
     infinite = ends.pop(math.inf, 0)
     widest = max(cluster.node(name).cpus for name in names)
-    profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
+    # the plan, whole: segment i starts at plan_starts[i] with plan_free[i] free
+    plan_starts = [now]
+    busy = 0
+    for mask in ends.values():
+        busy |= mask
+    plan_free = [((1 << len(names)) - 1) & ~infinite & ~busy]
+    for when in sorted(ends):
+        plan_starts.append(when)
+        plan_free.append(plan_free[-1] | ends[when])
+
+    def reserve(start, end, nodes):  # type: ignore[no-untyped-def]
+        for when in (start, end):  # split the segments that contain the two times
+            if when == math.inf:
+                continue
+            at = max(i for i, s in enumerate(plan_starts) if s <= when)
+            if plan_starts[at] != when:
+                plan_starts.insert(at + 1, when)
+                plan_free.insert(at + 1, plan_free[at])
+        for i, s in enumerate(plan_starts):
+            if start <= s < end:
+                plan_free[i] &= ~nodes
+
     starts = []
     for job in jobs[: params.bf_max_job_test]:
         usable = 0
@@ -159,18 +179,18 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
             usable |= 1 << index[name]
         duration = math.inf if job.time_limit is None else job.time_limit * 60
         least = max(job.request.min_nodes, math.ceil(job.request.cpus / widest))
-        for first in range(len(profile.starts)):  # the openings, one by one
-            start = profile.starts[first]
+        for first in range(len(plan_starts)):  # the openings, one by one
+            start = plan_starts[first]
             if start >= horizon:
                 break
-            free = profile.free[first] & usable
+            free = plan_free[first] & usable
             at = first + 1
             while (
                 free.bit_count() >= least
-                and at < len(profile.starts)
-                and profile.starts[at] < start + duration
+                and at < len(plan_starts)
+                and plan_starts[at] < start + duration
             ):
-                free &= profile.free[at]
+                free &= plan_free[at]
                 at += 1
             if free.bit_count() < least:
                 continue
@@ -181,7 +201,7 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
             chosen = 0
             for name in result.nodes:
                 chosen |= 1 << index[name]
-            profile.reserve(start, start + duration, chosen)
+            reserve(start, start + duration, chosen)
             if start == now:
                 starts.append(BackfillStart(job.job_id, result.nodes))
             break

@@ -40,15 +40,20 @@ __all__ = ["BackfillScheduler"]
 
 
 class _Profile:
-    """Free nodes over time: ``starts[i]`` begins a segment whose free nodes are ``free[i]``;
-    the last segment lasts for ever.
+    """Free nodes over time, as seen by jobs that may use only some nodes.
 
-    A job searches only its usable nodes, so it searches a *view*: the segments with their
-    free nodes restricted to its usable set, merged where that restriction does not change
-    (a partition's view has only the times its own nodes free up, not every node's). Views
-    are built on first use and kept up to date by :meth:`reserve`. Merging segments with the
-    same free nodes changes no opening: a start inside such a run has a window that reaches
-    at least as far as the run's first start, so it fails wherever that one fails.
+    The base plan is a list of segments: ``starts[i]`` begins a segment whose free nodes
+    are ``free[i]``; the last segment lasts for ever. A job searches only its usable nodes,
+    so it searches a *view*: the segments with their free nodes restricted to its usable
+    set, merged where that restriction does not change (a partition's view has only the
+    times its own nodes free up, not every node's). Merging segments with the same free
+    nodes changes no opening: a start inside such a run has a window that reaches at least
+    as far as the run's first start, so it fails wherever that one fails.
+
+    Reservations are taken from the views they touch, and kept in a list: a view built
+    later is built from the base with them replayed, which gives it exactly the segments
+    that restricting a whole-cluster plan kept up to date would. So a reservation costs
+    the segments of the views it touches, not those of every node in the cluster.
     """
 
     def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
@@ -59,38 +64,64 @@ class _Profile:
             self.starts.append(when)
             self.free.append(self.free[-1] | ends[when])
         self._views: dict[int, tuple[list[float], list[int]]] = {}
+        self._reservations: list[tuple[float, float, int]] = []
+        self._taken_now = 0  # the nodes of the reservations that start now
 
     def free_now(self) -> int:
         """The nodes free in some segment that starts now: a job can start now only among
         them. (More than one segment may start now: a running job can be due to end this
-        very second.)"""
+        very second; a reservation from now takes its nodes from the last of them.)"""
         now = self.starts[0]
         free = 0
-        for start, nodes in zip(self.starts, self.free, strict=True):
+        last = 0
+        for index, start in enumerate(self.starts):
             if start != now:
                 break
-            free |= nodes
-        return free
+            last = index
+        for index in range(last):
+            free |= self.free[index]
+        return free | (self.free[last] & ~self._taken_now)
 
     def _view(self, usable: int) -> tuple[list[float], list[int]]:
-        if usable == self.everything:
-            return self.starts, self.free
         view = self._views.get(usable)
         if view is None:
-            starts: list[float] = []
-            frees: list[int] = []
-            last = -1
-            for start, free in zip(self.starts, self.free, strict=True):
-                mine = free & usable
-                if mine != last:
-                    starts.append(start)
-                    frees.append(mine)
-                    last = mine
-            view = self._views[usable] = (starts, frees)
+            view = self._views[usable] = self._build_view(usable)
         return view
 
+    def _build_view(self, usable: int) -> tuple[list[float], list[int]]:
+        taken = [
+            (start, end, nodes & usable)
+            for start, end, nodes in self._reservations
+            if nodes & usable
+        ]
+        if usable == self.everything:
+            # every node: the base itself with the reservations, segments unmerged
+            starts, frees = list(self.starts), list(self.free)
+            for start, end, nodes in taken:
+                _take(starts, frees, start, end, nodes)
+            return starts, frees
+        if taken:
+            starts = list(self.starts)
+            frees = [free & usable for free in self.free]
+            for start, end, nodes in taken:
+                _take(starts, frees, start, end, nodes)
+        else:
+            starts, frees = self.starts, self.free
+        merged_starts: list[float] = []
+        merged_frees: list[int] = []
+        last = -1
+        for start, free in zip(starts, frees, strict=True):
+            mine = free & usable
+            if mine != last:
+                merged_starts.append(start)
+                merged_frees.append(mine)
+                last = mine
+        return merged_starts, merged_frees
+
     def reserve(self, start: float, end: float, nodes: int) -> None:
-        _take(self.starts, self.free, start, end, nodes)
+        self._reservations.append((start, end, nodes))
+        if start == self.starts[0] and end > start:
+            self._taken_now |= nodes
         for usable, (starts, frees) in self._views.items():
             if nodes & usable:
                 _take(starts, frees, start, end, nodes & usable)

@@ -59,7 +59,8 @@ def config_text(nodes: int, mode: str) -> str:
 
 
 def fill(simulation: Simulation, nodes: int, batch: int) -> None:
-    """One running low job per node, submitted ``batch`` at a time (each batch one pass)."""
+    """One running low job per node, submitted ``batch`` at a time, then the clock run
+    until the periodic passes have started them all."""
     controller = simulation.controller
     request = JobRequest(name="low", partitions=("low",), sim_runtime=float(LONG))
     submitted = 0
@@ -68,6 +69,13 @@ def fill(simulation: Simulation, nodes: int, batch: int) -> None:
             controller.submit(request)
             submitted += 1
         simulation.run_until(simulation.clock.now() + 1)
+    # An event-triggered pass tests default_queue_depth + 1 jobs; the periodic pass (every
+    # sched_interval) tests the rest of the queue.
+    interval = simulation.controller.config.scheduler_parameters.sched_interval
+    for _ in range(nodes):
+        if not list(simulation.controller.cluster.jobs_in(JobState.PENDING)):
+            break
+        simulation.run_until(simulation.clock.now() + interval)
     simulation.run_until(simulation.clock.now() + 1)
 
 

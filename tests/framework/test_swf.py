@@ -774,6 +774,30 @@ def test_numeric_noise_raises_only_trace_errors(text: str) -> None:
     _check(lambda: parse_swf(text, "f.swf"))
 
 
+def _outcome(text: str) -> object:
+    """What reading ``text`` gives: its jobs, or its errors' messages and truncation."""
+    try:
+        return parse_swf(text, "f.swf", max_errors=3).jobs
+    except TraceError as error:
+        return [str(single) for single in error.errors], getattr(error, "truncated", False)
+
+
+@FUZZ
+@given(st.lists(numeric_lines(), min_size=1, max_size=4).map("\n".join), st.integers(1, 4))
+def test_reading_by_chunks_changes_nothing(text: str, chunk: int) -> None:
+    """Rows are converted a chunk at a time; chunks of a few rows give the same jobs, and
+    the same errors (cut to max_errors), as one chunk of the whole file."""
+    from plurm.workload import swf
+
+    whole = _outcome(text)
+    saved = swf._CHUNK_ROWS
+    swf._CHUNK_ROWS = chunk
+    try:
+        assert _outcome(text) == whole
+    finally:
+        swf._CHUNK_ROWS = saved
+
+
 @st.composite
 def valid_jobs(draw: st.DrawFn) -> list[list[int | float]]:
     jobs = []

@@ -80,6 +80,7 @@ FIELD_NAMES = (
 TIME_FIELDS = frozenset({2, 3, 4, 6, 9, 18})
 #: Fields that always apply: -1 is not "does not apply" there but an error.
 _REQUIRED = frozenset({1, 2})
+_CHUNK_ROWS = 16384
 _FIELD_COUNT = len(FIELD_NAMES)
 _GZIP_MAGIC = b"\x1f\x8b"
 #: How long a quoted line may be in a message before it is cut.
@@ -257,11 +258,17 @@ class _Reader:
         # spares the per-line check in the usual, all-ASCII file.
         ascii_only = text.isascii()
         header = HeaderLines(self.name)
-        rows: list[list[str]] = []
-        numbers: list[int] = []
+        rows: list[list[str]] = []  # the job rows of the current chunk, split
+        numbers: list[int] = []  # every job row's line number
         line_errors: list[TraceError] = []
-        set_aside = 0  # underscores in lines that are not job rows
         count = _FIELD_COUNT
+        # int() and float() take "1_000" too. Job rows almost never hold underscores: only
+        # when the text has some are columns searched for them.
+        self.underscores = "_" in text
+        # Rows are converted a chunk at a time, so that the split fields of only one chunk
+        # are held at once (a 300,000-job trace's fields take hundreds of MB as strings).
+        values: list[list[Seconds] | None] = [[] for _ in range(count)]
+        decimals = [False] * count  # whether each column has decimals
         for number, parts in enumerate(map(str.split, lines), 1):
             if (
                 len(parts) == count
@@ -270,24 +277,27 @@ class _Reader:
             ):
                 rows.append(parts)
                 numbers.append(number)
+                if len(rows) == _CHUNK_ROWS:
+                    self._convert_rows(rows, numbers[-len(rows) :], values, decimals)
+                    rows = []
                 continue
             if not parts:
                 continue
             line = lines[number - 1]
-            set_aside += line.count("_")
             if parts[0][0] == ";":
                 header.add(number, line)
             elif len(line_errors) < self.max_errors:
                 line_errors.append(self._line_error(number, parts))
             else:
                 self.truncated = True
+        if rows:
+            self._convert_rows(rows, numbers[-len(rows) :], values, decimals)
         self.errors += line_errors
-        # int() and float() take "1_000" too. Comments often hold underscores (queue names),
-        # job rows almost never: only when some are in the rows are columns searched for them.
-        self.underscores = text.count("_") > set_aside
-
-        columns = list(zip(*rows, strict=True)) if rows else [()] * _FIELD_COUNT
-        values = [self._column(field, column, numbers) for field, column in enumerate(columns, 1)]
+        for index, column in enumerate(values):
+            if column is not None and not self._check_signs(
+                index + 1, column, decimals[index], numbers
+            ):
+                values[index] = None
         if values[1] is not None:
             self._check_order(values[1], numbers)
         if self.errors:
@@ -300,35 +310,55 @@ class _Reader:
         jobs = tuple(map(SwfJob, *columns_out, numbers))
         return SwfTrace(self.name, header.build(), jobs)
 
-    def _column(
-        self, field: int, column: Sequence[str], numbers: list[int]
-    ) -> list[Seconds] | None:
-        """The converted column, or None when some value in it is bad (then errors say so)."""
-        errors: list[TraceError] = []
-        converted = self._convert(field, column)
-        if converted is None:
-            values, decimals = self._slow_column(field, column, numbers, errors)
-        else:
-            values, decimals = converted
-        if not errors and values:
-            lowest = min(values)
-            # -1 is the only negative value SWF allows, and not even that in required fields.
-            if lowest < 0 and (field in _REQUIRED or lowest < -1 or decimals):
-                rule = (
-                    f"the {FIELD_NAMES[field - 1]} always applies and is 0 or more"
-                    if field in _REQUIRED
-                    else "only -1 (does not apply) may be"
+    def _convert_rows(
+        self,
+        rows: list[list[str]],
+        numbers: list[int],
+        values: list[list[Seconds] | None],
+        decimals: list[bool],
+    ) -> None:
+        """Convert one chunk of job rows column by column onto ``values``; a column with a
+        bad value in any chunk becomes None (its errors are kept). Errors are sorted and cut
+        to ``max_errors`` at the end, so converting by chunks reports the same ones."""
+        for index, column in enumerate(zip(*rows, strict=True)):
+            errors: list[TraceError] = []
+            converted = self._convert(index + 1, column)
+            if converted is None:
+                converted = self._slow_column(index + 1, column, numbers, errors)
+            self.errors += errors
+            done = values[index]
+            if errors:
+                values[index] = None
+            elif done is not None:
+                done += converted[0]
+                decimals[index] = decimals[index] or converted[1]
+
+    def _check_signs(
+        self, field: int, values: list[Seconds], decimals: bool, numbers: list[int]
+    ) -> bool:
+        """Whether the column's values are all allowed: -1 is the only negative value SWF
+        allows, and not even that in required fields (errors say where it is broken)."""
+        if not values or min(values) >= 0:
+            return True
+        lowest = min(values)
+        if not (field in _REQUIRED or lowest < -1 or decimals):
+            return True
+        rule = (
+            f"the {FIELD_NAMES[field - 1]} always applies and is 0 or more"
+            if field in _REQUIRED
+            else "only -1 (does not apply) may be"
+        )
+        found = 0
+        for index, value in enumerate(values):
+            if value < 0 and (field in _REQUIRED or value != -1):
+                if found >= self.max_errors:
+                    self.truncated = True
+                    break
+                self.errors.append(
+                    self._field_error(numbers[index], field, f"{value} is negative; {rule}")
                 )
-                for index, value in enumerate(values):
-                    if value < 0 and (field in _REQUIRED or value != -1):
-                        if len(errors) >= self.max_errors:
-                            self.truncated = True
-                            break
-                        errors.append(
-                            self._field_error(numbers[index], field, f"{value} is negative; {rule}")
-                        )
-        self.errors += errors
-        return None if errors else values
+                found += 1
+        return not found
 
     def _convert(self, field: int, column: Sequence[str]) -> tuple[list[Seconds], bool] | None:
         """The column converted a whole at a time, and whether it has decimals; None when

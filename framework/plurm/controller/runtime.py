@@ -39,7 +39,9 @@ class Timer(Protocol):
 class Executor(Protocol):
     """Runs, pauses and stops jobs' processes. Each method returns at once; when a job's
     processes end, for whatever reason, the executor calls ``Controller.job_ended`` later,
-    from a timer callback, never from inside one of these calls."""
+    from a timer callback, never from inside one of these calls. After a kill it may first
+    call ``Controller.nodes_released`` for nodes the job's processes are already gone from
+    (slurmd frees each node as its teardown ends; the batch host's takes longest)."""
 
     def start(self, job: Job) -> None:
         """Launch the job on ``job.nodes``."""

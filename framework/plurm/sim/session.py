@@ -82,6 +82,7 @@ class Simulation:
         self.plugins = plugins or Plugins.load(config)
         self.controller = Controller(config, self.plugins, self.clock, self.executor)
         self.executor.on_end = self.controller.job_ended
+        self.executor.on_release = self.controller.nodes_released
 
     def run_until(self, when: float) -> None:
         self.clock.run_until(when)

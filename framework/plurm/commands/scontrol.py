@@ -224,7 +224,7 @@ def _node_state(name: str, used: int, controller: Controller) -> str:
 def _alloc_tres(name: str, used: int, controller: Controller) -> str:
     """AllocTRES: a job given whole nodes (select/linear) holds their memory too; one given
     cores (cons_res) only the CPUs when it asked for no memory (both as 22.05 shows them)."""
-    holders = [job for job in controller.cluster.allocated() if name in job.nodes]
+    holders = [job for job in controller.cluster.allocated() if name in job.held_nodes]
     if not used or not holders:
         return ""
     if _whole_nodes(holders[0], controller):

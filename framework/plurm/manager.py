@@ -265,6 +265,9 @@ class Plugins:
     def select_job_fini(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_fini")(job, cluster)
 
+    def select_job_resized(self, job: Job, nodes: Sequence[str], cluster: Cluster) -> None:
+        self._fast("select_job_resized")(job, nodes, cluster)
+
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
         self._fast("select_job_suspend")(job, indefinite, cluster)
 
@@ -370,6 +373,9 @@ class Plugins:
 
     def sched_gang_job_fini(self, job: Job, cluster: Cluster) -> GangDecision:
         return self._gang("sched_gang_job_fini", job, cluster)
+
+    def sched_gang_job_resized(self, job: Job, cluster: Cluster) -> GangDecision:
+        return self._gang("sched_gang_job_resized", job, cluster)
 
     def sched_gang_reconfig(self, cluster: Cluster) -> GangDecision:
         return self._gang("sched_gang_reconfig", cluster)

@@ -51,8 +51,8 @@ def test_a_job_that_would_delay_the_blocked_one_waits(make_cluster: Make) -> Non
     assert queue(cluster) == {1: "R n[1-2]", 2: "PD (Resources)", 3: "PD (Priority)"}
     # Once job 1 ends the blocked job runs first; the long one is next in line.
     cluster.command("scancel 1")
-    cluster.run_until(63)  # job 1 is COMPLETING until its nodes are released (3.7 s)
-    assert queue(cluster) == {1: "CG n[1-2]", 2: "PD (Resources)", 3: "PD (Priority)"}
+    cluster.run_until(63)  # job 1 is COMPLETING until its batch host is released (3.7 s)
+    assert queue(cluster) == {1: "CG n1", 2: "PD (Resources)", 3: "PD (Priority)"}
     cluster.run_until(65)
     assert queue(cluster) == {2: "R n[1-4]", 3: "PD (Resources)"}
 

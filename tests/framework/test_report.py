@@ -125,23 +125,24 @@ def test_series_of_a_replay_with_a_requeue(tmp_path: Path) -> None:
     records, transitions = _replay(
         tmp_path, TraceMapping.from_dict({"partitions": {"2": "urgent"}})
     )
-    # Job 1 runs on both nodes from 1 until job 3 (urgent) requeues it at 21; it holds them
-    # COMPLETING until they are released at 24.7, when jobs 2 and 3 start; job 1 is eligible
-    # again at 24 + 121 = 145 and starts on the next periodic pass, at 180.
+    # Job 1 runs on both nodes from 1 until job 3 (urgent) requeues it at 21; it frees n2 at
+    # once, where job 3 starts, and holds its batch host n1 COMPLETING until 24.7, when job 2
+    # starts; job 1 is eligible again at 24 + 121 = 145 and starts on the next periodic
+    # pass, at 180.
     intervals = series.run_intervals(records, transitions)
     assert sorted((i.job_id, i.start, i.end, i.cpus) for i in intervals) == [
         (1, 1.0, 21.0, 2),
         (1, 180.0, 280.0, 2),
         (2, 24.7, 74.7, 1),
-        (3, 24.7, 54.7, 1),
+        (3, 21.0, 51.0, 1),
     ]
     used = series.utilization(intervals, total_cpus=2)
     assert list(zip(used.times, used.values, strict=True)) == [
         (0.0, 0.0),
         (1.0, 1.0),
-        (21.0, 0.0),
+        (21.0, 0.5),
         (24.7, 1.0),
-        (54.7, 0.5),
+        (51.0, 0.5),
         (74.7, 0.0),
         (180.0, 1.0),
         (280.0, 0.0),
@@ -156,7 +157,7 @@ def test_series_of_a_replay_with_a_requeue(tmp_path: Path) -> None:
         (1.0, 0.0),
         (10.0, 1.0),
         (20.0, 2.0),
-        (24.7, 1.0),
+        (21.0, 1.0),
         (180.0, 0.0),
     ]
     # A preemption is counted when its mode shows: at the victim's release (requeued).

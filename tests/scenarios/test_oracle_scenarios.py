@@ -29,10 +29,6 @@ HEADER = "ClusterName=oracle\nSlurmctldHost=localhost\n"
 
 
 #: Snapshots Plurm does not match yet, with the reason.
-_COMPLETING = (
-    "a job killed at its time limit stays COMPLETING on some of its nodes for a few seconds "
-    "in Slurm; Plurm frees its nodes at once (no COMPLETING period yet)"
-)
 _FAST_RELEASE = (
     "real Slurm released this killed job's node within ~0.03 s instead of the usual 3.7 s; "
     "it does so now and then, not reproducibly (PREEMPTION.md); Plurm always takes 3.7 s"
@@ -55,10 +51,6 @@ KNOWN_GAPS = {
     **{("cancel-grace-four", snap): _SIGKILL_RELEASE for snap in ("t28", "t30")},
     **{("cancel-grace-mixed", snap): _WHOLE_SECOND for snap in ("t44", "t50")},
     ("exempt", "t61"): _WHOLE_SECOND,
-    ("qos-extra-row", "t11"): (
-        "a COMPLETING job's node list shrinks as each node finishes its teardown (Slurm "
-        "showed n1 of n[1-2]); Plurm releases all of a job's nodes at once"
-    ),
     **{
         ("qos-suspend-gang-cons-tres", snap): (
             "a job that gang suspends in the pass that starts it races its own launch in "
@@ -69,11 +61,7 @@ KNOWN_GAPS = {
         )
         for snap in ("t27", "t29", "t32")
     },
-    **{
-        (name, snap): _COMPLETING
-        for name in ("backfill-window", "backfill-window-edge")
-        for snap in ("t088", "t089", "t090", "t091")
-    },
+    **{("backfill-window-edge", snap): _FAST_RELEASE for snap in ("t088", "t089", "t090", "t091")},
 }
 
 

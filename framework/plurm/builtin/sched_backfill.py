@@ -234,7 +234,7 @@ class BackfillScheduler(BuiltinScheduler):
         # Each node is busy until the latest end of the jobs on it: take the jobs latest
         # end first, and give each end the nodes no later job has claimed.
         held = [
-            (rounded(view.expected_end(job)), cluster.mask_of(job.nodes))
+            (rounded(view.expected_end(job)), cluster.mask_of(job.held_nodes))
             for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
             for job in cluster.jobs_unordered(state)
         ]

@@ -51,7 +51,16 @@ def show_job(job: Job, controller: Controller) -> str:
     request = job.request
     allocated = bool(job.nodes) and job.state is not JobState.PENDING
     pending = job.state is JobState.PENDING
-    if pending:
+    # A job killed to be requeued is on its way back to the queue while it completes:
+    # 22.05 shows no preemption times for it, as for a pending job, and a StartTime of the
+    # moment asked (linear/182, requeue/016; both asked 3 s after the requeue).
+    requeueing = job.requeued and job.state is JobState.COMPLETING
+    nodes = job.held_nodes  # a completing job lists only the nodes it still holds
+    start: float | None
+    end: float | None
+    if requeueing:
+        start, end = now, None
+    elif pending:
         # a job that may not start before a time is expected to start then, and to end
         # its time limit later
         start = job.eligible_time if job.eligible_time > now else None
@@ -66,9 +75,9 @@ def show_job(job: Job, controller: Controller) -> str:
             start = end  # a job that ended without running starts and ends at once
     never_ran = job.state.finished and job.start_time is None
     refused = _refused_at_submission(job)
-    cpus = _allocated_cpus(job, controller) if allocated else request.cpus
+    cpus = _allocated_cpus(job, controller, nodes) if allocated else request.cpus
     if allocated:
-        num_nodes = str(len(job.nodes))
+        num_nodes = str(len(nodes))
     elif request.max_nodes:  # a maximum of 0 (-N 0) reads as none
         num_nodes = f"{job.wanted_nodes}-{request.max_nodes}"
     else:
@@ -119,7 +128,7 @@ def show_job(job: Job, controller: Controller) -> str:
             "Deadline=N/A",
         ],
     ]
-    if not pending and controller.config.preempt_type != "preempt/none":
+    if not pending and not requeueing and controller.config.preempt_type != "preempt/none":
         eligible = job.start_time or 0.0
         exempt = controller.config.preempt_exempt_time or 0
         groups.append(
@@ -140,7 +149,7 @@ def show_job(job: Job, controller: Controller) -> str:
             f"ReqNodeList={','.join(request.nodelist) or '(null)'}",
             f"ExcNodeList={','.join(request.exclude) or '(null)'}",
         ],
-        [f"NodeList={hostlist.compress(job.nodes) if allocated else ''}"],
+        [f"NodeList={hostlist.compress(nodes) if allocated else ''}"],
     ]
     if allocated:
         groups.append([f"BatchHost={job.nodes[0]}"])
@@ -152,7 +161,7 @@ def show_job(job: Job, controller: Controller) -> str:
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
-        ["TRES=(null)" if refused else _tres(job, cpus, allocated, controller)],
+        ["TRES=(null)" if refused else _tres(job, allocated, controller)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
         ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
         ["Features=(null)", "DelayBoot=00:00:00"],
@@ -183,16 +192,16 @@ def _refused_at_submission(job: Job) -> bool:
     )
 
 
-def _allocated_cpus(job: Job, controller: Controller) -> int:
-    """The CPUs of a job's allocation: the cores a consumable-resource select gave it while
-    it holds them (each with its threads), else its nodes' CPUs."""
+def _allocated_cpus(job: Job, controller: Controller, nodes: Sequence[str]) -> int:
+    """The CPUs of a job's allocation on ``nodes``: the cores a consumable-resource select
+    gave it while it holds them (each with its threads), else the nodes' CPUs."""
     cluster = controller.cluster
     units = job.units
     if units is None and job.state.holds_resources:
         units = controller.plugins.select_job_resources(job, cluster)
     if units:
-        return sum(cluster.node(name).threads_per_core for name, _ in units)
-    return sum(cluster.node(name).cpus for name in job.nodes)
+        return sum(cluster.node(name).threads_per_core for name, _ in units if name in nodes)
+    return sum(cluster.node(name).cpus for name in nodes)
 
 
 def _whole_nodes(job: Job, controller: Controller) -> bool:
@@ -228,15 +237,18 @@ def _oversubscribe(job: Job, controller: Controller) -> str:
     return "OK" if request.oversubscribe or shares or untested else "NO"
 
 
-def _tres(job: Job, cpus: int, allocated: bool, controller: Controller) -> str:
-    """TRES: a pending job also asks for the memory of the nodes it wants; one requeued
-    after it finished still shows what it held."""
+def _tres(job: Job, allocated: bool, controller: Controller) -> str:
+    """TRES: the whole allocation, even while a completing job holds only part of it
+    (requeue/016); a pending job also asks for the memory of the nodes it wants; one
+    requeued after it finished still shows what it held."""
     if allocated:
+        cpus = _allocated_cpus(job, controller, job.nodes)
         return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
     held = job.requeued_allocation
     if held:  # as it showed while finished: its nodes' CPUs
         cpus = sum(controller.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
+    cpus = job.request.cpus
     nodes = job.request.min_nodes
     part = controller.cluster.partition(job.partition)
     memory = controller.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
@@ -263,7 +275,7 @@ def _node_state(name: str, used: int, controller: Controller) -> str:
 def _alloc_tres(name: str, used: int, controller: Controller) -> str:
     """AllocTRES: a job given whole nodes (select/linear) holds their memory too; one given
     cores (cons_res) only the CPUs when it asked for no memory (both as 22.05 shows them)."""
-    holders = [job for job in controller.cluster.allocated() if name in job.nodes]
+    holders = [job for job in controller.cluster.allocated() if name in job.held_nodes]
     if not used or not holders:
         return ""
     if _whole_nodes(holders[0], controller):

@@ -52,7 +52,7 @@ class _Field:
 
 
 def _nodes(job: Job) -> str:
-    return str(len(job.nodes) if job.nodes else job.wanted_nodes)
+    return str(len(job.held_nodes) if job.nodes else job.wanted_nodes)
 
 
 def _time_left(job: Job, now: float) -> str:
@@ -66,7 +66,7 @@ def _nodelist_reason(job: Job) -> str:
     """The reason in parentheses for pending, failed and timed-out jobs, else the nodes."""
     if job.state in (JobState.PENDING, JobState.FAILED, JobState.TIMEOUT):
         return f"({job.reason_text})"
-    return hostlist.compress(job.nodes) if job.nodes else ""
+    return hostlist.compress(job.held_nodes) if job.nodes else ""
 
 
 FIELDS: dict[str, _Field] = {
@@ -82,7 +82,9 @@ FIELDS: dict[str, _Field] = {
     "L": _Field("TIME_LEFT", _time_left),
     "D": _Field("NODES", lambda job, now: _nodes(job)),
     "R": _Field("NODELIST(REASON)", lambda job, now: _nodelist_reason(job)),
-    "N": _Field("NODELIST", lambda job, now: hostlist.compress(job.nodes) if job.nodes else ""),
+    "N": _Field(
+        "NODELIST", lambda job, now: hostlist.compress(job.held_nodes) if job.nodes else ""
+    ),
     "r": _Field("REASON", lambda job, now: job.reason_text),
     "Q": _Field("PRIORITY", lambda job, now: str(job.priority)),
     # %p: the priority normalized to [0, 1] (over the 32-bit maximum), as Slurm prints it
@@ -200,11 +202,11 @@ _SORT_KEYS: dict[str, Callable[[Job, float], object]] = {
     "t": lambda job, now: job.state.code,
     "T": lambda job, now: job.state.code,
     "M": lambda job, now: job.run_time(now),
-    "D": lambda job, now: len(job.nodes) if job.nodes else job.wanted_nodes,
+    "D": lambda job, now: len(job.held_nodes) if job.nodes else job.wanted_nodes,
     "l": lambda job, now: job.time_limit if job.time_limit is not None else float("inf"),
     "C": lambda job, now: job.request.cpus,
     # Empty node lists sort after the others.
-    "N": lambda job, now: (not job.nodes, hostlist.compress(job.nodes) if job.nodes else ""),
+    "N": lambda job, now: (not job.nodes, hostlist.compress(job.held_nodes)),
 }
 
 

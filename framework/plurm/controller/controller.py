@@ -27,11 +27,15 @@ One scheduling pass (:meth:`schedule`) runs this hook sequence:
       gang scheduling, kept on the job for it), the executor's start, then
       ``sched_gang_job_start`` and its suspend/resume decision.
 
-A killed job (scancel, time limit, preemption) shows COMPLETING and keeps its nodes until the
-executor reports its processes gone. A job's end runs ``select_job_fini`` and
-``sched_gang_job_fini`` and then a new pass. At each gang time slice and partition update the
-gang plugin catches up with the job list first: ``sched_gang_job_fini`` for COMPLETING jobs,
-``sched_gang_job_start`` for jobs an admin resumed since.
+A killed job (scancel, time limit, preemption, requeue) shows COMPLETING and keeps its nodes
+until the executor reports its processes gone from them. As in Slurm, that is per node: nodes
+that ran nothing of the job but its allocation (all but the batch host, for a batch script
+without steps) are released almost at once (``select_job_resized``,
+``sched_gang_job_resized``, then a pass), the batch host at the job's end. A job's end runs
+``select_job_fini`` and ``sched_gang_job_fini`` and then a new pass. At each gang time slice
+and partition update the gang plugin catches up with the job list first:
+``sched_gang_job_fini`` for COMPLETING jobs, ``sched_gang_job_start`` for jobs an admin
+resumed since.
 """
 
 from __future__ import annotations
@@ -425,12 +429,15 @@ class Controller:
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
 
     def _back_to_queue(self, job: Job) -> None:
-        """A requeued job: pending with reason BeginTime until the requeue delay passes."""
+        """A requeued job: pending with reason BeginTime until the requeue delay passes.
+        A job killed to be requeued had its restart counted at the kill."""
         job.nodes = ()
         job.start_time = None
         job.suspend_time = None
         job.pre_suspend_time = 0.0
-        job.restarts += 1
+        if not job.requeued:
+            job.restarts += 1
+        job.requeued = False
         job.reason = PendingReason.BEGIN_TIME
         job.eligible_time = math.floor(self.now) + REQUEUE_DELAY
         self._set_state(job, JobState.PENDING)
@@ -547,6 +554,7 @@ class Controller:
         if ending is not None and not ending.killed:
             ending = None
         self._cancel_limit(job_id)
+        job.completing_nodes = None
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
             self._back_to_queue(job)
@@ -568,6 +576,32 @@ class Controller:
             self._pass_at_time(self.now)
         else:
             self._request_pass()
+
+    def nodes_released(self, job_id: int, nodes: Sequence[str]) -> None:
+        """The executor reports that a completing job's processes are gone from ``nodes``,
+        some of its nodes but not all: those are free at once, and the job, still
+        COMPLETING, holds only the rest (squeue and scontrol list only those) until its end.
+
+        Observed on 22.05 (tests/data/oracle/cli, linear/178, requeue/015): a killed
+        multi-node batch job keeps only its batch host within a second of the kill, and
+        another job may start on the other nodes meanwhile.
+        """
+        self._tick()
+        job = self.cluster.job(job_id)
+        held = job.completing_nodes
+        if job.state is not JobState.COMPLETING or held is None:
+            return
+        gone = tuple(name for name in held if name in nodes)
+        kept = tuple(name for name in held if name not in nodes)
+        if not gone or not kept:  # all of them: that is the job's end, reported as such
+            return
+        job.completing_nodes = kept
+        if job.units is None:
+            # what it was given stays on the job (scontrol's TRES shows all of it)
+            job.units = self.plugins.select_job_resources(job, self.cluster)
+        self.plugins.select_job_resized(job, gone, self.cluster)
+        self._apply(self.plugins.sched_gang_job_resized(job, self.cluster))
+        self._pass_at_time(self.now)  # as for a release at the job's end
 
     # ----------------------------------------------------------------------------- timers
 
@@ -1081,13 +1115,20 @@ class Controller:
 
     def _kill(self, job: Job, ending: _Ending) -> None:
         """Kill the job's processes. It shows COMPLETING, holding its nodes, until the
-        executor reports them gone; its run time stops now (a requeued one shows 0)."""
+        executor reports them gone (:meth:`nodes_released`, :meth:`job_ended`); its run
+        time stops now. A requeued one shows 0 and, as on 22.05 (linear/182, requeue/016),
+        already counts the restart."""
         ending.killed = True
         self._ending[job.job_id] = ending
         self._cancel_limit(job.job_id)
+        job.completing_nodes = job.nodes
+        if ending.state is JobState.TIMEOUT:
+            job.reason = PendingReason.TIME_LIMIT  # shown from the kill on (backfill-window)
         if ending.requeue:
             job.start_time = None
             job.pre_suspend_time = 0.0
+            job.restarts += 1
+            job.requeued = True
         else:
             if job.state is JobState.SUSPENDED:
                 job.suspend_time = self.now  # stopped time does not count as run time

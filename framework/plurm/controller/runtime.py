@@ -40,8 +40,11 @@ class Executor(Protocol):
     """Runs, pauses and stops jobs' processes, and reaches the nodes' slurmd. Each method
     returns at once; when a job's processes end, for whatever reason, the executor calls
     ``Controller.job_ended`` later, from a timer callback, never from inside one of these
-    calls. A slurmd that starts calls ``Controller.node_registered``; one that stops calls
-    ``Controller.nodes_may_be_silent``, which a real cluster learns only from its pings."""
+    calls. After a kill it may first call ``Controller.nodes_released`` for nodes the job's
+    processes are already gone from (slurmd frees each node as its teardown ends; the batch
+    host's takes longest). A slurmd that starts calls ``Controller.node_registered``; one
+    that stops calls ``Controller.nodes_may_be_silent``, which a real cluster learns only
+    from its pings."""
 
     def ping(self, names: Sequence[str]) -> frozenset[str]:
         """The nodes among ``names`` whose slurmd answers a ping now."""

@@ -124,6 +124,23 @@ def sched_gang_job_fini(job: Job, cluster: Cluster) -> GangDecision | None:
 
 
 @hookspec
+def sched_gang_job_resized(job: Job, cluster: Cluster) -> GangDecision | None:
+    """``job``, COMPLETING, gave up some of its nodes: it holds only ``job.held_nodes``
+    (and those of ``job.units`` on them) now. Shrink its entry and shadows, and say which jobs may
+    now resume.
+
+    When called: after ``select_job_resized``.
+
+    :returns: a decision, or None.
+    Purity: updates the gang plugin's own state only.
+    Slurm equivalent: none; Plurm's gang plugin keeps its own copy of each job's
+        resources, which this keeps in step with the job's.
+
+    .. versionadded:: 1.4
+    """
+
+
+@hookspec
 def sched_gang_reconfig(cluster: Cluster) -> GangDecision | None:
     """Partitions changed (PriorityTier, OverSubscribe): rebuild shadows and active rows.
 

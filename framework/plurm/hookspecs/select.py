@@ -146,6 +146,26 @@ def select_job_fini(job: Job, cluster: Cluster) -> bool | None:
 
 
 @hookspec(firstresult=True)
+def select_job_resized(job: Job, nodes: Sequence[str], cluster: Cluster) -> bool | None:
+    """``job`` gave up ``nodes``, some of its allocation, before its end: free what it
+    holds there and keep the rest.
+
+    When called: while the job is COMPLETING, when the executor reports its processes gone
+    from some of its nodes (all but the batch host, for a batch script without steps);
+    ``job.held_nodes`` is then what it keeps. ``select_job_fini`` follows at its end.
+
+    :param nodes: the released nodes, in node-table order.
+    :returns: True once released. Exclusive: first non-None result wins. A plugin that does
+        not implement it keeps the nodes until ``select_job_fini``.
+    Purity: updates the plugin's state only.
+    Slurm equivalent: ``select_p_job_resized`` (one node at a time); as observed on 22.05,
+        a completing job's nodes are freed one by one as their teardown ends.
+
+    .. versionadded:: 1.4
+    """
+
+
+@hookspec(firstresult=True)
 def select_job_suspend(job: Job, indefinite: bool, cluster: Cluster) -> bool | None:
     """``job`` was suspended.
 

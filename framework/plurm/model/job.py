@@ -178,8 +178,9 @@ class Job:
     #: Suspended by an administrator (scontrol suspend); only scontrol resume ends it.
     admin_suspended: bool = False
     restarts: int = 0
-    #: What the job holds, finer than nodes, while it holds anything: (node, core) pairs
-    #: from the select plugin (None: whole nodes).
+    #: What the job was given, finer than nodes, while it holds anything: (node, core)
+    #: pairs from the select plugin (None: whole nodes). A completing job keeps them all;
+    #: it holds those on ``held_nodes``.
     units: frozenset[tuple[str, int]] | None = None
     exit_code: int = 0
     #: The signal that ended the job (0: it exited); scontrol shows ExitCode=code:signal.
@@ -195,6 +196,13 @@ class Job:
     wanted_nodes: int = 1
     #: With reason ReqNodeNotAvail: the nodes it requires that are out of service.
     unavailable_nodes: tuple[str, ...] = ()
+    #: While the job is COMPLETING: the nodes of ``nodes`` whose teardown is not over yet
+    #: (Slurm frees each node as its processes there are gone, the batch host last); None
+    #: otherwise. ``nodes`` keeps the whole allocation, which a finished job shows.
+    completing_nodes: tuple[str, ...] | None = None
+    #: Killed to go back to the queue (scontrol requeue, a REQUEUE preemption): it shows
+    #: COMPLETING, with the restart already counted, until its teardown is over.
+    requeued: bool = False
 
     @property
     def name(self) -> str:
@@ -209,6 +217,12 @@ class Job:
             nodes = hostlist.compress(self.unavailable_nodes)
             return f"{self.reason.value}, UnavailableNodes:{nodes}"
         return self.reason.value
+
+    @property
+    def held_nodes(self) -> tuple[str, ...]:
+        """The nodes the job holds now: its allocation, less the nodes a completing job
+        has already released. Slurm's squeue and scontrol list these."""
+        return self.nodes if self.completing_nodes is None else self.completing_nodes
 
     def run_time(self, now: float) -> float:
         """Seconds the job has run: its time before suspension plus the current stretch."""

@@ -10,7 +10,10 @@ resume; the deadline here counts from the start: tests/data/scenarios/PREEMPTION
 
 Killing takes time on a real node: slurmstepd waits for the processes, then slurmd reports
 the end, and only then are the nodes free. :class:`Teardown` holds those delays as measured
-on Slurm 22.05 (tests/data/scenarios/PREEMPTION.md).
+on Slurm 22.05 (tests/data/scenarios/PREEMPTION.md). A batch script runs on the job's first
+node (its batch host); the job's other nodes run nothing unless it runs job steps, so a
+killed job without steps frees them almost at once (tests/data/oracle/cli: linear/178,
+requeue/015), reported through ``on_release``.
 """
 
 from __future__ import annotations
@@ -38,12 +41,16 @@ class Teardown:
     node 3.68-3.78 s after the kill (``after_term``); one that ignores SIGTERM frees it
     8.35 s after the kill, i.e. ``after_kill`` after the SIGKILL that KillWait later ends
     it. A job step (``srun``) killed by SIGTERM makes its batch script exit 143 about 3 s
-    later (``step_exit``). A job that ends by itself is reported at once.
+    later (``step_exit``). A job that ends by itself is reported at once. The nodes of a
+    killed job other than its batch host, where a job without steps runs nothing, are
+    free ``other_nodes`` after the kill: within the second of the kill in every 22.05
+    recording (the squeue right after ``scontrol requeue`` lists the batch host only).
     """
 
     after_term: float = 3.7
     after_kill: float = 3.35
     step_exit: float = 3.0
+    other_nodes: float = 0.0
 
 
 class SimExecutor:
@@ -53,6 +60,9 @@ class SimExecutor:
         self.clock = clock
         self.teardown = teardown if teardown is not None else Teardown()
         self.on_end: Callable[[int, int, int], None] = lambda job_id, code, signal: None
+        #: Called with a killed job's id and the nodes its processes are gone from, before
+        #: its end (Controller.nodes_released).
+        self.on_release: Callable[[int, tuple[str, ...]], None] = lambda job_id, nodes: None
         self._remaining: dict[int, float | None] = {}
         self._since: dict[int, float] = {}
         #: Wall-clock jobs: when their command ends by itself, suspended or not.
@@ -163,10 +173,17 @@ class SimExecutor:
     def kill(self, job: Job, kill_wait: int) -> None:
         """A job dies at SIGTERM, as a shell script running ``sleep`` does, unless it
         ignores SIGTERM; then SIGKILL ends it ``kill_wait`` seconds later. Its end is
-        reported after the :class:`Teardown` delay."""
+        reported after the :class:`Teardown` delay; the release of its other nodes, if it
+        runs no steps there, right after the kill."""
         self._disarm(job)
         job_id = job.job_id
         self._stopped(job_id)
+        others = job.nodes[1:]
+        if others and not job.request.runs_steps:
+            self.clock.call_at(
+                self.clock.now() + self.teardown.other_nodes,
+                lambda: self.on_release(job_id, others),
+            )
         if job.state is JobState.SUSPENDED:
             self._record(job, "KILL")
             self._later(job_id, self.teardown.after_kill, 0, SIGKILL)

@@ -37,10 +37,14 @@ __all__ = ["GangScheduler"]
 
 
 def _units(job: Job) -> frozenset[tuple[str, int]] | tuple[tuple[str, int], ...]:
-    """What the job holds: its select plugin's units, else its whole nodes."""
+    """What the job holds: its select plugin's units, else its whole nodes; once it has
+    released some nodes while completing, only those on the nodes it still holds."""
+    held = job.held_nodes
     if job.units is not None:
-        return job.units
-    return tuple((name, -1) for name in job.nodes)
+        if job.completing_nodes is None:
+            return job.units
+        return frozenset(unit for unit in job.units if unit[0] in held)
+    return tuple((name, -1) for name in held)
 
 
 class _Row(enum.Enum):
@@ -231,6 +235,21 @@ class GangScheduler:
         part.jobs.remove(entry)
         part.dirty = True
         self._clear_shadow(entry)
+        self._update_all_rows(changes)
+        return changes.decision()
+
+    @hookimpl
+    def sched_gang_job_resized(self, job: Job, cluster: Cluster) -> GangDecision:
+        """A completing job holds less: its entry (and the shadows it casts, the same
+        entry) shrinks, and the rows it was in are rebuilt."""
+        entry = self._find(job.job_id)
+        changes = _Changes()
+        if entry is None:
+            return changes.decision()
+        entry.units = self._mask(job)
+        for part in self.parts.values():
+            if entry in part.jobs or job.job_id in part.shadows:
+                part.dirty = True
         self._update_all_rows(changes)
         return changes.decision()
 

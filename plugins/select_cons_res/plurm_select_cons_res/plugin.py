@@ -263,6 +263,26 @@ class ConsResSelect:
         return True
 
     @hookimpl
+    def select_job_resized(self, job: Job, nodes: Sequence[str], cluster: Cluster) -> bool:
+        """A completing job gave up some of its nodes: its cores, CPUs and memory there are
+        free; it keeps its place in its row with the rest."""
+        allocation = self.usage.allocations.get(job.job_id)
+        if allocation is None:
+            return True
+        gone = set(nodes)
+        kept = attrs.evolve(
+            allocation,
+            cores={n: c for n, c in allocation.cores.items() if n not in gone},
+            cpus={n: c for n, c in allocation.cpus.items() if n not in gone},
+            memory={n: m for n, m in allocation.memory.items() if n not in gone},
+        )
+        self.usage.allocations[job.job_id] = kept
+        if self.usage.in_rows(job.job_id):
+            self.free_cores.hold(kept)
+        self._changed()
+        return True
+
+    @hookimpl
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
         # A gang suspension keeps the job in its row (it still counts against
         # OverSubscribe); an admin suspension frees its cores, not its memory.

@@ -480,6 +480,25 @@ class LinearSelect:
         return True
 
     @hookimpl
+    def select_job_resized(self, job: Job, nodes: Sequence[str], cluster: Cluster) -> bool:
+        """A completing job gave up some of its nodes: it no longer counts there."""
+        allocation = self.jobs.get(job.job_id)
+        if allocation is None:
+            return True
+        gone = [name for name in allocation.nodes if name in nodes]
+        running = job.job_id not in self.suspended
+        for name in gone:
+            node = self.use[name]
+            node.total -= 1
+            node.running -= 1 if running else 0
+            node.memory -= allocation.memory
+            node.exclusive -= 1 if allocation.exclusive else 0
+        kept = tuple(name for name in allocation.nodes if name not in nodes)
+        self.jobs[job.job_id] = attrs.evolve(allocation, nodes=kept)
+        self._mark(gone)
+        return True
+
+    @hookimpl
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> bool:
         # A gang suspension keeps the job's place: as in Slurm's linear plugin, only an
         # admin (indefinite) suspension frees it for other jobs to run.

@@ -1,11 +1,13 @@
 """Benchmark: a large replay with preemption (>= 300,000 jobs, >= 5,000 nodes, >= 30 partitions).
 
-Run:  python bench/bench_large.py [--jobs N | --quick] [--seed 2024] [--timeout SECONDS]
+Run:  python bench/bench_large.py [--jobs N | --quick] [--seed 2024] [--time-scale 1.0]
+                                  [--timeout SECONDS]
 
 Makes the workload with ``bench/synth_large.py`` if it is missing (its defaults: 304,000
-jobs at twice the source arrival rate, 5,120 one-CPU nodes, 32 partitions plus ``high`` over
-1,280 of the nodes, preempt/partition_prio with SUSPEND,GANG and REQUEUE partitions, 2 % of
-the jobs high priority; see that script), then runs exactly::
+jobs at the sources' own arrival rates (``--time-scale 0.5``: twice them), 5,120 one-CPU
+nodes, 32 partitions plus ``high`` over 1,280 of the nodes, preempt/partition_prio with
+SUSPEND,GANG and REQUEUE partitions, 2 % of the jobs high priority; see that script),
+then runs exactly::
 
     plurm simulate --trace bench/data/large-SEED.swf.gz --conf bench/data/large-SEED.conf \\
         --map bench/data/large-SEED.toml --out DIR --jobs N --quiet
@@ -31,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from synth_large import HERE, generate
+from synth_large import HERE, generate, workload_stem
 
 TOTAL = 32 * 9500
 
@@ -41,6 +43,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="replay the first N jobs")
     parser.add_argument("--quick", action="store_true", help="the first 2,000 jobs")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument(
@@ -48,11 +51,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     jobs = 2000 if args.quick and args.jobs is None else args.jobs
-    stem = args.data / f"large-{args.seed}"
-    swf, conf, mapping = (stem.with_suffix(s) for s in (".swf.gz", ".conf", ".toml"))
+    stem = workload_stem(args.data, args.seed, args.time_scale)
+    swf, conf, mapping = (Path(f"{stem}{s}") for s in (".swf.gz", ".conf", ".toml"))
     if not (swf.exists() and conf.exists() and mapping.exists()):
         print(f"synthesizing {swf} ...", flush=True)
-        generate(args.data, args.seed)
+        generate(args.data, args.seed, time_scale=args.time_scale)
     plurm = Path(sys.executable).parent / "plurm"
     with tempfile.TemporaryDirectory() as out:
         command = [str(plurm), "simulate", "--trace", str(swf), "--conf", str(conf)]

@@ -1,12 +1,13 @@
 """Synthesize the large benchmark workload from the shipped traces, deterministically.
 
 Run:  python bench/synth_large.py [--seed 2024] [--partitions 32] [--nodes-per-partition 160]
-                                  [--jobs-per-partition 9500] [--time-scale 0.5]
+                                  [--jobs-per-partition 9500] [--time-scale 1.0]
                                   [--high-partitions 8] [--out bench/data]
 
 Writes, under ``--out`` (git-ignored):
 
-* ``large-<seed>.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default);
+* ``large-<seed>.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default;
+  with a time scale other than 1, the names are ``large-<seed>-t<scale>.*``);
 * ``large-<seed>.conf``: the cluster, ``partitions x nodes-per-partition`` one-CPU nodes
   (5,120), select/linear, sched/backfill, preempt/partition_prio with PreemptMode=SUSPEND,GANG,
   JobRequeue=1; partition ``pNN`` (PriorityTier=1) owns its own slice of nodes, odd ones with
@@ -20,8 +21,9 @@ Partition ``i`` takes its jobs from trace ``i mod 4`` (SDSC-SP2, LLNL-Atlas, NAS
 Theta), starting at a seeded offset and wrapping round to the trace's start (a wrapped copy
 comes one trace span later), so the trace is concatenated with itself as often as needed.
 Each partition's stream is rebased to start at time 0, so all partitions load the cluster at
-once, and its submit times are multiplied by ``--time-scale`` (0.5: twice the source's
-arrival rate, so that the partitions fill and the queues grow); processor counts are scaled
+once, and its submit times are multiplied by ``--time-scale`` (1: the sources' own arrival
+rates, about 196 simulated days; 0.5: twice those rates, which overloads the partitions so
+that their queues grow without bound, a stress test rather than a site); processor counts are scaled
 by ``nodes-per-partition / MaxProcs`` of the source (rounded up, at least 1) when the source
 machine is larger than a partition, and run and requested times are kept. Jobs are merged
 by submit time (ties by partition) and numbered.
@@ -48,6 +50,12 @@ SOURCES = (
 HIGH_FRACTION = 0.02
 
 
+def workload_stem(out: Path, seed: int, time_scale: float) -> Path:
+    """The workload's files without their suffixes: ``large-SEED``, or ``large-SEED-tSCALE``
+    for a time scale other than 1 (so that a workload of another scale is never reused)."""
+    return out / (f"large-{seed}" if time_scale == 1 else f"large-{seed}-t{time_scale:g}")
+
+
 def stream(
     jobs: list[CleanJob], offset: int, count: int, scale: float, width: int, time_scale: float
 ) -> list[tuple[int, int, int, int]]:
@@ -70,7 +78,7 @@ def generate(
     partitions: int = 32,
     per_partition: int = 160,
     jobs_per_partition: int = 9500,
-    time_scale: float = 0.5,
+    time_scale: float = 1.0,
     high_partitions: int = 8,
 ) -> tuple[Path, Path, Path]:
     rng = random.Random(seed)
@@ -89,8 +97,8 @@ def generate(
     rows.sort()
     nodes = partitions * per_partition
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"large-{seed}"
-    swf = stem.with_suffix(".swf.gz")
+    stem = workload_stem(out, seed, time_scale)
+    swf = Path(f"{stem}.swf.gz")
     header = [
         "; Version: 2.2",
         f"; Note: synthesized by bench/synth_large.py --seed {seed} --time-scale {time_scale}"
@@ -130,7 +138,7 @@ def generate(
         f"PartitionName=high Nodes=n[{0:0{width}d}-{last:0{width}d}] PriorityTier=10 "
         "MaxTime=INFINITE OverSubscribe=FORCE:1"
     )
-    config = stem.with_suffix(".conf")
+    config = Path(f"{stem}.conf")
     config.write_text(
         "ClusterName=large\nSlurmctldHost=head\nSelectType=select/linear\n"
         "SchedulerType=sched/backfill\nPreemptType=preempt/partition_prio\n"
@@ -139,7 +147,7 @@ def generate(
         + "\n".join(parts)
         + "\n"
     )
-    mapping = stem.with_suffix(".toml")
+    mapping = Path(f"{stem}.toml")
     mapping.write_text(
         "[partitions]\n"
         + "".join(f'{i} = "p{i:02d}"\n' for i in range(1, partitions + 1))
@@ -154,7 +162,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=32)
     parser.add_argument("--nodes-per-partition", type=int, default=160)
     parser.add_argument("--jobs-per-partition", type=int, default=9500)
-    parser.add_argument("--time-scale", type=float, default=0.5)
+    parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--high-partitions", type=int, default=8)
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()

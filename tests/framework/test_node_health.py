@@ -164,6 +164,24 @@ def test_no_job_starts_on_a_not_responding_node_and_its_jobs_die_with_it(
     assert out == ["1 NODE_FAIL NodeDown", "2 PENDING ReqNodeNotAvail, UnavailableNodes:d3"]
 
 
+def test_a_job_waiting_for_a_not_responding_node_starts_when_its_slurmd_is_back(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """idle* back to idle is a node coming back into service: a pass follows at once, as
+    for a node revived from DOWN, rather than at the next periodic pass."""
+    cluster = make_cluster(conf(2))
+    command(cluster, "slurmd stop d3")
+    cluster.run_until(18.0)
+    assert sinfo(cluster, "d3") == "idle*|none"
+    command(cluster, "sbatch -w d3 -J later --wrap='sleep 300'")
+    cluster.run_until(20.0)
+    assert cluster.command("squeue -h -o '%T'").stdout == "PENDING\n"
+    command(cluster, "slurmd start d3")
+    cluster.run_until(22.0)
+    assert sinfo(cluster, "d3") == "alloc|none"
+    assert cluster.command("squeue -h -o '%T %N'").stdout == "RUNNING d3\n"
+
+
 @pytest.mark.parametrize(("return_to_service", "after"), [(0, "down"), (1, "idle"), (2, "idle")])
 def test_a_restarted_slurmd_registers_at_once(
     make_cluster: Callable[..., TestCluster], return_to_service: int, after: str

@@ -96,7 +96,9 @@ class NodeHealth:
         revived = False
         for name in names:
             self._silent_since.pop(name, None)
-            cluster.not_responding.discard(name)
+            if name in cluster.not_responding:  # idle* again idle: jobs may use it now
+                cluster.not_responding.discard(name)
+                revived = True
             current = cluster.node_down.get(name)
             updated = after_contact(current, self.return_to_service)
             if updated is current:

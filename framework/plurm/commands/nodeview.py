@@ -22,6 +22,6 @@ def cpus_in_use(controller: Controller) -> dict[str, int]:
         name
         for state in (JobState.RUNNING, JobState.COMPLETING)
         for job in cluster.jobs_unordered(state)
-        for name in job.nodes
+        for name in job.held_nodes  # a completing job has released its other nodes
     }
     return {name: cpus for name, cpus in alloc.items() if name in running or name not in suspended}

@@ -247,7 +247,7 @@ class _Reader:
     lines: list[str] = attrs.Factory(list)
     errors: list[TraceError] = attrs.Factory(list)
     truncated: bool = False
-    #: Whether job rows may hold underscores (set by :meth:`read`).
+    #: Whether the job rows being converted hold underscores (set by :meth:`read` per chunk).
     underscores: bool = True
 
     def read(self, text: str) -> SwfTrace:
@@ -262,9 +262,11 @@ class _Reader:
         numbers: list[int] = []  # every job row's line number
         line_errors: list[TraceError] = []
         count = _FIELD_COUNT
-        # int() and float() take "1_000" too. Job rows almost never hold underscores: only
-        # when the text has some are columns searched for them.
-        self.underscores = "_" in text
+        # int() and float() take "1_000" too. Comments often hold underscores (queue names,
+        # file names), job rows almost never: only a chunk with some in its rows has its
+        # columns searched for them.
+        anywhere = "_" in text
+        in_chunk = False
         # Rows are converted a chunk at a time, so that the split fields of only one chunk
         # are held at once (a 300,000-job trace's fields take hundreds of MB as strings).
         values: list[list[Seconds] | None] = [[] for _ in range(count)]
@@ -277,7 +279,10 @@ class _Reader:
             ):
                 rows.append(parts)
                 numbers.append(number)
+                if anywhere and not in_chunk:
+                    in_chunk = "_" in lines[number - 1]
                 if len(rows) == _CHUNK_ROWS:
+                    self.underscores, in_chunk = in_chunk, False
                     self._convert_rows(rows, numbers[-len(rows) :], values, decimals)
                     rows = []
                 continue
@@ -291,6 +296,7 @@ class _Reader:
             else:
                 self.truncated = True
         if rows:
+            self.underscores = in_chunk
             self._convert_rows(rows, numbers[-len(rows) :], values, decimals)
         self.errors += line_errors
         for index, column in enumerate(values):
@@ -338,10 +344,8 @@ class _Reader:
     ) -> bool:
         """Whether the column's values are all allowed: -1 is the only negative value SWF
         allows, and not even that in required fields (errors say where it is broken)."""
-        if not values or min(values) >= 0:
-            return True
-        lowest = min(values)
-        if not (field in _REQUIRED or lowest < -1 or decimals):
+        lowest = min(values, default=0)
+        if lowest >= 0 or not (field in _REQUIRED or lowest < -1 or decimals):
             return True
         rule = (
             f"the {FIELD_NAMES[field - 1]} always applies and is 0 or more"

@@ -94,19 +94,13 @@ class _Profile:
             for start, end, nodes in self._reservations
             if nodes & usable
         ]
+        starts, frees = self.starts, self.free
+        if taken or usable == self.everything:  # a copy: views change with reservations
+            starts, frees = list(starts), [free & usable for free in frees]
+            for start, end, nodes in taken:
+                _take(starts, frees, start, end, nodes)
         if usable == self.everything:
-            # every node: the base itself with the reservations, segments unmerged
-            starts, frees = list(self.starts), list(self.free)
-            for start, end, nodes in taken:
-                _take(starts, frees, start, end, nodes)
-            return starts, frees
-        if taken:
-            starts = list(self.starts)
-            frees = [free & usable for free in self.free]
-            for start, end, nodes in taken:
-                _take(starts, frees, start, end, nodes)
-        else:
-            starts, frees = self.starts, self.free
+            return starts, frees  # every node: the base itself, segments unmerged
         merged_starts: list[float] = []
         merged_frees: list[int] = []
         last = -1

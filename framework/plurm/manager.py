@@ -280,6 +280,10 @@ class Plugins:
         """Whether jobs preempt only jobs of lower-PriorityTier partitions."""
         return self._fast("preempt_by_tier")(cluster) is True
 
+    def preempt_victims_fixed(self, cluster: Cluster) -> bool:
+        """``preempt_victims_fixed``: True only when the plugin says so."""
+        return self._fast("preempt_victims_fixed")(cluster) is True
+
     def preempt_enabled(self, cluster: Cluster) -> bool:
         """Whether any job may ever preempt another (True unless the plugin says no)."""
         return self._fast("preempt_enabled")(cluster) is not False

@@ -52,6 +52,7 @@ from plurm.conf.values import PreemptBase
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.health import NodeHealth
 from plurm.controller.runtime import Executor, Timer, TimerHandle
+from plurm.controller.victims import VictimPool
 from plurm.errors import PlurmError
 from plurm.manager import Plugins
 from plurm.model.backfill import BackfillView
@@ -71,7 +72,14 @@ from plurm.model.node import (
     admin_update,
     not_responding_down,
 )
-from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
+from plurm.model.select import (
+    Candidate,
+    Candidates,
+    GangDecision,
+    SelectMode,
+    SelectResult,
+    SelectStatus,
+)
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
 
@@ -87,6 +95,9 @@ TIME_LIMIT_CHECK = 30
 #: 0xFFFF0000, as Slurm 22.05 shows it (job N gets 0xFFFF0000 - N until a resume re-prioritizes).
 BASIC_PRIORITY_TOP = 0xFFFF0000
 
+
+#: The states in which a job holds its nodes and may be a preemption victim.
+_HOLDING = (JobState.RUNNING, JobState.SUSPENDED)
 
 #: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
 _ENDING_REASONS = {
@@ -195,6 +206,12 @@ class Controller:
         if old is JobState.PENDING:
             self._refusals.pop(job.job_id, None)
         self.cluster.set_state(job, state)
+        victims = self._victims
+        if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
+            if state in _HOLDING:
+                victims.add(job)
+            else:
+                victims.discard(job.job_id)
         self.plugins.plurm_job_state_changed(job, old, state, self.cluster)
 
     def _check_preemption(self) -> None:
@@ -208,6 +225,16 @@ class Controller:
         self._walk_candidates = self._preemption or bool(exempt)
         self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up
         self._by_tier = self._preemption and self.plugins.preempt_by_tier(self.cluster)
+        # Without exemptions every candidate walk may stop early (an exempt victim arms a
+        # pass, which a walk must not skip).
+        self._keep_victims = (
+            self._preemption
+            and not self._exemptions
+            and self.plugins.preempt_victims_fixed(self.cluster)
+        )
+        #: The running and suspended jobs in victim order (see VictimPool), filed from now
+        #: on so that no decision pays for filing them all.
+        self._victims: VictimPool | None = self._victim_pool() if self._keep_victims else None
         #: _victim_partitions' answers, per preemptor partition.
         self._victim_parts: dict[str, tuple[str, ...]] = {}
 
@@ -983,14 +1010,20 @@ class Controller:
             self._pools[usable.mask] = pools
         return pools
 
-    def _candidates(self, preemptor: Job) -> list[Candidate]:
-        """The jobs ``preemptor`` may preempt, most desirable victim first."""
+    def _candidates(self, preemptor: Job) -> Sequence[Candidate]:
+        """The jobs ``preemptor`` may preempt, most desirable victim first: read from the
+        victim pool as select goes when the preempt plugin's answers are fixed, else
+        walked and sorted in full."""
         cluster = self.cluster
         mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
         part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
         names = self._victim_partitions(preemptor.partition)
         if not names:
-            return []
+            return ()
+        pool = self._victims
+        if pool is not None:
+            may_preempt = self.plugins.preempt_candidate_questions(cluster)[0]
+            return Candidates(pool.candidates(preemptor, names, part_nodes, may_preempt))
         exemptions = self._exemptions
         candidates = []
         preemptable, mode_of, priority_of = self.plugins.preempt_candidate_questions(cluster)
@@ -1016,6 +1049,15 @@ class Controller:
         else:
             candidates.sort(key=lambda c: (c.priority, c.job_id))
         return candidates
+
+    def _victim_pool(self) -> VictimPool:
+        """The victim pool, filed with every job now holding its nodes."""
+        _, mode_of, priority_of = self.plugins.preempt_candidate_questions(self.cluster)
+        youngest_first = self.config.preempt_parameters.youngest_first
+        pool = VictimPool(mode_of, priority_of, self.cluster.mask_of, youngest_first=youngest_first)
+        for job in self.cluster.jobs_in(*_HOLDING):
+            pool.add(job)
+        return pool
 
     def _victim_partitions(self, name: str) -> tuple[str, ...]:
         """The partitions whose jobs may be victims of a job of partition ``name``: those

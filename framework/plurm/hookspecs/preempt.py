@@ -58,11 +58,37 @@ def preempt_by_tier(cluster: Cluster) -> bool | None:
 
 
 @hookspec(firstresult=True)
+def preempt_victims_fixed(cluster: Cluster) -> bool | None:
+    """Are a job's ``preempt_mode`` and ``preempt_priority`` fixed while it holds its
+    nodes? When it answers True the core asks both once per job, when it starts (or when
+    the answers may have changed: the controller starts, ``scontrol update`` changes a
+    partition), and keeps the running and suspended jobs in victim order between
+    decisions. A decision then reads candidates only as far as select needs them and asks
+    ``preempt_preemptable`` only of those, instead of asking all three questions of every
+    running job and sorting them each time. Without PreemptExemptTime only: an exempt
+    victim arms a pass, so with exemptions every walk goes through all jobs.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True only if both answers for a job depend on nothing that changes while it
+        runs or is suspended (its partition, QOS, node count and the configuration are
+        fine; its run time or the time of day are not); False or None (the default when no
+        plugin implements it) otherwise, and the core asks them anew for every walk.
+        Exclusive.
+    Purity: pure.
+    Slurm equivalent: none (Slurm builds and sorts its candidate list for every job).
+
+    .. versionadded:: 1.5
+    """
+
+
+@hookspec(firstresult=True)
 def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
     """May ``preemptor`` preempt ``preemptee``? The policy predicate.
 
     When called: while the core builds the candidates for a pending job, once per running
-    or suspended job.
+    or suspended job; or, when ``preempt_victims_fixed``, once per candidate select reads.
 
     :returns: True or False. Exclusive: first non-None result wins.
     Purity: pure; MUST NOT change anything.
@@ -76,7 +102,8 @@ def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> boo
 def preempt_mode(job: Job, cluster: Cluster) -> PreemptMode | None:
     """How ``job`` is preempted: its effective PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND).
 
-    When called: for each candidate, and when the core carries out a preemption.
+    When called: for each candidate, and when the core carries out a preemption; when
+    ``preempt_victims_fixed``, once when the job starts instead of for each candidate.
 
     :returns: the mode, without the GANG and PRIORITY flags. Exclusive.
     Purity: pure.
@@ -90,7 +117,8 @@ def preempt_mode(job: Job, cluster: Cluster) -> PreemptMode | None:
 def preempt_priority(job: Job, cluster: Cluster) -> int | None:
     """The ordering key of ``job`` as a victim: the lowest value is preempted first.
 
-    When called: while the core sorts the candidates.
+    When called: while the core sorts the candidates; or, when ``preempt_victims_fixed``,
+    once when the job starts (and again after a partition update).
 
     :returns: an integer key. Exclusive: first non-None result wins.
     Purity: pure.

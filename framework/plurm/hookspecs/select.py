@@ -71,7 +71,9 @@ def select_job_test(
         removed down, drained and excluded nodes and applied the weight gate).
     :param mode: RUN_NOW, TEST_ONLY or WILL_RUN.
     :param candidates: jobs the job may preempt, most desirable victim first, with their
-        PreemptMode. Empty when preemption is not allowed or not needed yet.
+        PreemptMode. Empty when preemption is not allowed or not needed yet. Often a
+        :class:`~plurm.model.select.Candidates`, read as the plugin goes: iterate it and
+        stop once there is room, rather than taking ``len()`` or a list of it (1.5).
     :param cluster: configuration and live state, to read.
     :returns: a SelectResult (SUCCESS with nodes and victims, BUSY or NEVER).
         Exclusive: first non-None result wins.

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 import attrs
 
 from plurm.conf.values import PreemptBase
 from plurm.model.job import Job
 
-__all__ = ["Candidate", "GangDecision", "SelectMode", "SelectResult", "SelectStatus"]
+__all__ = [
+    "Candidate",
+    "Candidates",
+    "GangDecision",
+    "SelectMode",
+    "SelectResult",
+    "SelectStatus",
+]
 
 
 class SelectMode(enum.Enum):
@@ -46,6 +55,95 @@ class Candidate:
     @property
     def job_id(self) -> int:
         return self.job.job_id
+
+
+class Candidates(Sequence[Candidate]):
+    """Preemption candidates read from ``source`` only as far as a reader goes.
+
+    The core hands select its candidates this way: a select plugin that iterates and stops
+    at the first candidates that make room never makes the core ask the preempt plugin
+    about the others, so one decision costs what it reads, not one question per running
+    job. It is a full :class:`~collections.abc.Sequence`: ``len()``, negative indices and
+    slices read the rest first. Iterating it twice, or from several places, yields the same
+    candidates in the same order.
+
+    A plugin that walks the candidates again in another order (Slurm reorders them once
+    after a first fit) reorders only those read so far (:meth:`read`) and continues with
+    the unread ones through :meth:`reordered`, which is what sorting the whole sequence
+    stably would give when the unread ones all sort as equals after the read ones.
+    """
+
+    __slots__ = ("_read", "_source")
+
+    def __init__(self, source: Iterable[Candidate]) -> None:
+        self._read: list[Candidate] = []
+        self._source: Iterator[Candidate] | None = iter(source)
+
+    @classmethod
+    def of(cls, candidates: Sequence[Candidate]) -> Candidates:
+        """``candidates`` itself when it is a :class:`Candidates`, else one reading it."""
+        return candidates if isinstance(candidates, Candidates) else cls(candidates)
+
+    def _read_to(self, count: int | None) -> bool:
+        """Read until ``count`` candidates (None: all) are read; False if there are fewer."""
+        read = self._read
+        source = self._source
+        while source is not None and (count is None or len(read) < count):
+            try:
+                read.append(next(source))
+            except StopIteration:
+                self._source = source = None
+        return count is None or len(read) >= count
+
+    def read(self) -> list[Candidate]:
+        """The candidates read so far, in order (a copy)."""
+        return list(self._read)
+
+    def reordered(self, head: Sequence[Candidate]) -> Candidates:
+        """A sequence of ``head`` (the candidates read so far, reordered), then the unread
+        ones. This sequence hands its unread candidates on and must not be read further."""
+        if len(head) != len(self._read):
+            raise ValueError("reordered() takes exactly the candidates read so far")
+        ahead = Candidates(())
+        ahead._read = list(head)
+        ahead._source, self._source = self._source, _handed_on()
+        return ahead
+
+    def __bool__(self) -> bool:
+        return self._read_to(1)
+
+    def __len__(self) -> int:
+        self._read_to(None)
+        return len(self._read)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
+        if isinstance(index, slice) or index < 0:
+            self._read_to(None)
+        else:
+            self._read_to(index + 1)
+        return self._read[index]
+
+    def __iter__(self) -> Iterator[Candidate]:
+        position = 0
+        read = self._read
+        while position < len(read) or self._read_to(position + 1):
+            yield read[position]
+            position += 1
+
+    def __repr__(self) -> str:
+        more = "" if self._source is None else ", ..."
+        return f"Candidates([{', '.join(str(c.job_id) for c in self._read)}{more}])"
+
+
+def _handed_on() -> Iterator[Candidate]:
+    raise RuntimeError("these candidates were handed on by reordered(); read those instead")
+    yield  # pragma: no cover - makes this a generator
 
 
 @attrs.frozen

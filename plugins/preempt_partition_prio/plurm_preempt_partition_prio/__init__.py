@@ -89,6 +89,10 @@ class PartitionPriority:
         return True  # a victim needs a strictly lower tier (see _pair)
 
     @hookimpl
+    def preempt_victims_fixed(self, cluster: Cluster) -> bool:
+        return True  # mode and priority come from the partition, QOS and node count
+
+    @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         pair = self._pair(
             cluster.partition(preemptor.partition), cluster.partition(preemptee.partition), cluster

@@ -56,6 +56,10 @@ class QosPreemption:
         self.context = context
 
     @hookimpl
+    def preempt_victims_fixed(self, cluster: Cluster) -> bool:
+        return True  # mode and priority come from the partition, QOS and node count
+
+    @hookimpl
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         mine, theirs = _qos(preemptor, cluster), _qos(preemptee, cluster)
         if mine is None or theirs is None:

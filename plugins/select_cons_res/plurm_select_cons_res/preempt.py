@@ -23,7 +23,7 @@ import attrs
 
 from plurm.conf.model import PreemptParameters
 from plurm.conf.values import PreemptBase
-from plurm.model.select import Candidate
+from plurm.model.select import Candidate, Candidates
 from plurm_select_cons_res.needs import Needs
 from plurm_select_cons_res.steps import Placement, Tester
 from plurm_select_cons_res.usage import Usage
@@ -90,19 +90,25 @@ def preempt_by_removal(
     params: PreemptParameters,
 ) -> Preemption | None:
     """The CANCEL/REQUEUE loop; None when removing them all is not enough."""
-    order = [c for c in candidates if c.mode in _REMOVABLE and c.job_id in usage.allocations]
+    # Read only as far as the walks go: a reordering moves only candidates already tried
+    # (the untried ones keep their place, last), so the unread ones are never needed.
+    order = Candidates(
+        c for c in candidates if c.mode in _REMOVABLE and c.job_id in usage.allocations
+    )
     found = _walk(tester, needs, nodes, partition, usage, order)
     if found is None:
         return None
     placement, removed = found
     for _ in range(max(0, params.reorder_count)):
-        reordered = _reorder(order, removed, placement, usage, params)
-        if reordered == order:
+        tried = order.read()
+        reordered = _reorder(tried, removed, placement, usage, params)
+        if reordered == tried:
             break
-        again = _walk(tester, needs, nodes, partition, usage, reordered)
+        ahead = order.reordered(reordered)
+        again = _walk(tester, needs, nodes, partition, usage, ahead)
         if again is None:
             break
-        order = reordered
+        order = ahead
         placement, removed = again
     victims = tuple(c.job_id for c in removed if _holds(c, usage, placement.nodes))
     return Preemption(placement, victims)

@@ -32,7 +32,7 @@ from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest
 from plurm.model.runs import best_run, best_span, consecutive_runs
-from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
+from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
 __all__ = ["LinearSelect"]
@@ -387,18 +387,20 @@ class LinearSelect:
     def _preempt(
         self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster
     ) -> SelectResult:
-        order = list(candidates)
+        order = Candidates.of(candidates)  # read only as far as the walk goes
         first = self._remove_until_fit(job, nodes, order, cluster)
         if first is None:
             return SelectResult.busy()
         chosen, used, overlap = first
-        if len(order) > 1:
+        tested = order.read()
+        if len(tested) > 1:
             # Reorder once: the candidate that made the job fit first, then the earlier ones
-            # by how many usable nodes they freed, the untested ones last.
+            # by how many usable nodes they freed, the untested ones last (unread: with one
+            # tested, the walk again would repeat the first).
             decisive = used[-1].job_id
             weight = {c.job_id: overlap.get(c.job_id, 0) for c in used}
             weight[decisive] = 9999
-            order = sorted(order, key=lambda c: -weight.get(c.job_id, 0))
+            order = order.reordered(sorted(tested, key=lambda c: -weight.get(c.job_id, 0)))
             second = self._remove_until_fit(job, nodes, order, cluster)
             if second is not None:
                 chosen, used, overlap = second

@@ -97,17 +97,14 @@ class NodeHealth:
         for name in names:
             self._silent_since.pop(name, None)
             if name in cluster.not_responding:  # idle* again idle: jobs may use it now
-                cluster.not_responding.discard(name)
+                cluster.set_responding(name, True)
                 revived = True
             current = cluster.node_down.get(name)
             updated = after_contact(current, self.return_to_service)
             if updated is current:
                 continue
             revived = True
-            if updated is None:
-                cluster.node_down.pop(name, None)
-            else:
-                cluster.node_down[name] = updated
+            cluster.set_condition(name, updated)
         if revived:
             self._changed()
 
@@ -184,7 +181,7 @@ class NodeHealth:
             if name in again:
                 continue
             since = self._silent_since.setdefault(name, now)
-            cluster.not_responding.add(name)
+            cluster.set_responding(name, False)
             current = cluster.node_down.get(name)
             already_down = current is not None and current.down
             if self.timeout and now - since >= self.timeout and not already_down:

@@ -69,7 +69,6 @@ from plurm.model.node import (
     InvalidNodeState,
     NodeCondition,
     admin_update,
-    not_responding_down,
 )
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
 
@@ -170,7 +169,7 @@ class Controller:
             timer,
             executor,
             epoch=self._epoch,
-            set_down=self._not_responding,
+            set_condition=self._node_condition,
             changed=self._request_pass,
         )
 
@@ -500,12 +499,11 @@ class Controller:
                 if name in job.nodes and job.state is not JobState.COMPLETING:
                     self._node_failed(job)
 
-    def _not_responding(self, name: str) -> None:
-        """The node's slurmd has been silent for SlurmdTimeout: it goes DOWN."""
+    def _node_condition(self, name: str, updated: NodeCondition | None) -> None:
+        """Node health changes a node's condition: a silent node goes DOWN, one heard from
+        again may come back (ReturnToService)."""
         self._tick()
-        self._set_condition(
-            name, not_responding_down(self.cluster.node_down.get(name), now=self.now)
-        )
+        self._set_condition(name, updated)
         self._request_pass()
 
     def node_registered(self, name: str) -> None:

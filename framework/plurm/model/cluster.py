@@ -177,10 +177,7 @@ class Cluster:
         return defaults[-1] if defaults else None
 
     def qos(self, name: str) -> QosSpec | None:
-        for qos in self.config.qos:
-            if qos.name == name:
-                return qos
-        return None
+        return self.config.qos_spec(name)
 
     def job_qos(self, job: Job) -> QosSpec | None:
         """The job's QOS: the one it was given at submission, else its --qos, else the

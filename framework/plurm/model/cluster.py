@@ -17,7 +17,7 @@ import attrs
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
-from plurm.model.node import NodeCondition
+from plurm.model.node import NodeCondition, after_contact, configured
 
 __all__ = ["DEFAULT_QOS", "Cluster"]
 
@@ -66,17 +66,14 @@ class Cluster:
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
         cluster = cls(config, partitions={part.name: part for part in config.partitions})
-        # Every slurmd registers as the cluster starts; with ReturnToService=2 that brings
-        # the nodes the configuration set DOWN back into service (observed on 22.05).
-        revived = ("DOWN",) if config.return_to_service == 2 else ()
+        # Every slurmd registers as the cluster starts, and ReturnToService decides, as at
+        # any later contact, whether a node the configuration set DOWN comes back (with 2 it
+        # does: observed on 22.05).
         for name in config.node_names:
-            state, reason = config.node_state(name)
-            if state in revived:
-                continue
-            if state in ("DOWN", "FAIL"):
-                cluster.set_condition(name, NodeCondition(down=True, reason=reason))
-            elif state in ("DRAIN", "FAILING", "FUTURE"):
-                cluster.set_condition(name, NodeCondition(drain=True, reason=reason))
+            condition = configured(*config.node_state(name))
+            condition = after_contact(condition, config.return_to_service)
+            if condition is not None:
+                cluster.set_condition(name, condition)
         return cluster
 
     # ----------------------------------------------------------------------------- nodes

@@ -111,6 +111,28 @@ def test_enforce_words_imply_others_as_slurm_conf_says(tmp_path: Path) -> None:
     assert "AccountingStorageEnforce" not in config.inactive
 
 
+@pytest.mark.parametrize(
+    ("words", "enforced"),
+    [
+        ("1", {"associations"}),
+        ("2", {"associations", "limits"}),
+        ("WCKeys,NoJobs", {"wckeys", "associations", "nojobs", "nosteps"}),
+        ("all", {"associations", "limits", "qos", "safe", "wckeys"}),
+        ('""', set()),
+    ],
+)
+def test_each_enforce_word_is_accepted_with_what_it_implies(
+    tmp_path: Path, words: str, enforced: set[str]
+) -> None:
+    config = _config(tmp_path, "", head=DBD + f"AccountingStorageEnforce={words}\n")
+    assert config.accounting_enforce == enforced
+
+
+def test_an_unknown_enforce_word_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfError, match="Invalid parameter for AccountingStorageEnforce: bogus"):
+        _config(tmp_path, "", head=DBD + "AccountingStorageEnforce=qos,bogus\n")
+
+
 def _cluster(make_cluster: Make, enforce: str | None = "associations,qos") -> TestCluster:
     head = DBD + (f"AccountingStorageEnforce={enforce}\n" if enforce else "")
     return make_cluster(head + NODES, qos_text=QOS, accounts_text=ACCOUNTS)

@@ -1,5 +1,6 @@
-"""Cluster's job indexes: the lists jobs_in and jobs_by_partition keep between state changes
-must follow every added job and every state change."""
+"""Cluster's indexes: the lists jobs_in and jobs_by_partition keep between state changes must
+follow every added job and every state change, and the out-of-service node bitmap every
+change of a node's condition or responsiveness."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import random
 from plurm import conf
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+from plurm.model.node import NodeCondition
 
 
 def test_job_indexes_follow_every_change() -> None:
@@ -35,3 +37,25 @@ def test_job_indexes_follow_every_change() -> None:
                 name: [j for j in expected if j.partition == name]
                 for name in {j.partition for j in expected}
             }
+
+
+def test_the_out_of_service_bitmap_follows_every_node_change() -> None:
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-6] CPUs=1\n"
+        "DownNodes=n2 State=DOWN Reason=r\nDownNodes=n5 State=DRAIN Reason=r\n"
+        "PartitionName=a Nodes=ALL Default=YES\n"
+    )
+    cluster = Cluster.from_config(config)
+    assert list(cluster.bitmap(cluster.out_of_service)) == ["n2", "n5"]
+    rng = random.Random(3)
+    conditions = (None, NodeCondition(down=True), NodeCondition(drain=True))
+    for _ in range(300):
+        name = rng.choice(config.node_names)
+        if rng.random() < 0.5:
+            cluster.set_condition(name, rng.choice(conditions))
+        else:
+            cluster.set_responding(name, rng.random() < 0.5)
+        down, silent = cluster.node_down, cluster.not_responding
+        out = [n for n in config.node_names if n in down or n in silent]
+        assert list(cluster.bitmap(cluster.out_of_service)) == out
+        assert [n for n in config.node_names if not cluster.node_available(n)] == out

@@ -137,3 +137,22 @@ def test_gang_resumes_a_job_on_a_released_node(make_cluster: MakeCluster) -> Non
     cluster.command("scancel 1")
     cluster.run_until(3.5)  # job 1 still completes on n1; n2 is job 2's alone
     assert (squeue(cluster, 1), squeue(cluster, 2)) == ("CG 1 n1", "R 1 n2")
+
+
+def test_gang_resumes_a_job_under_the_shadow_of_a_released_node(make_cluster: MakeCluster) -> None:
+    """The released node leaves the shadow a higher-tier job casts on other partitions."""
+    cluster = make_cluster(
+        "SelectType=select/linear\nPreemptType=preempt/partition_prio\n"
+        "PreemptMode=SUSPEND,GANG\nSchedulerTimeSlice=60\nKillWait=5\n"
+        "NodeName=n[1-2] CPUs=1 RealMemory=1000\n"
+        "PartitionName=lo Nodes=n[1-2] Default=YES PriorityTier=1\n"
+        "PartitionName=hi Nodes=n[1-2] PriorityTier=2\n"
+    )
+    cluster.command("sbatch -p lo -w n2 --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("sbatch -p hi -N 2 --wrap='sleep 300'")  # suspends job 1 under it
+    cluster.run_until(4)
+    assert (squeue(cluster, 1), squeue(cluster, 2)) == ("S 1 n2", "R 2 n[1-2]")
+    cluster.command("scancel 2")
+    cluster.run_until(4.5)  # job 2 still completes on n1; n2 is out of its shadow
+    assert (squeue(cluster, 1), squeue(cluster, 2)) == ("R 1 n2", "CG 1 n1")

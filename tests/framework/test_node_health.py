@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from plurm.model.node import NodeCondition, after_contact, not_responding_down
+from plurm.model.node import NodeCondition, after_contact, configured, not_responding_down
 from plurm.testing.cluster import TestCluster
 
 #: The trials' cluster: SlurmdTimeout=8 gives a ping every 2 s; MessageTimeout is 10.
@@ -55,6 +55,16 @@ def test_contact_revives_as_return_to_service_says() -> None:
     # a drain outlives the revival, with its reason
     drained = NodeCondition(down=True, drain=True, reason="dr", since=1.0)
     assert after_contact(drained, 2) == NodeCondition(drain=True, reason="dr", since=1.0)
+    # a FAIL node is no DOWN node to bring back, even once it is also not responding
+    failed = configured("FAIL", "fan")
+    assert failed is not None and (failed.down, failed.failed) == (True, True)
+    gone_silent = not_responding_down(failed, now=5.0)
+    assert [after_contact(c, rts) for c in (failed, gone_silent) for rts in (1, 2)] == [
+        failed,
+        failed,
+        gone_silent,
+        gone_silent,
+    ]
 
 
 def test_not_responding_keeps_an_admins_reason() -> None:
@@ -85,6 +95,24 @@ def test_return_to_service_0_and_1_leave_an_admin_down_node_down(
     command(cluster, "scontrol update nodename=d2 state=down reason=maint")
     cluster.run_until(60)
     assert sinfo(cluster, "d2") == "down|maint"
+
+
+@pytest.mark.parametrize("return_to_service", [0, 1, 2])
+def test_a_configured_fail_node_stays_out_of_service_whatever_return_to_service_says(
+    make_cluster: Callable[..., TestCluster], return_to_service: int
+) -> None:
+    """ReturnToService is about DOWN nodes; FAIL is an administrator's (sinfo(1)). The
+    registration at start-up and every later ping answer apply the same rule."""
+    fail = 'DownNodes=d1 State=FAIL Reason="fan"\nDownNodes=d2 State=DOWN Reason=dd\n'
+    cluster = make_cluster(conf(return_to_service) + fail)
+    revived = "IDLE" if return_to_service == 2 else "DOWN"
+    assert (state(cluster, "d1"), state(cluster, "d2")) == ("DOWN", revived)
+    command(cluster, "scontrol update nodename=d3 state=drain reason=x")  # pings start
+    cluster.run_until(30)
+    assert (state(cluster, "d1"), state(cluster, "d2")) == ("DOWN", revived)
+    assert sinfo(cluster, "d1") == "down|fan"
+    command(cluster, "scontrol update nodename=d1 state=resume")
+    assert state(cluster, "d1") == "IDLE"
 
 
 def test_a_down_node_that_an_answer_revives_keeps_no_ping_armed_after(

@@ -34,6 +34,7 @@ from plurm.conf.values import (
     PreemptBase,
     PreemptMode,
     SelectTypeParameters,
+    parse_accounting_enforce,
     parse_bool,
     parse_int,
     parse_oversubscribe,
@@ -194,7 +195,7 @@ class _Builder:
                 "AccountingStorageType", str, "accounting_storage/none"
             ),
             accounting_enforce=self.scalar(
-                "AccountingStorageEnforce", _accounting_enforce, frozenset()
+                "AccountingStorageEnforce", parse_accounting_enforce, frozenset()
             ),
             inactive=self.inactive(),
             files=tuple(self.raw.files),
@@ -716,29 +717,6 @@ def _enforce_part_limits(text: str) -> str:
     if word in ("ALL", "ANY", "NO"):
         return word
     return "ALL" if parse_bool(text) else "NO"
-
-
-#: What each AccountingStorageEnforce word turns on, as slurm.conf(5) says (1 and 2 are
-#: the old numeric spellings of associations and of associations plus limits).
-_ENFORCE_IMPLIES = {
-    "1": ("associations",),
-    "2": ("associations", "limits"),
-    "associations": ("associations",),
-    "limits": ("limits", "associations"),
-    "qos": ("qos", "associations"),
-    "wckeys": ("wckeys", "associations"),
-    "safe": ("safe", "limits", "associations"),
-    "all": ("associations", "limits", "qos", "safe", "wckeys"),
-    "nojobs": ("nojobs", "nosteps"),
-    "nosteps": ("nosteps",),
-}
-
-
-def _accounting_enforce(text: str) -> frozenset[str]:
-    """AccountingStorageEnforce: the words given and those they imply."""
-    return frozenset(
-        implied for word in _comma_list(text) for implied in _ENFORCE_IMPLIES[word.lower()]
-    )
 
 
 def _minutes_text(minutes: int | None) -> str:

@@ -21,6 +21,7 @@ import attrs
 from plurm.conf.values import (
     INFINITE,
     BadValue,
+    parse_accounting_enforce,
     parse_bool,
     parse_int,
     parse_oversubscribe,
@@ -220,25 +221,6 @@ def _enforce_part_limits(text: str) -> object:
     if text.lower() in ("all", "any", "no") or text.lower() in ("yes", "true", "false", "0", "1"):
         return text
     raise BadValue(f"Bad EnforcePartLimits: {text}")
-
-
-def _accounting_enforce(text: str) -> object:
-    allowed = {
-        "1",
-        "2",
-        "all",
-        "associations",
-        "limits",
-        "nojobs",
-        "nosteps",
-        "qos",
-        "safe",
-        "wckeys",
-    }
-    for word in _words(text):
-        if word.lower() not in allowed:
-            raise BadValue(f"Invalid parameter for AccountingStorageEnforce: {word}")
-    return text
 
 
 def _rlimits(key: str) -> Check:
@@ -572,7 +554,7 @@ _PARTITION_KINDS: dict[str, Check | None] = {
 # Keys whose checks are their own (the rest of the tables above are plain kinds).
 _TOP_KINDS.update(
     {
-        "AccountingStorageEnforce": _accounting_enforce,
+        "AccountingStorageEnforce": parse_accounting_enforce,
         "BcastExclude": _bcast_exclude,
         "CpuFreqDef": STRING,  # Slurm logs a bad value and ignores it; the file is accepted
         "CpuFreqGovernors": STRING,  # likewise

@@ -314,6 +314,17 @@ class SlurmConfig:
         """The association of ``user`` with ``account``, if there is one."""
         return self._associations.get((user, account))
 
+    @cached_property
+    def _qos_index(self) -> Mapping[str, QosSpec]:
+        index: dict[str, QosSpec] = {}
+        for spec in self.qos:
+            index.setdefault(spec.name, spec)  # the first of a name, as a scan finds it
+        return index
+
+    def qos_spec(self, name: str) -> QosSpec | None:
+        """The QOS called ``name``, if there is one."""
+        return self._qos_index.get(name)
+
     @property
     def gang_scheduling(self) -> bool:
         """Gang scheduling is on: PreemptMode has GANG."""

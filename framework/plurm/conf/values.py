@@ -24,6 +24,7 @@ __all__ = [
     "format_minutes",
     "format_seconds",
     "format_time_limit",
+    "parse_accounting_enforce",
     "parse_bool",
     "parse_int",
     "parse_preempt_mode",
@@ -362,3 +363,33 @@ def parse_select_type_parameters(text: str) -> SelectTypeParameters:
     if "CR_ONE_TASK_PER_CORE" in flags and base in (CrBase.CPU, CrBase.CPU_MEMORY):
         raise BadValue("CR_ONE_TASK_PER_CORE is not compatible with CR_CPU")
     return SelectTypeParameters(base, frozenset(flags))
+
+
+#: What each AccountingStorageEnforce word turns on, as slurm.conf(5) says (1 and 2 are
+#: the old numeric spellings of associations and of associations plus limits).
+_ENFORCE_IMPLIES = {
+    "1": ("associations",),
+    "2": ("associations", "limits"),
+    "associations": ("associations",),
+    "limits": ("limits", "associations"),
+    "qos": ("qos", "associations"),
+    "wckeys": ("wckeys", "associations"),
+    "safe": ("safe", "limits", "associations"),
+    "all": ("associations", "limits", "qos", "safe", "wckeys"),
+    "nojobs": ("nojobs", "nosteps"),
+    "nosteps": ("nosteps",),
+}
+
+
+def parse_accounting_enforce(text: str) -> frozenset[str]:
+    """AccountingStorageEnforce, a comma list of words in any case: the words given and
+    those they imply. An unknown word is refused as Slurm refuses it."""
+    enforced: set[str] = set()
+    for word in text.split(","):
+        if not word:
+            continue
+        implied = _ENFORCE_IMPLIES.get(word.lower())
+        if implied is None:
+            raise BadValue(f"Invalid parameter for AccountingStorageEnforce: {word}")
+        enforced.update(implied)
+    return frozenset(enforced)

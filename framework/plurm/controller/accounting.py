@@ -48,7 +48,7 @@ def charge(config: SlurmConfig, request: JobRequest) -> Charge:
     not be submitted."""
     account = request.account.lower() if request.account else None
     if not config.accounting:
-        if request.qos is not None and config.qos_file and not _exists(config, request.qos):
+        if request.qos is not None and config.qos_file and config.qos_spec(request.qos) is None:
             raise Refused("Invalid qos specification")
         qos = (request.qos or DEFAULT_QOS) if config.qos_file else None
         return Charge(account, qos)
@@ -58,12 +58,8 @@ def charge(config: SlurmConfig, request: JobRequest) -> Charge:
     if association is None and "associations" in enforce:
         raise Refused("Invalid account or account/partition combination specified")
     qos = request.qos or (association.default_qos if association else None) or DEFAULT_QOS
-    if not _exists(config, qos):
+    if config.qos_spec(qos) is None:
         raise Refused("Invalid qos specification")
     if "qos" in enforce and association is not None and qos not in association.qos:
         raise Refused("Invalid qos specification")
     return Charge(account, qos)
-
-
-def _exists(config: SlurmConfig, name: str) -> bool:
-    return any(spec.name == name for spec in config.qos)

@@ -70,7 +70,6 @@ from plurm.model.node import (
     InvalidNodeState,
     NodeCondition,
     admin_update,
-    not_responding_down,
 )
 from plurm.model.select import (
     Candidate,
@@ -129,8 +128,8 @@ class _Ending:
     killed: bool = False
 
 
-#: Usable nodes as computed for a partition (that very object), down and silent nodes.
-_Usable = tuple[PartitionSpec, dict[str, NodeCondition], frozenset[str], NodeBitmap]
+#: Usable nodes as computed for a partition (that very object) and out-of-service nodes.
+_Usable = tuple[PartitionSpec, int, NodeBitmap]
 
 
 class Controller:
@@ -160,8 +159,9 @@ class Controller:
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
         #: The most CPUs of any node of each partition, with the node list it is for.
         self._largest_cpus: dict[str, tuple[tuple[str, ...], int]] = {}
-        #: Usable nodes per (partition, excluded nodes), with the partition and the down
-        #: nodes they were computed for; the weight gate's pools per usable-node bitmap.
+        #: Usable nodes per (partition, excluded nodes), with the partition and the
+        #: out-of-service nodes they were computed for; the weight gate's pools per
+        #: usable-node bitmap.
         self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
         #: _refused's answer per pending job, with the partition and request it is for.
@@ -180,7 +180,7 @@ class Controller:
             timer,
             executor,
             epoch=self._epoch,
-            set_down=self._not_responding,
+            set_condition=self._node_condition,
             changed=self._request_pass,
         )
 
@@ -520,21 +520,17 @@ class Controller:
         """Put a node in or out of service; the jobs of a node that goes DOWN are lost."""
         cluster = self.cluster
         current = cluster.node_down.get(name)
-        if updated is None:
-            cluster.node_down.pop(name, None)
-        else:
-            cluster.node_down[name] = updated
+        cluster.set_condition(name, updated)
         if updated is not None and updated.down and not (current and current.down):
             for job in list(cluster.allocated()):
                 if name in job.nodes and job.state is not JobState.COMPLETING:
                     self._node_failed(job)
 
-    def _not_responding(self, name: str) -> None:
-        """The node's slurmd has been silent for SlurmdTimeout: it goes DOWN."""
+    def _node_condition(self, name: str, updated: NodeCondition | None) -> None:
+        """Node health changes a node's condition: a silent node goes DOWN, one heard from
+        again may come back (ReturnToService)."""
         self._tick()
-        self._set_condition(
-            name, not_responding_down(self.cluster.node_down.get(name), now=self.now)
-        )
+        self._set_condition(name, updated)
         self._request_pass()
 
     def node_registered(self, name: str) -> None:
@@ -878,12 +874,10 @@ class Controller:
         (tests/data/oracle/cli/trials/reqnode.out, ping.out). Such a job does not block
         the jobs after it: they get their own reasons."""
         required = job.request.nodelist
-        if not required:
+        if not required or not self.cluster.mask_of(required) & self.cluster.out_of_service:
             return False
         available = self.cluster.node_available
         missing = tuple(name for name in required if not available(name))
-        if not missing:
-            return False
         job.reason = PendingReason.REQ_NODE_NOT_AVAIL
         job.unavailable_nodes = self.cluster.in_table_order(missing)
         return True
@@ -899,27 +893,17 @@ class Controller:
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which
         reads as their names in node-table order). Every pass asks for every job, so the
-        answer is kept until the partition or the down nodes change."""
+        answer is kept until the partition or the nodes out of service change."""
         cluster = self.cluster
         part = cluster.partition(job.partition)
         key = (job.partition, job.request.exclude)
         known = self._usable.get(key)
-        if (
-            known is not None
-            and known[0] is part
-            and known[1] == cluster.node_down
-            and known[2] == cluster.not_responding
-        ):
-            return known[3]
-        mask = cluster.mask_of(part.nodes) & ~cluster.mask_of(job.request.exclude)
-        mask &= ~cluster.mask_of(cluster.node_down) & ~cluster.mask_of(cluster.not_responding)
+        out = cluster.out_of_service
+        if known is not None and known[0] is part and known[1] == out:
+            return known[2]
+        mask = cluster.mask_of(part.nodes) & ~cluster.mask_of(job.request.exclude) & ~out
         usable = cluster.bitmap(mask)
-        self._usable[key] = (
-            part,
-            dict(cluster.node_down),
-            frozenset(cluster.not_responding),
-            usable,
-        )
+        self._usable[key] = (part, out, usable)
         return usable
 
     def _try_start(self, job: Job, withheld: int = 0) -> SelectStatus:

@@ -34,7 +34,7 @@ from typing import Protocol
 
 from plurm.controller.runtime import Timer, TimerHandle
 from plurm.model.cluster import Cluster
-from plurm.model.node import after_contact
+from plurm.model.node import NodeCondition, after_contact, not_responding_down
 
 __all__ = ["NodeHealth"]
 
@@ -53,8 +53,10 @@ class Pinger(Protocol):
 class NodeHealth:
     """Ping rounds and their consequences for one controller's cluster.
 
-    ``set_down(name)`` takes a silent node DOWN (the controller fails or requeues its jobs);
-    ``changed()`` tells the controller that nodes came back, so that it schedules.
+    ``set_condition(name, condition)`` is the controller's one way to change a node's
+    condition: health takes a silent node DOWN through it (the controller fails or requeues
+    its jobs) and brings a DOWN node back; ``changed()`` tells the controller that nodes
+    came back, so that it schedules.
     """
 
     def __init__(
@@ -64,7 +66,7 @@ class NodeHealth:
         pinger: Pinger,
         *,
         epoch: float,
-        set_down: Callable[[str], None],
+        set_condition: Callable[[str, NodeCondition | None], None],
         changed: Callable[[], None],
     ) -> None:
         config = cluster.config
@@ -78,7 +80,7 @@ class NodeHealth:
         self.interval = max(1, self.timeout // 3) if self.timeout else 0
         self.wait = config.message_timeout
         self.return_to_service = config.return_to_service
-        self._set_down = set_down
+        self._set_condition = set_condition
         self._changed = changed
         #: When each silent node was first found silent.
         self._silent_since: dict[str, float] = {}
@@ -97,17 +99,14 @@ class NodeHealth:
         for name in names:
             self._silent_since.pop(name, None)
             if name in cluster.not_responding:  # idle* again idle: jobs may use it now
-                cluster.not_responding.discard(name)
+                cluster.set_responding(name, True)
                 revived = True
             current = cluster.node_down.get(name)
             updated = after_contact(current, self.return_to_service)
             if updated is current:
                 continue
             revived = True
-            if updated is None:
-                cluster.node_down.pop(name, None)
-            else:
-                cluster.node_down[name] = updated
+            self._set_condition(name, updated)
         if revived:
             self._changed()
 
@@ -184,11 +183,11 @@ class NodeHealth:
             if name in again:
                 continue
             since = self._silent_since.setdefault(name, now)
-            cluster.not_responding.add(name)
+            cluster.set_responding(name, False)
             current = cluster.node_down.get(name)
             already_down = current is not None and current.down
             if self.timeout and now - since >= self.timeout and not already_down:
-                self._set_down(name)
+                self._set_condition(name, not_responding_down(current, now=now))
         self._hear(answered)
         if self._needed():  # the round that was waited for is over: the next one starts now
             self._arm(now)

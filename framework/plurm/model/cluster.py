@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from functools import cached_property
 
 import attrs
@@ -17,7 +17,7 @@ import attrs
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
-from plurm.model.node import NodeCondition
+from plurm.model.node import NodeCondition, after_contact, configured
 
 __all__ = ["DEFAULT_QOS", "Cluster"]
 
@@ -38,11 +38,14 @@ class Cluster:
     now: float = 0.0
     jobs: dict[int, Job] = attrs.Factory(dict)
     partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
-    #: Nodes an admin or the configuration took out of service (down or drained).
-    node_down: dict[str, NodeCondition] = attrs.Factory(dict)
-    #: Nodes whose slurmd missed the controller's last ping (sinfo's ``*``, scontrol's
-    #: +NOT_RESPONDING); no new job starts on them.
-    not_responding: set[str] = attrs.Factory(set)
+    #: Nodes an admin or the configuration took out of service (down or drained): see
+    #: :attr:`node_down`, changed only by :meth:`set_condition`.
+    _node_down: dict[str, NodeCondition] = attrs.Factory(dict)
+    #: Nodes whose slurmd missed the controller's last ping: see :attr:`not_responding`,
+    #: changed only by :meth:`set_responding`.
+    _not_responding: set[str] = attrs.Factory(set)
+    #: The nodes in either, as a node bitmap: no new job starts on them.
+    _out_of_service: int = attrs.field(default=0, init=False, repr=False, eq=False)
     #: The jobs in each state, so that a pass over pending or running jobs does not walk
     #: every job ever submitted (a trace replay keeps tens of thousands of finished ones).
     _by_state: dict[JobState, dict[int, Job]] = attrs.Factory(dict)
@@ -63,17 +66,14 @@ class Cluster:
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
         cluster = cls(config, partitions={part.name: part for part in config.partitions})
-        # Every slurmd registers as the cluster starts; with ReturnToService=2 that brings
-        # the nodes the configuration set DOWN back into service (observed on 22.05).
-        revived = ("DOWN",) if config.return_to_service == 2 else ()
+        # Every slurmd registers as the cluster starts, and ReturnToService decides, as at
+        # any later contact, whether a node the configuration set DOWN comes back (with 2 it
+        # does: observed on 22.05).
         for name in config.node_names:
-            state, reason = config.node_state(name)
-            if state in revived:
-                continue
-            if state in ("DOWN", "FAIL"):
-                cluster.node_down[name] = NodeCondition(down=True, reason=reason)
-            elif state in ("DRAIN", "FAILING", "FUTURE"):
-                cluster.node_down[name] = NodeCondition(drain=True, reason=reason)
+            condition = configured(*config.node_state(name))
+            condition = after_contact(condition, config.return_to_service)
+            if condition is not None:
+                cluster.set_condition(name, condition)
         return cluster
 
     # ----------------------------------------------------------------------------- nodes
@@ -117,9 +117,49 @@ class Cluster:
     def node(self, name: str) -> NodeSpec:
         return self.config.node(name)
 
+    @property
+    def node_down(self) -> Mapping[str, NodeCondition]:
+        """Nodes an admin or the configuration took out of service (down or drained)."""
+        return self._node_down
+
+    @property
+    def not_responding(self) -> Set[str]:
+        """Nodes whose slurmd missed the controller's last ping (sinfo's ``*``, scontrol's
+        +NOT_RESPONDING); no new job starts on them."""
+        return self._not_responding
+
+    @property
+    def out_of_service(self) -> int:
+        """The nodes down, drained or not responding, as a node bitmap: no new job may
+        start on them."""
+        return self._out_of_service
+
+    def set_condition(self, name: str, condition: NodeCondition | None) -> None:
+        """Take node ``name`` out of service with ``condition``, or (None) put it back."""
+        if condition is None:
+            self._node_down.pop(name, None)
+        else:
+            self._node_down[name] = condition
+        self._update_service(name)
+
+    def set_responding(self, name: str, responding: bool) -> None:
+        """Whether node ``name``'s slurmd answers the controller's pings."""
+        if responding:
+            self._not_responding.discard(name)
+        else:
+            self._not_responding.add(name)
+        self._update_service(name)
+
+    def _update_service(self, name: str) -> None:
+        bit = self.node_bits[name]
+        if name in self._node_down or name in self._not_responding:
+            self._out_of_service |= bit
+        else:
+            self._out_of_service &= ~bit
+
     def node_available(self, name: str) -> bool:
         """Up, not drained and responding: new work may start on it."""
-        return name not in self.node_down and name not in self.not_responding
+        return name not in self._node_down and name not in self._not_responding
 
     def in_table_order(self, names: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(set(names), key=self.node_index.__getitem__))
@@ -134,10 +174,7 @@ class Cluster:
         return defaults[-1] if defaults else None
 
     def qos(self, name: str) -> QosSpec | None:
-        for qos in self.config.qos:
-            if qos.name == name:
-                return qos
-        return None
+        return self.config.qos_spec(name)
 
     def job_qos(self, job: Job) -> QosSpec | None:
         """The job's QOS: the one it was given at submission, else its --qos, else the

@@ -15,6 +15,7 @@ __all__ = [
     "NodeState",
     "admin_update",
     "after_contact",
+    "configured",
     "not_responding_down",
 ]
 
@@ -58,7 +59,9 @@ class NodeCondition:
     ``reason`` is the administrator's text and ``since`` when it was set (sinfo -R's
     TIMESTAMP, the time in scontrol's ``Reason=... [root@time]``). ``unresponsive``: the
     controller set the node DOWN because its slurmd stopped answering (ReturnToService=1
-    brings back only such nodes).
+    brings back only such nodes). ``failed``: the configuration set the node FAIL, "expected
+    to fail soon" and out of service at an administrator's request (sinfo(1)); it shows DOWN
+    here, but ReturnToService, which is about DOWN nodes, never brings it back.
     """
 
     down: bool = False
@@ -66,6 +69,7 @@ class NodeCondition:
     reason: str | None = None
     since: float = 0.0
     unresponsive: bool = False
+    failed: bool = False
 
     @property
     def state(self) -> NodeState:
@@ -108,6 +112,7 @@ def admin_update(
             drain=was.drain or state == "DRAIN",
             reason=reason,
             since=now,
+            failed=was.failed,
         )
     if state == "RESUME":
         if current is None:
@@ -124,6 +129,17 @@ def admin_update(
     raise InvalidNodeState(state)
 
 
+def configured(state: str, reason: str | None) -> NodeCondition | None:
+    """A node's condition as slurm.conf sets it (``State=`` on its NodeName line or a
+    DownNodes line), before its slurmd registers: DOWN, FAIL (down, see ``failed``), or
+    DRAIN, FAILING and FUTURE (no new jobs); in service otherwise."""
+    if state in ("DOWN", "FAIL"):
+        return NodeCondition(down=True, reason=reason, failed=state == "FAIL")
+    if state in ("DRAIN", "FAILING", "FUTURE"):
+        return NodeCondition(drain=True, reason=reason)
+    return None
+
+
 def not_responding_down(current: NodeCondition | None, *, now: float) -> NodeCondition:
     """A node's condition once the controller sets it DOWN for not responding: DOWN with
     reason "Not responding", keeping a drain and an administrator's reason if it had them."""
@@ -137,10 +153,11 @@ def after_contact(current: NodeCondition | None, return_to_service: int) -> Node
     """A node's condition once its slurmd is heard from (registration, a ping answer).
 
     ReturnToService (slurm.conf): 2 brings a DOWN node back into service whatever set it
-    DOWN, 1 only a node the controller set DOWN for not responding, 0 none. A drain stays,
-    with its reason (the node is then drained); otherwise the node is back in service.
+    DOWN, 1 only a node the controller set DOWN for not responding, 0 none; none brings
+    back a FAIL node. A drain stays, with its reason (the node is then drained); otherwise
+    the node is back in service.
     """
-    if current is None or not current.down:
+    if current is None or not current.down or current.failed:
         return current
     if return_to_service == 2 or (return_to_service == 1 and current.unresponsive):
         if current.drain:

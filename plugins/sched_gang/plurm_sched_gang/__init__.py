@@ -241,14 +241,17 @@ class GangScheduler:
     @hookimpl
     def sched_gang_job_resized(self, job: Job, cluster: Cluster) -> GangDecision:
         """A completing job holds less: its entry (and the shadows it casts, the same
-        entry) shrinks, and the rows it was in are rebuilt."""
-        entry = self._find(job.job_id)
+        entry) shrinks, and the rows it was in are rebuilt: its partition's, and those of
+        the partitions it casts a shadow on."""
+        found = self.entries.get(job.job_id)
         changes = _Changes()
-        if entry is None:
+        if found is None:
             return changes.decision()
+        home, entry = found
         entry.units = self._mask(job)
+        home.dirty = True
         for part in self.parts.values():
-            if entry in part.jobs or job.job_id in part.shadows:
+            if job.job_id in part.shadows:
                 part.dirty = True
         self._update_all_rows(changes)
         return changes.decision()

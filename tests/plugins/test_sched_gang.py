@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
-from plurm.model.job import JobState
+import pytest
+
+from plurm import conf
+from plurm.manager import Plugins
+from plurm.model.job import JobRequest, JobState
+from plurm.sim.session import Simulation
 from plurm.testing import JobBuilder, TestCluster
+from plurm_sched_gang import GangScheduler, _Changes
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -251,3 +258,82 @@ def test_a_partition_update_also_brings_gang_up_to_date(make_cluster: Make, job:
     cluster.run_until(15)
     cluster.controller.update_partition("mid", priority_tier=2)  # changes nothing by itself
     assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)
+
+
+# ----------------------------------------------------------------------------- rebuilds
+
+
+class _AlwaysRebuild(GangScheduler):
+    """The reference: every row rebuilt in full after every change (a rebuild of an
+    up-to-date row changes nothing), as the plugin did before it skipped rebuilds that
+    have nothing to do and brought shadowed rows up to date without one."""
+
+    def _update_all_rows(self, changes: _Changes) -> None:
+        for part in self._ordered():
+            part.dirty = False
+            part.shadowed = 0
+            self._update_active_row(part, changes)
+
+
+_GANG_CONFIGS = {
+    "linear": "SelectType=select/linear\n",
+    "cons_res": "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n",
+}
+
+
+def _gang_simulation(select: str, reference: bool) -> Simulation:
+    config = conf.parse_text(
+        "ClusterName=gang\nSlurmctldHost=head\n"
+        f"{select}"
+        "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
+        "SchedulerTimeSlice=30\n"
+        "NodeName=n[01-10] CPUs=4 RealMemory=4000\n"
+        "PartitionName=low Nodes=n[01-10] Default=YES PriorityTier=1 OverSubscribe=FORCE:2"
+        " MaxTime=INFINITE\n"
+        "PartitionName=low2 Nodes=n[04-10] PriorityTier=1 OverSubscribe=FORCE:1"
+        " MaxTime=INFINITE\n"
+        "PartitionName=mid Nodes=n[01-06] PriorityTier=5 OverSubscribe=FORCE:2"
+        " MaxTime=INFINITE\n"
+        "PartitionName=high Nodes=n[03-10] PriorityTier=9 OverSubscribe=FORCE:1"
+        " MaxTime=INFINITE\n"
+    )
+    plugins = Plugins.load(config)
+    if reference:
+        gang = plugins.manager.get_plugin("sched/gang")
+        plugins.manager.unregister(gang)
+        plugins.manager.register(_AlwaysRebuild(gang.context), name="sched/gang")
+    return Simulation(config, plugins)
+
+
+def _gang_history(simulation: Simulation, seed: int) -> list[tuple[object, ...]]:
+    rng = random.Random(seed)
+    controller = simulation.controller
+    now = 0.0
+    for _ in range(150):
+        now += rng.choice((0, 0, 1, 3, 10, 40))
+        simulation.run_until(now)
+        partition = rng.choices(("low", "low2", "mid", "high"), (5, 3, 2, 2))[0]
+        controller.submit(
+            JobRequest(
+                partitions=(partition,),
+                min_nodes=rng.choice((1, 1, 2, 3)),
+                ntasks=rng.choice((None, 2, 4)),
+                sim_runtime=float(rng.randint(20, 600)),
+            )
+        )
+    simulation.run_until(now + 50_000)
+    return [
+        (job.job_id, job.state, job.start_time, job.end_time, job.nodes, job.pre_suspend_time)
+        for job in controller.cluster.jobs_in(*JobState)
+    ]
+
+
+@pytest.mark.parametrize("select", sorted(_GANG_CONFIGS))
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_rows_kept_up_to_date_decide_as_full_rebuilds(select: str, seed: int) -> None:
+    """Skipped rebuilds and shadowed rows brought up to date in place give every job the
+    same history (starts, suspensions, ends) as rebuilding every row after every change."""
+    fast = _gang_history(_gang_simulation(_GANG_CONFIGS[select], reference=False), seed)
+    full = _gang_history(_gang_simulation(_GANG_CONFIGS[select], reference=True), seed)
+    assert fast == full
+    assert any(suspended for *_, suspended in fast), "the workload must suspend jobs"

@@ -75,6 +75,10 @@ class _Partition:
     #: jobs and shadows did not change gives the same row and no change (the rebuild is
     #: idempotent), so only dirty rows are rebuilt.
     dirty: bool = True
+    #: The resources of shadows cast since the row was last rebuilt, when nothing else
+    #: changed (not dirty): the row is then brought up to date without a rebuild (see
+    #: GangScheduler._update_shadowed_row).
+    shadowed: int = 0
 
 
 @attrs.define
@@ -134,7 +138,7 @@ class GangScheduler:
         for part in self.parts.values():
             if part.tier < tier and job.job_id not in part.shadows:
                 part.shadows[job.job_id] = job
-                part.dirty = True
+                part.shadowed |= job.units
 
     def _clear_shadow(self, job: _GangJob) -> None:
         for part in self.parts.values():
@@ -190,13 +194,47 @@ class GangScheduler:
         self._cast_shadow(job, part.tier)
         changes.resume.append(job.job_id)
 
+    def _update_shadowed_row(self, part: _Partition, changes: _Changes) -> None:
+        """What :meth:`_update_active_row` would do to a row that was up to date (rebuilt,
+        or changed since only in ways that leave a rebuild nothing to do) once shadows
+        holding ``part.shadowed`` were added, without walking every job twice.
+
+        Such a row's ACTIVE and FILLER jobs fit together and beside the old shadows, and
+        each NO_ACTIVE job overlaps them. A rebuild would stop exactly the placed jobs that
+        overlap the new shadows (ACTIVE ones first, then FILLER, in list order), and could
+        then start only NO_ACTIVE jobs that overlap what the stopped ones held and the new
+        shadows do not: every other one still overlaps the row. Those are tried in list
+        order, as the rebuild's last loop does.
+        """
+        added = part.shadowed
+        part.shadowed = 0
+        hit = [job for job in part.jobs if job.units & added and job.row is not _Row.NO_ACTIVE]
+        stopped = 0
+        for state in (_Row.ACTIVE, _Row.FILLER):
+            for job in hit:
+                if job.row is state:
+                    stopped |= job.units
+                    part.jobs_active -= 1
+                    self._stop(part, job, changes)
+        part.active = (part.active & ~stopped) | added
+        freed = stopped & ~part.active
+        if not freed:
+            return
+        for job in [j for j in part.jobs if j.row is _Row.NO_ACTIVE and j.units & freed]:
+            if self._fits(part, job):
+                self._place(part, job, _Row.FILLER)
+                self._start(part, job, changes)
+
     def _update_all_rows(self, changes: _Changes) -> None:
         # Highest tier first: a rebuild casts or clears shadows only on lower tiers, which
         # come later in this loop.
         for part in self._ordered():
             if part.dirty:
                 part.dirty = False
+                part.shadowed = 0
                 self._update_active_row(part, changes)
+            elif part.shadowed:
+                self._update_shadowed_row(part, changes)
 
     # ----------------------------------------------------------------------------- hooks
 
@@ -210,8 +248,12 @@ class GangScheduler:
             entry = _GangJob(job.job_id, self._mask(job))
             part.jobs.append(entry)
             self.entries[job.job_id] = (part, entry)
+            # Appended last to an up-to-date row, a new job leaves its rebuild nothing to
+            # do: placed or not, it comes after every job it could displace.
+            part.dirty = part.dirty or part.shadowed != 0
+        else:
+            part.dirty = True
         entry.running = True
-        part.dirty = True
         if self._fits(part, entry):
             self._place(part, entry, _Row.FILLER)
             self._cast_shadow(entry, part.tier)

@@ -18,9 +18,10 @@ import attrs
 from tqdm import tqdm
 
 from plurm import conf
-from plurm.errors import PlurmError
+from plurm.errors import PlurmError, TraceError
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
+from plurm.sim.tomlfile import read_toml
 from plurm.sim.trace import JobRecord, TraceMapping, Transition, replay
 from plurm.workload import clean, read_swf
 
@@ -37,6 +38,38 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("session", metavar="SESSION", nargs="?")
     parser.add_argument("--trace", metavar="TRACE", help="an SWF trace (.swf or .swf.gz)")
     parser.add_argument("--map", metavar="MAP_TOML", help="how trace jobs map to the cluster")
+    mapping = parser.add_argument_group(
+        "trace mapping options",
+        "The mapping as options, on their own or over --map's file (an option replaces the "
+        "file's value; --map-partition, --map-queue and --high-match add to its tables).",
+    )
+    mapping.add_argument("--processors-as", choices=("tasks", "nodes"))
+    mapping.add_argument(
+        "--map-partition",
+        action="append",
+        default=[],
+        metavar="NUMBER=PARTITION",
+        help="SWF partition number to Plurm partition (repeatable)",
+    )
+    mapping.add_argument(
+        "--map-queue",
+        action="append",
+        default=[],
+        metavar="NUMBER=QOS",
+        help="SWF queue number to QOS (repeatable)",
+    )
+    mapping.add_argument("--high-fraction", type=float, metavar="F")
+    mapping.add_argument("--high-partition", metavar="PARTITION")
+    mapping.add_argument("--high-qos", metavar="QOS")
+    mapping.add_argument("--high-seed", type=int, metavar="N")
+    mapping.add_argument(
+        "--high-match",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUES",
+        help="only jobs whose FIELD is one of VALUES (3,17) or in a range (64-, -3600, "
+        "600-7200) are high priority (repeatable; see plurm.sim.rule for the fields)",
+    )
     parser.add_argument(
         "--out", metavar="DIR", help="where to write jobs.csv, summary.json and report.html"
     )
@@ -76,7 +109,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     cleaned = clean(read_swf(args.trace))
     if args.jobs is not None:
         cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: max(0, args.jobs)])
-    mapping = TraceMapping.load(args.map) if args.map else TraceMapping()
+    mapping = _mapping(args)
     bar: Any = None
     if not args.quiet:
         out.write(f"{cleaned.report}\n")
@@ -115,6 +148,71 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         if report is not None:
             out.write(f"report: {report.resolve()}\n")
     return 0
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, equals, rest = value.partition("=")
+        if not equals or not key.strip() or not rest.strip():
+            raise UsageError(f"{option} {value!r}: expected KEY=VALUE")
+        pairs[key.strip()] = rest.strip()
+    return pairs
+
+
+def _match_value(field: str, text: str) -> Any:
+    """``3,17`` is a list of numbers; ``64-``, ``-3600`` and ``600-7200`` are ranges."""
+    try:
+        low, dash, high = text.partition("-")
+        if dash:
+            bounds = {}
+            if low:
+                bounds["min"] = int(low)
+            if high:
+                bounds["max"] = int(high)
+            return bounds
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise UsageError(
+            f"--high-match {field}={text!r}: expected numbers (3,17) or a range (64-, -3600, "
+            "600-7200)"
+        ) from None
+
+
+def _mapping(args: argparse.Namespace) -> TraceMapping:
+    """--map's file with the mapping options over it (or the options alone)."""
+    data: dict[str, Any] = read_toml(args.map, "mapping", TraceError) if args.map else {}
+    name = args.map or "the command line"
+    if args.processors_as is not None:
+        data["processors_as"] = args.processors_as
+    for option, key in (("--map-partition", "partitions"), ("--map-queue", "queues")):
+        given = _pairs(getattr(args, option[2:].replace("-", "_")), option)
+        if given:
+            table = data.get(key, {})
+            data[key] = {**(table if isinstance(table, dict) else {}), **given}
+    high = data.get("high_priority", {})
+    if not isinstance(high, dict):
+        return TraceMapping.from_dict(data, str(name))  # which says what is wrong
+    high = dict(high)
+    for option, key in (
+        ("high_fraction", "fraction"),
+        ("high_partition", "partition"),
+        ("high_qos", "qos"),
+        ("high_seed", "seed"),
+    ):
+        value = getattr(args, option)
+        if value is not None:
+            high[key] = value
+    match = _pairs(args.high_match, "--high-match")
+    if match:
+        table = high.get("match", {})
+        high["match"] = {
+            **(table if isinstance(table, dict) else {}),
+            **{field: _match_value(field, text) for field, text in match.items()},
+        }
+    if high:
+        data["high_priority"] = high
+    return TraceMapping.from_dict(data, str(name))
 
 
 def _write_report(

@@ -4,8 +4,9 @@ A :class:`TraceMapping` says how trace jobs become Plurm jobs: processors become
 which a whole-node selector rounds up to nodes and a consumable-resource one packs) or, if
 asked, whole nodes (``-N``, processors / CPUs per node), the SWF partition and queue numbers
 become partitions and QOS, the requested time becomes the time limit (whole minutes, rounded
-up) and the run time the simulated run time. A seeded fraction of the jobs may be marked high
-priority (a QOS or a partition), so that a trace recorded without preemption exercises it.
+up) and the run time the simulated run time. A seeded fraction of the jobs, or of the jobs a
+rule matches (:class:`~plurm.sim.rule.JobRule`), may be marked high priority (a QOS or a
+partition), so that a trace recorded without preemption exercises it.
 
 :func:`replay` submits the jobs at their submit times through the controller, as sbatch
 would, runs the simulation until every job has ended, and returns a :class:`JobRecord` per
@@ -32,6 +33,7 @@ from plurm.errors import TraceError
 from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+from plurm.sim.rule import JobRule
 from plurm.sim.session import Simulation
 from plurm.sim.tomlfile import read_toml
 from plurm.workload import CleanedTrace, CleanJob
@@ -43,7 +45,9 @@ __all__ = ["JobRecord", "TraceMapping", "Transition", "replay"]
 class TraceMapping:
     """How the jobs of a trace become Plurm jobs (all optional; see the module's doc).
 
-    ``processors_as`` is ``tasks`` (the default) or ``nodes``.
+    ``processors_as`` is ``tasks`` (the default) or ``nodes``. A job is high priority when
+    it matches ``high_priority_match`` (if given) and the seeded draw made for every job
+    falls under ``high_priority_fraction``.
     """
 
     partitions: Mapping[int, str] = attrs.field(factory=dict)
@@ -52,6 +56,7 @@ class TraceMapping:
     high_priority_fraction: float = 0.0
     high_priority_qos: str | None = None
     high_priority_partition: str | None = None
+    high_priority_match: JobRule | None = None
     seed: int = 0
 
     @classmethod
@@ -64,9 +69,11 @@ class TraceMapping:
         [queues]       # SWF queue number = QOS
         0 = "interactive"
         [high_priority]
-        fraction = 0.1
+        fraction = 0.1  # of the jobs the match table picks (default 1 with a match table, else 0)
         qos = "high"
         seed = 7
+        [high_priority.match]  # optional: every condition must hold (see plurm.sim.rule)
+        processors = { min = 64 }
         """
         return cls.from_dict(read_toml(path, "mapping", TraceError), str(path))
 
@@ -77,14 +84,23 @@ class TraceMapping:
         if unknown:
             raise TraceError(f"{name}: unknown mapping key {unknown[0]!r}")
         high = data.get("high_priority", {})
+        if not isinstance(high, Mapping):
+            raise TraceError(f"{name}: high_priority must be a table")
+        unknown = sorted(set(high) - {"fraction", "qos", "partition", "seed", "match"})
+        if unknown:
+            raise TraceError(f"{name}: unknown high_priority key {unknown[0]!r}")
+        match = None
+        if "match" in high:
+            match = JobRule.from_dict(high["match"], f"{name}: high_priority.match")
         try:
             mapping = cls(
                 partitions={int(k): str(v) for k, v in data.get("partitions", {}).items()},
                 queues={int(k): str(v) for k, v in data.get("queues", {}).items()},
                 processors_as=data.get("processors_as", "tasks"),
-                high_priority_fraction=float(high.get("fraction", 0.0)),
+                high_priority_fraction=float(high.get("fraction", 0.0 if match is None else 1.0)),
                 high_priority_qos=high.get("qos"),
                 high_priority_partition=high.get("partition"),
+                high_priority_match=match,
                 seed=int(high.get("seed", 0)),
             )
         except (TypeError, ValueError, AttributeError) as error:
@@ -253,7 +269,10 @@ def replay(
     for count, job in enumerate(trace.jobs, start=1):
         when = float(job.submit_time - start)
         simulation.run_until(when)
+        # one draw for every job whatever the rule, so that a rule narrows the same sample
         high = mapping.high_priority_fraction > 0 and rng.random() < mapping.high_priority_fraction
+        if high and mapping.high_priority_match is not None:
+            high = mapping.high_priority_match.matches(job)
         request = _request(job, config, mapping, high, cpus_per_node)
         record = JobRecord(
             job_id=0,

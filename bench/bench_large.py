@@ -6,11 +6,13 @@ Run:  python bench/bench_large.py [--jobs N | --quick] [--seed 2024] [--time-sca
 Makes the workload with ``bench/synth_large.py`` if it is missing (its defaults: 304,000
 jobs at the sources' own arrival rates (``--time-scale 0.5``: twice them), 5,120 one-CPU
 nodes, 32 partitions plus ``high`` over 1,280 of the nodes, preempt/partition_prio with
-SUSPEND,GANG and REQUEUE partitions, 2 % of the jobs high priority; see that script),
+SUSPEND,GANG and REQUEUE partitions, a high-priority class of wide jobs that preempts (or,
+with ``--high-class sample``, 2 % of all jobs, which did not); see that script),
 then runs exactly::
 
-    plurm simulate --trace bench/data/large-SEED.swf.gz --conf bench/data/large-SEED.conf \\
-        --map bench/data/large-SEED.toml --out DIR --jobs N --quiet
+    plurm simulate --trace bench/data/large-SEED-wide.swf.gz \\
+        --conf bench/data/large-SEED-wide.conf --map bench/data/large-SEED-wide.toml \\
+        --out DIR --jobs N --quiet
 
 as a subprocess and reports its wall time, CPU time and peak RSS (``getrusage`` of the
 child), the rate in jobs per second, and from ``summary.json`` the mean wait and the
@@ -44,6 +46,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the first 2,000 jobs")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument(
+        "--high-class",
+        choices=("wide", "sample"),
+        default="wide",
+        help="the high-priority class (see synth_large.py; sample: the workload before the "
+        "fifth round, which did not preempt at the sources' rates)",
+    )
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument(
@@ -51,11 +60,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     jobs = 2000 if args.quick and args.jobs is None else args.jobs
-    stem = workload_stem(args.data, args.seed, args.time_scale)
+    stem = workload_stem(args.data, args.seed, args.time_scale, args.high_class)
     swf, conf, mapping = (Path(f"{stem}{s}") for s in (".swf.gz", ".conf", ".toml"))
     if not (swf.exists() and conf.exists() and mapping.exists()):
         print(f"synthesizing {swf} ...", flush=True)
-        generate(args.data, args.seed, time_scale=args.time_scale)
+        generate(args.data, args.seed, time_scale=args.time_scale, high_class=args.high_class)
     plurm = Path(sys.executable).parent / "plurm"
     with tempfile.TemporaryDirectory() as out:
         command = [str(plurm), "simulate", "--trace", str(swf), "--conf", str(conf)]

@@ -2,19 +2,37 @@
 
 Run:  python bench/synth_large.py [--seed 2024] [--partitions 32] [--nodes-per-partition 160]
                                   [--jobs-per-partition 9500] [--time-scale 1.0]
-                                  [--high-partitions 8] [--out bench/data]
+                                  [--high-partitions 8] [--high-class wide|sample]
+                                  [--out bench/data]
 
 Writes, under ``--out`` (git-ignored):
 
-* ``large-<seed>.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default;
-  with a time scale other than 1, the names are ``large-<seed>-t<scale>.*``);
+* ``large-<seed>-wide.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default;
+  with a time scale other than 1, the names end ``-t<scale>``; the ``sample`` high class below
+  has no ``-wide``);
 * ``large-<seed>.conf``: the cluster, ``partitions x nodes-per-partition`` one-CPU nodes
   (5,120), select/linear, sched/backfill, preempt/partition_prio with PreemptMode=SUSPEND,GANG,
   JobRequeue=1; partition ``pNN`` (PriorityTier=1) owns its own slice of nodes, odd ones with
   PreemptMode=REQUEUE and even ones with PreemptMode=SUSPEND (OverSubscribe=FORCE:1); partition
-  ``high`` (PriorityTier=10, OverSubscribe=FORCE:1) spans every node;
-* ``large-<seed>.toml``: the trace mapping, SWF partition ``i`` to ``pNN`` and a seeded 2 %
-  of the jobs to ``high`` (``high_priority_fraction``), which preempts.
+  ``high`` (PriorityTier=10, OverSubscribe=FORCE:1) spans the nodes of the first
+  ``--high-partitions`` partitions (1,280 nodes);
+* ``large-<seed>-wide.toml``: the trace mapping, SWF partition ``i`` to ``pNN``, and the
+  high-priority class, which preempts.
+
+The high-priority class (``--high-class``):
+
+* ``wide`` (the default): a seeded 10 % of the jobs at least 32 processors wide (a fifth of
+  a partition) in the partitions under ``high`` become ``high`` jobs (SWF partition
+  ``partitions + 1``), their processors scaled from their partition's 160 nodes to
+  ``high``'s 1,280 (times ``--high-partitions``): an urgent class that takes a share of
+  several partitions at once. The mapping marks them high priority by
+  rule (``[high_priority.match] partition = 33``). At the sources' own rates their partitions
+  are busy often enough that these jobs must preempt (REQUEUE in odd partitions, SUSPEND in
+  even ones) to start.
+* ``sample``: the workload before the fifth round: a seeded 2 % of *all* jobs, keeping their
+  sizes, go to ``high`` (``[high_priority] fraction = 0.02``). Such a job is at most 160
+  nodes wide, and at the sources' own rates the 1,280 nodes under ``high`` always had room
+  for it: the full run preempted nothing.
 
 How the jobs are made: the four shipped traces are read and cleaned (``plurm.workload``).
 Partition ``i`` takes its jobs from trace ``i mod 4`` (SDSC-SP2, LLNL-Atlas, NASA-iPSC,
@@ -47,13 +65,17 @@ SOURCES = (
     "NASA-iPSC-1993-3.1-cln.swf.gz",
     "theta_2022.swf.gz",
 )
-HIGH_FRACTION = 0.02
+HIGH_FRACTION = 0.02  # the sample class: of all jobs
+WIDE_FRACTION = 0.1  # the wide class: of the jobs at least WIDE_LEAST processors wide
+WIDE_LEAST = 32
 
 
-def workload_stem(out: Path, seed: int, time_scale: float) -> Path:
-    """The workload's files without their suffixes: ``large-SEED``, or ``large-SEED-tSCALE``
-    for a time scale other than 1 (so that a workload of another scale is never reused)."""
-    return out / (f"large-{seed}" if time_scale == 1 else f"large-{seed}-t{time_scale:g}")
+def workload_stem(out: Path, seed: int, time_scale: float, high_class: str = "wide") -> Path:
+    """The workload's files without their suffixes: ``large-SEED-wide``, with ``-tSCALE`` for
+    a time scale other than 1, and without ``-wide`` for the ``sample`` high class (so that a
+    workload of another kind is never reused for this one)."""
+    name = f"large-{seed}" + ("-wide" if high_class == "wide" else "")
+    return out / (name if time_scale == 1 else f"{name}-t{time_scale:g}")
 
 
 def stream(
@@ -80,7 +102,10 @@ def generate(
     jobs_per_partition: int = 9500,
     time_scale: float = 1.0,
     high_partitions: int = 8,
+    high_class: str = "wide",
 ) -> tuple[Path, Path, Path]:
+    if high_class not in ("wide", "sample"):
+        raise ValueError(f"high_class must be 'wide' or 'sample', not {high_class!r}")
     rng = random.Random(seed)
     traces = [clean(read_swf(TRACES / name)) for name in SOURCES]
     rows: list[tuple[int, int, int, int, int]] = []  # submit, partition, run, procs, req
@@ -94,10 +119,18 @@ def generate(
             jobs, offset, jobs_per_partition, scale, per_partition, time_scale
         ):
             rows.append((submit, part + 1, run, procs, req))
+    high_part = partitions + 1
+    high_nodes = high_partitions * per_partition
+    if high_class == "wide":
+        # drawn after the offsets, so the streams are those of the sample workload
+        for index, (submit, part, run, procs, req) in enumerate(rows):
+            if part <= high_partitions and procs >= WIDE_LEAST and rng.random() < WIDE_FRACTION:
+                wide = min(procs * high_partitions, high_nodes)
+                rows[index] = (submit, high_part, run, wide, req)
     rows.sort()
     nodes = partitions * per_partition
     out.mkdir(parents=True, exist_ok=True)
-    stem = workload_stem(out, seed, time_scale)
+    stem = workload_stem(out, seed, time_scale, high_class)
     swf = Path(f"{stem}.swf.gz")
     header = [
         "; Version: 2.2",
@@ -111,6 +144,8 @@ def generate(
         f"; MaxPartitions: {partitions}",
     ]
     header += [f"; Partition: {i} p{i:02d}" for i in range(1, partitions + 1)]
+    if high_class == "wide":
+        header.append(f"; Partition: {high_part} high")
     lines = [*header, ";"]
     for number, (submit, part, run, procs, req) in enumerate(rows, start=1):
         fields = [number, submit, -1, run, procs, -1, -1, procs, req, -1, 1]
@@ -148,11 +183,14 @@ def generate(
         + "\n"
     )
     mapping = Path(f"{stem}.toml")
-    mapping.write_text(
-        "[partitions]\n"
-        + "".join(f'{i} = "p{i:02d}"\n' for i in range(1, partitions + 1))
-        + f'[high_priority]\nfraction = {HIGH_FRACTION}\npartition = "high"\nseed = {seed}\n'
-    )
+    names = "".join(f'{i} = "p{i:02d}"\n' for i in range(1, partitions + 1))
+    if high_class == "wide":
+        high = '[high_priority]\npartition = "high"\n'
+        high += f"[high_priority.match]\npartition = {high_part}\n"
+        names += f'{high_part} = "high"\n'
+    else:
+        high = f'[high_priority]\nfraction = {HIGH_FRACTION}\npartition = "high"\nseed = {seed}\n'
+    mapping.write_text("[partitions]\n" + names + high)
     return swf, config, mapping
 
 
@@ -164,6 +202,7 @@ def main() -> None:
     parser.add_argument("--jobs-per-partition", type=int, default=9500)
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--high-partitions", type=int, default=8)
+    parser.add_argument("--high-class", choices=("wide", "sample"), default="wide")
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()
     paths = generate(
@@ -174,6 +213,7 @@ def main() -> None:
         args.jobs_per_partition,
         args.time_scale,
         args.high_partitions,
+        args.high_class,
     )
     for path in paths:
         print(path)

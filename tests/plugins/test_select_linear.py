@@ -262,3 +262,65 @@ def test_bitmap_placement_matches_the_general_code() -> None:
             fast = select.select_job_test(job, bitmap, mode, (), cluster)
             slow = select.select_job_test(job, tuple(bitmap), mode, (), cluster)
             assert fast == slow, (request, bitmap, mode)
+
+
+def test_bitmap_preemption_walk_matches_the_general_code() -> None:
+    """The preemption walk on bitmaps (no sharing, memory not counted) removes candidates
+    and places as the general walk does: the same nodes and victims, whatever the mix of
+    running, suspended and exclusive jobs and of SUSPEND, REQUEUE and CANCEL victims."""
+    import random
+
+    from plurm import conf
+    from plurm.conf.values import PreemptBase
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest, JobState
+    from plurm.model.select import Candidate, Candidates, SelectMode, SelectStatus
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "NodeName=a[1-9] CPUs=1\nNodeName=b[1-9] CPUs=4\nNodeName=c[1-9] CPUs=2\n"
+        "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:1\n"
+    )
+    names = config.node_names
+    rng = random.Random(11)
+    preempted = 0
+    for _ in range(400):
+        cluster = Cluster.from_config(config)
+        select = LinearSelect(PluginContext(config, "select/linear"))
+        select.select_node_init(cluster)
+        candidates = []
+        for job_id in range(1, rng.randint(2, 12)):
+            held = rng.sample(names, rng.randint(1, 6))
+            busy = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
+            busy.nodes = cluster.in_table_order(held)
+            busy.state = JobState.RUNNING
+            select.select_job_begin(busy, cluster)
+            if rng.random() < 0.2:
+                select.select_job_suspend(busy, True, cluster)
+            if rng.random() < 0.1:
+                select.select_job_fini(busy, cluster)  # a candidate select no longer holds
+            mode = rng.choice([PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL])
+            candidates.append(Candidate(busy, mode, rng.randint(0, 5)))
+        rng.shuffle(candidates)
+        low = rng.randint(1, 12)
+        request = JobRequest(
+            min_nodes=low,
+            max_nodes=rng.choice([None, low, low + 2]),
+            ntasks=rng.choice([None, rng.randint(1, 40)]),
+            exclusive=rng.random() < 0.2,
+            contiguous=rng.random() < 0.1,
+        )
+        job = RealJob(99, request, 0.0, "p")
+        bitmap = cluster.bitmap(rng.getrandbits(len(names)))
+        fast = select.select_job_test(
+            job, bitmap, SelectMode.RUN_NOW, Candidates(candidates), cluster
+        )
+        slow = select.select_job_test(
+            job, tuple(bitmap), SelectMode.RUN_NOW, tuple(candidates), cluster
+        )
+        assert fast == slow, (request, bitmap)
+        preempted += fast.status is SelectStatus.SUCCESS and bool(fast.victims)
+    assert preempted > 50  # the cases do reach the walk, and often find victims

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import bisect
-import copy
 import itertools
 import logging
 import re
@@ -82,7 +81,8 @@ class _Scratch(dict[str, "_NodeUse"]):
     def writable(self, name: str) -> _NodeUse:
         node = self.get(name)
         if node is None:
-            node = self[name] = copy.copy(self.base[name])
+            real = self.base[name]
+            node = self[name] = _NodeUse(real.memory, real.exclusive, real.running, real.total)
         return node
 
 
@@ -416,6 +416,8 @@ class LinearSelect:
         use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
+        if share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap):
+            return self._remove_until_fit_bitmap(job, nodes.mask, order, use, exclusive)
         used: list[Candidate] = []
         overlap: dict[int, int] = {}
         for candidate in order:
@@ -429,6 +431,42 @@ class LinearSelect:
             if len(usable) < job.request.min_nodes:
                 continue
             chosen = self._place(job, usable, cluster)
+            if chosen is not None:
+                return chosen, used, overlap
+        return None
+
+    def _remove_until_fit_bitmap(
+        self, job: Job, nodes: int, order: Sequence[Candidate], use: _Scratch, exclusive: bool
+    ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
+        """_remove_until_fit on bitmaps, in the case _run_now_bitmap covers (no sharing, no
+        memory counted, no required nodes, ``nodes`` in table order). The general walk
+        counts the usable nodes anew after each removal, a step per node of the partition;
+        here a removal changes the bits of the removed job's own nodes only: usable are
+        the nodes where nothing runs (an exclusive job: where nothing is at all), as in
+        the general code's last round, and placement is _place_bitmap's, set for set."""
+        free, unrun = self.free, self.unrun
+        bits = self.bits
+        least = job.request.min_nodes
+        used: list[Candidate] = []
+        overlap: dict[int, int] = {}
+        for candidate in order:
+            allocation = self.jobs.get(candidate.job_id)
+            if allocation is None:
+                continue
+            self._remove(use, candidate.job_id, allocation, candidate.mode)
+            used.append(candidate)
+            mask = 0
+            for name in allocation.nodes:  # what _mark does, on the scratch counts
+                node = use[name]
+                bit = bits[name]
+                mask |= bit
+                free = free & ~bit if node.total else free | bit
+                unrun = unrun & ~bit if node.running or node.exclusive else unrun | bit
+            usable = nodes & (free if exclusive else unrun)
+            overlap[candidate.job_id] = (usable & mask).bit_count()
+            if usable.bit_count() < least:
+                continue
+            chosen = self._place_bitmap(job, usable)
             if chosen is not None:
                 return chosen, used, overlap
         return None

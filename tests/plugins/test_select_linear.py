@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
+from plurm import conf
+from plurm.conf.values import PreemptBase
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job as RealJob
+from plurm.model.job import JobRequest, JobState
+from plurm.model.select import Candidate, Candidates, SelectMode, SelectStatus
+from plurm.registry import PluginContext
 from plurm.testing import JobBuilder, TestCluster
+from plurm_select_linear import LinearSelect
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -213,114 +222,81 @@ def test_a_job_for_several_partitions_runs_in_the_first_that_fits(
     assert (cluster.state(stuck).name, cluster.job(stuck).partition) == ("PENDING", "pa")
 
 
-def test_bitmap_placement_matches_the_general_code() -> None:
-    """Given a NodeBitmap, linear places on bitmaps (when nothing is shared and memory is
-    not counted); the answer must be the one the general code gives for the same names."""
-    import random
-
-    from plurm import conf
-    from plurm.model.cluster import Cluster
-    from plurm.model.job import Job as RealJob
-    from plurm.model.job import JobRequest, JobState
-    from plurm.model.select import SelectMode
-    from plurm.registry import PluginContext
-    from plurm_select_linear import LinearSelect
-
+def _random_linear(
+    partition: str, rng: random.Random, jobs: int, widest: int, suspended: float, ended: float
+) -> tuple[Cluster, LinearSelect, list[RealJob]]:
+    """select/linear on 27 nodes of three sizes, with up to ``jobs`` random allocations,
+    some exclusive, some suspended by an admin (a share of ``suspended``), some ended."""
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
         "NodeName=a[1-9] CPUs=1\nNodeName=b[1-9] CPUs=4\nNodeName=c[1-9] CPUs=2\n"
-        "PartitionName=p Nodes=ALL Default=YES\n"
+        f"PartitionName=p Nodes=ALL Default=YES {partition}\n"
     )
-    names = config.node_names
+    cluster = Cluster.from_config(config)
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    made = []
+    for job_id in range(1, rng.randint(2, jobs)):
+        held = rng.sample(config.node_names, rng.randint(1, widest))
+        busy = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
+        busy.nodes = cluster.in_table_order(held)
+        busy.state = JobState.RUNNING
+        select.select_job_begin(busy, cluster)
+        if rng.random() < suspended:
+            select.select_job_suspend(busy, True, cluster)
+        if rng.random() < ended:
+            select.select_job_fini(busy, cluster)  # one select no longer holds
+        made.append(busy)
+    return cluster, select, made
+
+
+def _random_request(rng: random.Random, widest: int, contiguous: float) -> RealJob:
+    low = rng.randint(1, widest)
+    request = JobRequest(
+        min_nodes=low,
+        max_nodes=rng.choice([None, low, low + 2]),
+        ntasks=rng.choice([None, rng.randint(1, 5 * widest)]),
+        exclusive=rng.random() < 0.2,
+        contiguous=rng.random() < contiguous,
+    )
+    return RealJob(99, request, 0.0, "p")
+
+
+def test_bitmap_placement_matches_the_general_code() -> None:
+    """Given a NodeBitmap, linear places on bitmaps (when nothing is shared and memory is
+    not counted); the answer must be the one the general code gives for the same names."""
     rng = random.Random(5)
     for _ in range(300):
-        cluster = Cluster.from_config(config)
-        select = LinearSelect(PluginContext(config, "select/linear"))
-        select.select_node_init(cluster)
-        for job_id in range(1, rng.randint(1, 8)):
-            held = rng.sample(names, rng.randint(1, 4))
-            busy = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
-            busy.nodes = cluster.in_table_order(held)
-            busy.state = JobState.RUNNING
-            select.select_job_begin(busy, cluster)
-            if rng.random() < 0.3:
-                select.select_job_suspend(busy, True, cluster)
-            if rng.random() < 0.2:
-                select.select_job_fini(busy, cluster)
-        low = rng.randint(1, 6)
-        request = JobRequest(
-            min_nodes=low,
-            max_nodes=rng.choice([None, low, low + 2]),
-            ntasks=rng.choice([None, rng.randint(1, 30)]),
-            exclusive=rng.random() < 0.2,
-            contiguous=rng.random() < 0.2,
-        )
-        job = RealJob(99, request, 0.0, "p")
-        mask = rng.getrandbits(len(names))
-        bitmap = cluster.bitmap(mask)
+        cluster, select, _ = _random_linear("", rng, jobs=8, widest=4, suspended=0.3, ended=0.2)
+        job = _random_request(rng, widest=6, contiguous=0.2)
+        bitmap = cluster.bitmap(rng.getrandbits(len(cluster.config.node_names)))
         for mode in (SelectMode.RUN_NOW, SelectMode.TEST_ONLY):
             fast = select.select_job_test(job, bitmap, mode, (), cluster)
             slow = select.select_job_test(job, tuple(bitmap), mode, (), cluster)
-            assert fast == slow, (request, bitmap, mode)
+            assert fast == slow, (job.request, bitmap, mode)
 
 
 def test_bitmap_preemption_walk_matches_the_general_code() -> None:
     """The preemption walk on bitmaps (no sharing, memory not counted) removes candidates
     and places as the general walk does: the same nodes and victims, whatever the mix of
     running, suspended and exclusive jobs and of SUSPEND, REQUEUE and CANCEL victims."""
-    import random
-
-    from plurm import conf
-    from plurm.conf.values import PreemptBase
-    from plurm.model.cluster import Cluster
-    from plurm.model.job import Job as RealJob
-    from plurm.model.job import JobRequest, JobState
-    from plurm.model.select import Candidate, Candidates, SelectMode, SelectStatus
-    from plurm.registry import PluginContext
-    from plurm_select_linear import LinearSelect
-
-    config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
-        "NodeName=a[1-9] CPUs=1\nNodeName=b[1-9] CPUs=4\nNodeName=c[1-9] CPUs=2\n"
-        "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:1\n"
-    )
-    names = config.node_names
     rng = random.Random(11)
+    modes = [PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL]
     preempted = 0
     for _ in range(400):
-        cluster = Cluster.from_config(config)
-        select = LinearSelect(PluginContext(config, "select/linear"))
-        select.select_node_init(cluster)
-        candidates = []
-        for job_id in range(1, rng.randint(2, 12)):
-            held = rng.sample(names, rng.randint(1, 6))
-            busy = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
-            busy.nodes = cluster.in_table_order(held)
-            busy.state = JobState.RUNNING
-            select.select_job_begin(busy, cluster)
-            if rng.random() < 0.2:
-                select.select_job_suspend(busy, True, cluster)
-            if rng.random() < 0.1:
-                select.select_job_fini(busy, cluster)  # a candidate select no longer holds
-            mode = rng.choice([PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL])
-            candidates.append(Candidate(busy, mode, rng.randint(0, 5)))
-        rng.shuffle(candidates)
-        low = rng.randint(1, 12)
-        request = JobRequest(
-            min_nodes=low,
-            max_nodes=rng.choice([None, low, low + 2]),
-            ntasks=rng.choice([None, rng.randint(1, 40)]),
-            exclusive=rng.random() < 0.2,
-            contiguous=rng.random() < 0.1,
+        cluster, select, jobs = _random_linear(
+            "OverSubscribe=FORCE:1", rng, jobs=12, widest=6, suspended=0.2, ended=0.1
         )
-        job = RealJob(99, request, 0.0, "p")
-        bitmap = cluster.bitmap(rng.getrandbits(len(names)))
+        candidates = [Candidate(busy, rng.choice(modes), rng.randint(0, 5)) for busy in jobs]
+        rng.shuffle(candidates)
+        job = _random_request(rng, widest=12, contiguous=0.1)
+        bitmap = cluster.bitmap(rng.getrandbits(len(cluster.config.node_names)))
         fast = select.select_job_test(
             job, bitmap, SelectMode.RUN_NOW, Candidates(candidates), cluster
         )
         slow = select.select_job_test(
             job, tuple(bitmap), SelectMode.RUN_NOW, tuple(candidates), cluster
         )
-        assert fast == slow, (request, bitmap)
+        assert fast == slow, (job.request, bitmap)
         preempted += fast.status is SelectStatus.SUCCESS and bool(fast.victims)
     assert preempted > 50  # the cases do reach the walk, and often find victims

@@ -20,6 +20,7 @@ import itertools
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 import attrs
 
@@ -103,6 +104,78 @@ def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
     if over.kind is OverSubscribeKind.YES and job.request.oversubscribe:
         return over.count, False
     return 1, False
+
+
+class _Pool(Protocol):
+    """The nodes a preemptor could use, as the preemption walk removes candidates."""
+
+    def removed(self, allocation: _Allocation) -> tuple[int, int]:
+        """After ``allocation`` left the scratch counts: how many nodes are usable, and how
+        many of them are the allocation's."""
+
+    def place(self) -> tuple[str, ...] | None:
+        """The job's nodes among the usable ones, if they are enough."""
+
+
+class _NamePool:
+    """The general case: usable nodes counted anew by name after each removal."""
+
+    def __init__(
+        self,
+        select: LinearSelect,
+        job: Job,
+        nodes: Sequence[str],
+        use: _Scratch,
+        share: int,
+        memory: int,
+        exclusive: bool,
+        cluster: Cluster,
+    ) -> None:
+        self.select, self.job, self.nodes, self.use = select, job, nodes, use
+        self.share, self.memory, self.exclusive, self.cluster = share, memory, exclusive, cluster
+        self.usable: list[str] = []
+
+    def removed(self, allocation: _Allocation) -> tuple[int, int]:
+        self.usable = self.select._usable(
+            self.nodes, self.use, self.share - 1, _UNLIMITED, self.memory, self.exclusive,
+            self.cluster,
+        )  # fmt: skip
+        return len(self.usable), len(set(self.usable).intersection(allocation.nodes))
+
+    def place(self) -> tuple[str, ...] | None:
+        return self.select._place(self.job, self.usable, self.cluster)
+
+
+class _BitmapPool:
+    """The case _run_now_bitmap covers (no sharing, no memory counted, no required nodes,
+    nodes in table order), on bitmaps: a removal changes the bits of the removed job's own
+    nodes only, where the general pool counts every node of the partition again. Usable
+    are the nodes where nothing runs (an exclusive job: where nothing is at all), as in
+    the general code's last round; placement is _place_bitmap's, set for set."""
+
+    def __init__(
+        self, select: LinearSelect, job: Job, nodes: int, use: _Scratch, exclusive: bool
+    ) -> None:
+        self.select, self.job, self.nodes, self.use = select, job, nodes, use
+        self.exclusive = exclusive
+        self.free, self.unrun = select.free, select.unrun
+        self.usable = 0
+
+    def removed(self, allocation: _Allocation) -> tuple[int, int]:
+        free, unrun, use, bits = self.free, self.unrun, self.use, self.select.bits
+        mask = 0
+        for name in allocation.nodes:  # what LinearSelect._mark does, on the scratch counts
+            node = use[name]
+            bit = bits[name]
+            mask |= bit
+            free = free & ~bit if node.total else free | bit
+            unrun = unrun & ~bit if node.running or node.exclusive else unrun | bit
+        self.free, self.unrun = free, unrun
+        self.usable = usable = self.nodes & (free if self.exclusive else unrun)
+        return usable.bit_count(), (usable & mask).bit_count()
+
+    def place(self) -> tuple[str, ...] | None:
+        return self.select._place_bitmap(self.job, self.usable)
 
 
 class LinearSelect:
@@ -413,11 +486,15 @@ class LinearSelect:
     def _remove_until_fit(
         self, job: Job, nodes: Sequence[str], order: Sequence[Candidate], cluster: Cluster
     ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
+        """Remove candidates in order from a scratch copy of node use until the job can be
+        placed: its nodes, the candidates removed, and how many usable nodes each freed."""
         use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
         if share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap):
-            return self._remove_until_fit_bitmap(job, nodes.mask, order, use, exclusive)
+            pool: _Pool = _BitmapPool(self, job, nodes.mask, use, exclusive)
+        else:
+            pool = _NamePool(self, job, nodes, use, share, memory, exclusive, cluster)
         used: list[Candidate] = []
         overlap: dict[int, int] = {}
         for candidate in order:
@@ -426,47 +503,10 @@ class LinearSelect:
                 continue
             self._remove(use, candidate.job_id, allocation, candidate.mode)
             used.append(candidate)
-            usable = self._usable(nodes, use, share - 1, _UNLIMITED, memory, exclusive, cluster)
-            overlap[candidate.job_id] = len(set(usable).intersection(allocation.nodes))
-            if len(usable) < job.request.min_nodes:
+            usable, overlap[candidate.job_id] = pool.removed(allocation)
+            if usable < job.request.min_nodes:
                 continue
-            chosen = self._place(job, usable, cluster)
-            if chosen is not None:
-                return chosen, used, overlap
-        return None
-
-    def _remove_until_fit_bitmap(
-        self, job: Job, nodes: int, order: Sequence[Candidate], use: _Scratch, exclusive: bool
-    ) -> tuple[tuple[str, ...], list[Candidate], dict[int, int]] | None:
-        """_remove_until_fit on bitmaps, in the case _run_now_bitmap covers (no sharing, no
-        memory counted, no required nodes, ``nodes`` in table order). The general walk
-        counts the usable nodes anew after each removal, a step per node of the partition;
-        here a removal changes the bits of the removed job's own nodes only: usable are
-        the nodes where nothing runs (an exclusive job: where nothing is at all), as in
-        the general code's last round, and placement is _place_bitmap's, set for set."""
-        free, unrun = self.free, self.unrun
-        bits = self.bits
-        least = job.request.min_nodes
-        used: list[Candidate] = []
-        overlap: dict[int, int] = {}
-        for candidate in order:
-            allocation = self.jobs.get(candidate.job_id)
-            if allocation is None:
-                continue
-            self._remove(use, candidate.job_id, allocation, candidate.mode)
-            used.append(candidate)
-            mask = 0
-            for name in allocation.nodes:  # what _mark does, on the scratch counts
-                node = use[name]
-                bit = bits[name]
-                mask |= bit
-                free = free & ~bit if node.total else free | bit
-                unrun = unrun & ~bit if node.running or node.exclusive else unrun | bit
-            usable = nodes & (free if exclusive else unrun)
-            overlap[candidate.job_id] = (usable & mask).bit_count()
-            if usable.bit_count() < least:
-                continue
-            chosen = self._place_bitmap(job, usable)
+            chosen = pool.place()
             if chosen is not None:
                 return chosen, used, overlap
         return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
+
 from plurm import conf
 from plurm.manager import Plugins
 from plurm.testing.cluster import TestCluster
@@ -173,6 +175,8 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
                 plan_free[i] &= ~nodes
 
     starts = []
+    limit = params.bf_job_part_count_reserve
+    made: dict[str, int] = {}
     for job in jobs[: params.bf_max_job_test]:
         usable = 0
         for name in view.usable_nodes(job):
@@ -198,6 +202,10 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
             result = view.test_only(job, free_names)
             if result.status is not SelectStatus.SUCCESS:
                 continue
+            if start != now and limit:  # bf_job_part_count_reserve
+                if made.get(job.partition, 0) >= limit:
+                    break
+                made[job.partition] = made.get(job.partition, 0) + 1
             chosen = 0
             for name in result.nodes:
                 chosen |= 1 << index[name]
@@ -208,10 +216,12 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
     return starts
 
 
-def test_backfill_starts_the_jobs_the_plain_algorithm_starts() -> None:
+@pytest.mark.parametrize("reserve", [0, 1, 3])
+def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int) -> None:
     """Random clusters, running jobs and queues: the pass with its shortcuts (bitmaps, the
     last job that could start now, hopeless sizes, skipped openings) starts the same jobs
-    on the same nodes as the plain algorithm."""
+    on the same nodes as the plain algorithm, with every job reserving or only the first
+    ``bf_job_part_count_reserve`` of each partition."""
     import random
 
     from plurm.builtin.sched_backfill import BackfillScheduler
@@ -224,7 +234,7 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts() -> None:
 
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
-        "SchedulerParameters=bf_window=120,bf_resolution=60\n"
+        f"SchedulerParameters=bf_window=120,bf_resolution=60,bf_job_part_count_reserve={reserve}\n"
         "NodeName=a[1-12] CPUs=1\nNodeName=b[1-8] CPUs=2\n"
         "PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=a[1-12]\n"
     )
@@ -377,3 +387,61 @@ def test_planning_only_up_to_the_last_job_that_may_preempt_changes_no_start(
         Controller._may_preempt = original  # type: ignore[method-assign]
     assert cut == planned
     assert any(restarts for jobs in cut.values() for *_, restarts in jobs.values())
+
+
+SIX_NODES = """
+SchedulerType=sched/backfill
+SelectType=select/linear
+NodeName=n[1-6] CPUs=1 RealMemory=1000
+PartitionName=p Nodes=n[1-6] Default=YES
+"""
+
+
+@pytest.mark.parametrize(
+    ("reserve", "fourth", "fifth"),
+    [(0, "PD (Priority)", "R n6"), (2, "PD (Priority)", "R n6"), (1, "R n6", "PD (Priority)")],
+)
+def test_bf_job_part_count_reserve_protects_only_the_first_blocked_jobs(
+    make_cluster: Make, reserve: int, fourth: str, fifth: str
+) -> None:
+    """Job 1 holds n[1-3] for 10 minutes. Job 2 (-N5) plans to start when it ends, on
+    n[1-5]; job 3 (-N6) plans to start after job 2. Job 4 (-N1, 30 minutes) would delay job 3
+    on n6 but not job 2: it starts only when job 2 alone holds a reservation (EASY)."""
+    text = SIX_NODES.replace(
+        "SelectType", f"SchedulerParameters=bf_job_part_count_reserve={reserve}\nSelectType"
+    )
+    cluster = make_cluster(text)
+    cluster.command("sbatch -N3 -t 10 --wrap='sleep 600'")
+    cluster.run_until(2)
+    cluster.command("sbatch -N5 -t 10 --wrap='sleep 600'")
+    cluster.command("sbatch -N6 -t 10 --wrap='sleep 600'")
+    cluster.command("sbatch -N1 -t 30 --wrap='sleep 1800'")
+    cluster.run_until(31)
+    expected = {1: "R n[1-3]", 2: "PD (Resources)", 3: "PD (Priority)", 4: fourth}
+    assert queue(cluster) == expected
+    # Job 5 (20 minutes) ends before job 3's planned start: it takes n6 if job 4 did not,
+    # and would delay job 2 anywhere else
+    cluster.command("sbatch -N1 -t 20 --wrap='sleep 1200'")
+    cluster.run_until(61)
+    assert queue(cluster)[5] == fifth
+
+
+@pytest.mark.parametrize(
+    ("value", "count", "notice"),
+    [("1", 1, False), ("100000", 100000, False), ("0", 0, False), ("100001", 0, True),
+     ("-1", 0, True), ("x", 0, True)],
+)  # fmt: skip
+def test_bf_job_part_count_reserve_is_read_as_slurm_bounds_it(
+    value: str, count: int, notice: bool
+) -> None:
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n"
+        f"SchedulerParameters=bf_interval=10,bf_job_part_count_reserve={value}\n"
+    )
+    assert config.scheduler_parameters.bf_job_part_count_reserve == count
+    assert config.scheduler_parameters.bf_interval == 10
+    said = [str(n) for n in config.notices if "bf_job_part_count_reserve" in str(n)]
+    # at the SchedulerParameters line (5, column 1)
+    message = f"slurm.conf:5:1: Invalid SchedulerParameters bf_job_part_count_reserve: {value}"
+    assert said == [message] * notice
+    assert "bf_job_part_count_reserve" not in config.inactive.get("SchedulerParameters", "")

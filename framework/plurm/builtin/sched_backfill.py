@@ -10,6 +10,11 @@ job after it may use them then. A job without a time limit reserves its nodes fo
 This is conservative backfill over the window, as Slurm's plugin does; like Slurm, nodes are
 the unit of the plan (a node running anything counts as busy until that job's end).
 
+``bf_job_part_count_reserve=N`` limits the reservations to the first N jobs of each partition
+that cannot start now (Slurm's option: the jobs after them start only if they delay none of
+those N). With N=1 on one partition this is EASY backfilling: only the queue's first blocked
+job is protected.
+
 With preemption enabled (the view has ``preempt_test``), a job that cannot start now on free
 nodes may start by preempting, on nodes no earlier job of the pass reserved for its run, as
 Slurm's backfill does through WILL_RUN with the preemptable jobs; its nodes are then reserved
@@ -322,6 +327,8 @@ class BackfillScheduler(BuiltinScheduler):
             starts.append(BackfillStart(job.job_id, result.nodes, preempts=True))
             return True
 
+        reserve_limit = params.bf_job_part_count_reserve
+        reservations: dict[str, int] = {}  # per partition, with a reserve limit
         for position, (job, usable, least, duration) in enumerate(plans):
             # With preemption, later jobs may start by preempting, and must then respect the
             # reservations of the jobs before them: every job up to the last that may
@@ -341,6 +348,13 @@ class BackfillScheduler(BuiltinScheduler):
                     continue  # select wants more than a node count (CPUs, memory...)
                 if start != now and preempting(job, usable, least, duration):
                     break
+                if start != now and reserve_limit:
+                    # bf_job_part_count_reserve: past that many reservations in its
+                    # partition, a job that cannot start now reserves nothing
+                    made = reservations.get(job.partition, 0)
+                    if made >= reserve_limit:
+                        break
+                    reservations[job.partition] = made + 1
                 mask = cluster.mask_of(result.nodes)
                 profile.reserve(start, start + duration, mask)
                 reserved.append((start, mask))

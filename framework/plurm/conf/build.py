@@ -346,6 +346,19 @@ class _Builder:
                 except BadValue:
                     self.notice(f"Invalid SchedulerParameters {name}: {text}", setting)
                     typed[name] = default
+        if "bf_job_part_count_reserve" in options:
+            text = options["bf_job_part_count_reserve"] or ""
+            try:
+                count = parse_int(text, bits=32, infinite=False)
+            except BadValue:
+                count = -1
+            if not 0 <= count <= _MAX_BF_JOB_PART_COUNT_RESERVE:
+                # slurmctld's backfill plugin logs this and keeps the default
+                self.notice(
+                    f"Invalid SchedulerParameters bf_job_part_count_reserve: {text}", setting
+                )
+                count = 0
+            typed["bf_job_part_count_reserve"] = count
         typed["bf_continue"] = "bf_continue" in options
         return SchedulerParameters(options=options, **typed)  # type: ignore[arg-type]
 
@@ -754,6 +767,9 @@ def _weight(text: str) -> int:
     return 0xFFFF_FFFE if value in (-1, 0xFFFF_FFFF) else value
 
 
+#: The largest bf_job_part_count_reserve slurmctld's backfill plugin takes.
+_MAX_BF_JOB_PART_COUNT_RESERVE = 100_000
+
 # The options of these keys that Plurm acts on; the others are reported as inactive.
 _USED_OPTIONS = {
     "SchedulerParameters": frozenset(
@@ -765,6 +781,7 @@ _USED_OPTIONS = {
             "bf_window",
             "bf_max_job_test",
             "bf_resolution",
+            "bf_job_part_count_reserve",
             "bf_continue",
             "preempt_youngest_first",
             "preempt_strict_order",

@@ -212,6 +212,8 @@ class SchedulerParameters:
     bf_window: int = 1440
     bf_max_job_test: int = 500
     bf_resolution: int = 60
+    #: Reservations per partition in one backfill pass (0: every job reserves).
+    bf_job_part_count_reserve: int = 0
     bf_continue: bool = False
     options: Mapping[str, str | None] = attrs.field(factory=dict)
 

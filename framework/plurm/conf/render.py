@@ -42,7 +42,13 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
         f"SchedulerParameters=sched_interval={sched.sched_interval},"
         f"default_queue_depth={sched.default_queue_depth},bf_interval={sched.bf_interval},"
         f"bf_window={sched.bf_window},bf_max_job_test={sched.bf_max_job_test},"
-        f"bf_resolution={sched.bf_resolution}" + (",bf_continue" if sched.bf_continue else "")
+        f"bf_resolution={sched.bf_resolution}"
+        + (
+            f",bf_job_part_count_reserve={sched.bf_job_part_count_reserve}"
+            if sched.bf_job_part_count_reserve
+            else ""
+        )
+        + (",bf_continue" if sched.bf_continue else "")
     )
     yield f"SchedulerTimeSlice={config.scheduler_time_slice}"
     yield f"SelectType={config.select_type}"

@@ -328,6 +328,7 @@ class BackfillScheduler(BuiltinScheduler):
             return True
 
         reserve_limit = params.bf_job_part_count_reserve
+        just_after = math.nextafter(now, math.inf)  # a horizon that admits only starts now
         reservations: dict[str, int] = {}  # per partition, with a reserve limit
         for position, (job, usable, least, duration) in enumerate(plans):
             # With preemption, later jobs may start by preempting, and must then respect the
@@ -339,8 +340,18 @@ class BackfillScheduler(BuiltinScheduler):
             if failed and any(n <= least and d <= duration for n, d in failed):
                 preempting(job, usable, least, duration)
                 continue
+            # Without preemption, a job that may not reserve (its partition has its
+            # bf_job_part_count_reserve) can only start now: only openings now matter, and
+            # finding none says nothing about later ones (no hopeless size is noted).
+            now_only = (
+                reserve_limit > 0
+                and preempt_test is None
+                and reservations.get(job.partition, 0) >= reserve_limit
+            )
             opened = False
-            for start, free in openings(usable, least, duration, horizon):
+            for start, free in openings(
+                usable, least, duration, just_after if now_only else horizon
+            ):
                 opened = True
                 # a bitmap: select reads it as names, or as the bitmap if it knows how
                 result = test_only(job, bitmap(free))
@@ -363,8 +374,9 @@ class BackfillScheduler(BuiltinScheduler):
                     last = _last_startable(plans, profile.free_now(), position + 1)
                 break
             if not opened:
-                # keep only the pairs the new one does not cover, so the list stays short
-                kept = [(n, d) for n, d in failed or () if n < least or d < duration]
-                hopeless[usable] = [*kept, (least, duration)]
+                if not now_only:
+                    # keep only the pairs the new one does not cover, so the list stays short
+                    kept = [(n, d) for n, d in failed or () if n < least or d < duration]
+                    hopeless[usable] = [*kept, (least, duration)]
                 preempting(job, usable, least, duration)
         return starts

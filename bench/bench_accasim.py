@@ -15,8 +15,11 @@ of 8 cores). Steps, one after the other in this process:
    ``EASYBackfilling(FirstFit())``; with ``--raw`` (the default on full runs) it also replays
    the raw trace with its own reader, as AccaSim's users would.
 4. Plurm replays the cleaned jobs in this process with ``plurm.sim.trace.replay``:
-   sched/backfill (its defaults: bf_interval=30, bf_window=1440, bf_max_job_test=500,
-   bf_resolution=60, or ``--scheduler-parameters``), no preemption; select/linear on
+   sched/backfill as EASY backfilling: ``SchedulerParameters=bf_job_part_count_reserve=1``
+   (only the first blocked job of the partition holds a reservation; Slurm's other defaults:
+   bf_interval=30, bf_window=1440, bf_max_job_test=500, bf_resolution=60), or what
+   ``--scheduler-parameters`` gives (``""``: Slurm's default, conservative backfill: every
+   job of the first 500 reserves), no preemption; select/linear on
    one-CPU nodes, select/cons_res (CR_Core, processors as tasks, packed on cores as
    AccaSim packs them) on wider nodes.
 
@@ -51,6 +54,8 @@ from plurm.workload import CleanedTrace, clean, read_swf
 HERE = Path(__file__).resolve().parent
 TRACES = HERE.parent.parent / "shared" / "traces"
 VENV = HERE / ".accasim-venv"
+#: Slurm's backfill with one reservation per partition: EASY, as AccaSim's dispatcher is named.
+EASY = "bf_job_part_count_reserve=1"
 RUNNER = HERE / "accasim_runner.py"
 
 
@@ -181,7 +186,9 @@ def main() -> None:
     parser.add_argument(
         "--scheduler-parameters",
         metavar="OPTS",
-        help="Plurm's SchedulerParameters, e.g. bf_interval=1,bf_resolution=1",
+        default=EASY,
+        help=f"Plurm's SchedulerParameters (default {EASY}, EASY backfilling; '' for "
+        "Slurm's default, conservative backfill)",
     )
     parser.add_argument("--venv", type=Path, default=VENV)
     parser.add_argument("--json", type=Path, default=None)
@@ -217,7 +224,11 @@ def main() -> None:
             runs["accasim_raw"] = run_accasim(python, plain, nodes, cores, folder / "r.json")
             print(f"  AccaSim (raw trace): {runs['accasim_raw']['wall_s']:.1f} s", flush=True)
     runs["plurm"] = run_plurm(cleaned, plurm_conf(nodes, cores, args.scheduler_parameters))
-    print(f"  Plurm: {runs['plurm']['wall_s']:.1f} s", flush=True)
+    print(
+        f"  Plurm (SchedulerParameters={args.scheduler_parameters}): "
+        f"{runs['plurm']['wall_s']:.1f} s",
+        flush=True,
+    )
     load_after = os.getloadavg()
 
     rows = [("AccaSim 1.1.3, cleaned jobs", runs["accasim"])]

@@ -10,7 +10,7 @@ Writes, under ``--out`` (git-ignored):
 * ``large-<seed>-wide.swf.gz``: ``partitions x jobs-per-partition`` jobs (304,000 by default;
   with a time scale other than 1, the names end ``-t<scale>``; the ``sample`` high class below
   has no ``-wide``);
-* ``large-<seed>.conf``: the cluster, ``partitions x nodes-per-partition`` one-CPU nodes
+* ``large-<seed>-wide.conf``: the cluster, ``partitions x nodes-per-partition`` one-CPU nodes
   (5,120), select/linear, sched/backfill, preempt/partition_prio with PreemptMode=SUSPEND,GANG,
   JobRequeue=1; partition ``pNN`` (PriorityTier=1) owns its own slice of nodes, odd ones with
   PreemptMode=REQUEUE and even ones with PreemptMode=SUSPEND (OverSubscribe=FORCE:1); partition
@@ -141,7 +141,7 @@ def generate(
         f"; MaxNodes: {nodes}",
         f"; MaxProcs: {nodes}",
         "; UnixStartTime: 0",
-        f"; MaxPartitions: {partitions}",
+        f"; MaxPartitions: {partitions + (high_class == 'wide')}",
     ]
     header += [f"; Partition: {i} p{i:02d}" for i in range(1, partitions + 1)]
     if high_class == "wide":

@@ -427,21 +427,25 @@ def test_bf_job_part_count_reserve_protects_only_the_first_blocked_jobs(
 
 
 @pytest.mark.parametrize(
-    ("value", "count", "notice"),
-    [("1", 1, False), ("100000", 100000, False), ("0", 0, False), ("100001", 0, True),
-     ("-1", 0, True), ("x", 0, True)],
+    ("option", "count", "notice"),
+    [("=1", 1, None), ("=100000", 100000, None), ("=0", 0, None), ("=100001", 0, "100001"),
+     ("=-1", 0, "-1"), ("=x", 0, None), ("=5x", 5, None), ("=010", 10, None),
+     ("=0x10", 0, None), ("", 0, None)],
 )  # fmt: skip
 def test_bf_job_part_count_reserve_is_read_as_slurm_bounds_it(
-    value: str, count: int, notice: bool
+    option: str, count: int, notice: str | None
 ) -> None:
+    """slurmctld's backfill plugin reads the number with C's atoi (no digits: 0; it stops at
+    the first other character; always decimal) and logs a value out of 0..100000, keeping 0;
+    the bare word is not the option it looks for."""
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n"
-        f"SchedulerParameters=bf_interval=10,bf_job_part_count_reserve={value}\n"
+        f"SchedulerParameters=bf_interval=10,bf_job_part_count_reserve{option}\n"
     )
     assert config.scheduler_parameters.bf_job_part_count_reserve == count
     assert config.scheduler_parameters.bf_interval == 10
     said = [str(n) for n in config.notices if "bf_job_part_count_reserve" in str(n)]
     # at the SchedulerParameters line (5, column 1)
-    message = f"slurm.conf:5:1: Invalid SchedulerParameters bf_job_part_count_reserve: {value}"
-    assert said == [message] * notice
+    message = f"slurm.conf:5:1: Invalid SchedulerParameters bf_job_part_count_reserve: {notice}"
+    assert said == ([message] if notice else [])
     assert "bf_job_part_count_reserve" not in config.inactive.get("SchedulerParameters", "")

@@ -105,7 +105,7 @@ def test_the_command_writes_jobs_csv_and_summary_json(tmp_path: Path) -> None:
         ({"queue": {}}, "unknown mapping key 'queue'"),
         ({"processors_as": "cores"}, "processors_as must be"),
         ({"high_priority": {"fraction": 2}}, "between 0 and 1"),
-        ({"partitions": {"x": "batch"}}, "bad mapping value"),
+        ({"partitions": {"x": "batch"}}, "partitions: 'x' is not a whole number"),
     ],
 )
 def test_bad_mappings_say_what_is_wrong(data: dict[str, object], message: str) -> None:

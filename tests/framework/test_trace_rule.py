@@ -106,6 +106,52 @@ def test_any_rule_table_is_read_or_refused_with_a_trace_error(match: dict[str, o
     assert len(rule.conditions) == len(match)
 
 
+# what a TOML document can hold: numbers (inf and nan too), strings, booleans, arrays, tables
+_TOML = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.sampled_from(["1", "x", "tasks", "nodes", "batch", ""]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["1", "x", "min", "max", "user", "processors", "fraction"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
+_KEYS = ["partitions", "queues", "processors_as", "high_priority"]
+_HIGH = ["fraction", "qos", "partition", "seed", "match"]
+
+
+@given(
+    st.dictionaries(st.sampled_from(_KEYS), _TOML, max_size=3),
+    st.dictionaries(st.sampled_from(_HIGH), _TOML, max_size=4),
+)
+def test_any_mapping_document_is_read_or_refused_with_a_trace_error(
+    data: dict[str, object], high: dict[str, object]
+) -> None:
+    """A mapping file of any shape gives a TraceMapping or a TraceError, never another
+    exception; what it gives has the types the replay relies on."""
+    if high:
+        data = {**data, "high_priority": high}
+    data = {k: v for k, v in data.items() if v is not None}  # TOML has no null
+    try:
+        mapping = TraceMapping.from_dict(data, "m.toml")
+    except TraceError as error:
+        assert str(error).startswith("m.toml: ")
+        return
+    assert all(isinstance(k, int) and isinstance(v, str) for k, v in mapping.partitions.items())
+    assert all(isinstance(k, int) and isinstance(v, str) for k, v in mapping.queues.items())
+    assert 0.0 <= mapping.high_priority_fraction <= 1.0
+    assert isinstance(mapping.seed, int) and not isinstance(mapping.seed, bool)
+    for value in (mapping.high_priority_qos, mapping.high_priority_partition):
+        assert value is None or (isinstance(value, str) and value)
+
+
 def _simulate(tmp_path: Path, *options: str) -> int:
     (tmp_path / "t.swf").write_text(TRACE)
     (tmp_path / "slurm.conf").write_text(CONF)
@@ -155,6 +201,33 @@ def test_bad_mapping_options_say_what_is_wrong(
     assert _simulate(tmp_path, *options) == 1
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # before it wrote anything
+
+
+def test_an_error_names_the_file_or_the_options_it_comes_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.toml").write_text("[high_priority]\nqos = 5\n")
+    assert _simulate(tmp_path, "--map", str(tmp_path / "m.toml")) == 1
+    assert (
+        f"{tmp_path / 'm.toml'}: high_priority.qos must be a name, not 5" in capsys.readouterr().err
+    )
+    (tmp_path / "m.toml").write_text('[high_priority]\nqos = "high"\n')
+    assert _simulate(tmp_path, "--map", str(tmp_path / "m.toml"), "--high-fraction", "2") == 1
+    error = capsys.readouterr().err
+    assert "the command line: high_priority.fraction must be between 0 and 1" in error
+    assert "m.toml" not in error
+
+
+def test_the_report_says_which_mapping_options_were_given(tmp_path: Path) -> None:
+    (tmp_path / "m.toml").write_text('[high_priority]\npartition = "urgent"\n')
+    (tmp_path / "t.swf").write_text(TRACE)
+    (tmp_path / "slurm.conf").write_text(CONF)
+    out = tmp_path / "report"
+    argv = ["simulate", "--conf", str(tmp_path / "slurm.conf"), "--trace", str(tmp_path / "t.swf")]
+    options = ["--map", str(tmp_path / "m.toml"), "--high-match", "user=2"]
+    assert main([*argv, *options, "--out", str(out), "--quiet"]) == 0
+    page = (out / "report.html").read_text()
+    assert f"{tmp_path / 'm.toml'} with --high-match user=2" in page
 
 
 def test_ranges_read_from_the_command_line_are_inclusive(tmp_path: Path) -> None:

@@ -68,7 +68,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=[],
         metavar="FIELD=VALUES",
         help="only jobs whose FIELD is one of VALUES (3,17) or in a range (64-, -3600, "
-        "600-7200) are high priority (repeatable; see plurm.sim.rule for the fields)",
+        "600-7200; a leading - is a range up to the number) are high priority (repeatable; "
+        "see plurm.sim.rule for the fields)",
     )
     parser.add_argument(
         "--out", metavar="DIR", help="where to write jobs.csv, summary.json and report.html"
@@ -106,10 +107,10 @@ def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) -> int:
+    mapping, mapping_name = _mapping(args)  # before the trace: a typo fails at once
     cleaned = clean(read_swf(args.trace))
     if args.jobs is not None:
         cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: max(0, args.jobs)])
-    mapping = _mapping(args)
     bar: Any = None
     if not args.quiet:
         out.write(f"{cleaned.report}\n")
@@ -141,7 +142,9 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     report = None
     if transitions is not None:
-        report = _write_report(args, records, transitions, summary, total_cpus, len(cleaned.jobs))
+        report = _write_report(
+            args, records, transitions, summary, total_cpus, len(cleaned.jobs), mapping_name
+        )
     if not args.quiet:
         shown = {k: v for k, v in summary.items() if not k.startswith("by_")}
         out.write(json.dumps(shown, indent=1) + "\n")
@@ -179,40 +182,63 @@ def _match_value(field: str, text: str) -> Any:
         ) from None
 
 
-def _mapping(args: argparse.Namespace) -> TraceMapping:
-    """--map's file with the mapping options over it (or the options alone)."""
-    data: dict[str, Any] = read_toml(args.map, "mapping", TraceError) if args.map else {}
-    name = args.map or "the command line"
+def _mapping_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """The mapping the options give, as a mapping file's table, and the options as given."""
+    data: dict[str, Any] = {}
+    given: list[str] = []
     if args.processors_as is not None:
         data["processors_as"] = args.processors_as
-    for option, key in (("--map-partition", "partitions"), ("--map-queue", "queues")):
-        given = _pairs(getattr(args, option[2:].replace("-", "_")), option)
-        if given:
-            table = data.get(key, {})
-            data[key] = {**(table if isinstance(table, dict) else {}), **given}
-    high = data.get("high_priority", {})
-    if not isinstance(high, dict):
-        return TraceMapping.from_dict(data, str(name))  # which says what is wrong
-    high = dict(high)
-    for option, key in (
-        ("high_fraction", "fraction"),
-        ("high_partition", "partition"),
-        ("high_qos", "qos"),
-        ("high_seed", "seed"),
+        given.append(f"--processors-as {args.processors_as}")
+    for option, key, values in (
+        ("--map-partition", "partitions", args.map_partition),
+        ("--map-queue", "queues", args.map_queue),
     ):
-        value = getattr(args, option)
+        if values:
+            data[key] = _pairs(values, option)
+            given += [f"{option} {value}" for value in values]
+    high: dict[str, Any] = {}
+    for option, key, value in (
+        ("--high-fraction", "fraction", args.high_fraction),
+        ("--high-partition", "partition", args.high_partition),
+        ("--high-qos", "qos", args.high_qos),
+        ("--high-seed", "seed", args.high_seed),
+    ):
         if value is not None:
             high[key] = value
-    match = _pairs(args.high_match, "--high-match")
-    if match:
-        table = high.get("match", {})
-        high["match"] = {
-            **(table if isinstance(table, dict) else {}),
-            **{field: _match_value(field, text) for field, text in match.items()},
-        }
+            given.append(f"{option} {value}")
+    if args.high_match:
+        match = _pairs(args.high_match, "--high-match")
+        high["match"] = {field: _match_value(field, text) for field, text in match.items()}
+        given += [f"--high-match {value}" for value in args.high_match]
     if high:
         data["high_priority"] = high
-    return TraceMapping.from_dict(data, str(name))
+    return data, given
+
+
+def _mapping(args: argparse.Namespace) -> tuple[TraceMapping, str]:
+    """--map's file with the mapping options over it (or either alone), and how the report
+    names it. The file and the options are each checked alone first, so that an error
+    names where it is."""
+    options, given = _mapping_options(args)
+    if options:
+        TraceMapping.from_dict(options, "the command line")
+    if not args.map:
+        return TraceMapping.from_dict(options, "the command line"), " ".join(given)
+    data = read_toml(args.map, "mapping", TraceError)
+    TraceMapping.from_dict(data, str(args.map))
+    if not options:
+        return TraceMapping.from_dict(data, str(args.map)), str(args.map)
+    merged = dict(data, **{k: v for k, v in options.items() if k != "high_priority"})
+    for key in ("partitions", "queues"):  # the options add to the file's tables
+        if key in options:
+            merged[key] = {**data.get(key, {}), **options[key]}
+    if "high_priority" in options:
+        high = {**data.get("high_priority", {}), **options["high_priority"]}
+        if "match" in options["high_priority"]:
+            high["match"] = {**data.get("high_priority", {}).get("match", {}), **high["match"]}
+        merged["high_priority"] = high
+    name = f"{args.map} with {' '.join(given)}"
+    return TraceMapping.from_dict(merged, name), name
 
 
 def _write_report(
@@ -222,13 +248,14 @@ def _write_report(
     summary: dict[str, Any],
     total_cpus: int,
     jobs: int,
+    mapping: str,
 ) -> Path:
     from plurm.sim.report import write_report  # matplotlib only when a report is asked for
 
     details = [
         ("trace", Path(args.trace).name + (f" (first {jobs} cleaned jobs)" if args.jobs else "")),
         ("configuration", str(args.conf)),
-        ("mapping", str(args.map) if args.map else "none (defaults)"),
+        ("mapping", mapping or "none (defaults)"),
         ("CPUs", str(total_cpus)),
     ]
     return write_report(

@@ -346,16 +346,13 @@ class _Builder:
                 except BadValue:
                     self.notice(f"Invalid SchedulerParameters {name}: {text}", setting)
                     typed[name] = default
-        if "bf_job_part_count_reserve" in options:
-            text = options["bf_job_part_count_reserve"] or ""
-            try:
-                count = parse_int(text, bits=32, infinite=False)
-            except BadValue:
-                count = -1
+        reserve = options.get("bf_job_part_count_reserve")
+        if reserve is not None:  # a bare word is not the option slurmctld looks for
+            # read as slurmctld's backfill plugin reads it: C's atoi, then a range check
+            count = _atoi(reserve)
             if not 0 <= count <= _MAX_BF_JOB_PART_COUNT_RESERVE:
-                # slurmctld's backfill plugin logs this and keeps the default
                 self.notice(
-                    f"Invalid SchedulerParameters bf_job_part_count_reserve: {text}", setting
+                    f"Invalid SchedulerParameters bf_job_part_count_reserve: {count}", setting
                 )
                 count = 0
             typed["bf_job_part_count_reserve"] = count
@@ -769,6 +766,13 @@ def _weight(text: str) -> int:
 
 #: The largest bf_job_part_count_reserve slurmctld's backfill plugin takes.
 _MAX_BF_JOB_PART_COUNT_RESERVE = 100_000
+
+
+def _atoi(text: str) -> int:
+    """C's atoi: leading blanks, a sign and the decimal digits after it; 0 when none."""
+    number = re.match(r"\s*([+-]?\d+)", text)
+    return int(number.group(1)) if number else 0
+
 
 # The options of these keys that Plurm acts on; the others are reported as inactive.
 _USED_OPTIONS = {

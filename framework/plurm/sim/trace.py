@@ -92,24 +92,51 @@ class TraceMapping:
         match = None
         if "match" in high:
             match = JobRule.from_dict(high["match"], f"{name}: high_priority.match")
-        try:
-            mapping = cls(
-                partitions={int(k): str(v) for k, v in data.get("partitions", {}).items()},
-                queues={int(k): str(v) for k, v in data.get("queues", {}).items()},
-                processors_as=data.get("processors_as", "tasks"),
-                high_priority_fraction=float(high.get("fraction", 0.0 if match is None else 1.0)),
-                high_priority_qos=high.get("qos"),
-                high_priority_partition=high.get("partition"),
-                high_priority_match=match,
-                seed=int(high.get("seed", 0)),
-            )
-        except (TypeError, ValueError, AttributeError) as error:
-            raise TraceError(f"{name}: bad mapping value: {error}") from None
-        if mapping.processors_as not in ("nodes", "tasks"):
-            raise TraceError(f"{name}: processors_as must be 'nodes' or 'tasks'")
-        if not 0.0 <= mapping.high_priority_fraction <= 1.0:
+        fraction = high.get("fraction", 0.0 if match is None else 1.0)
+        if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+            raise TraceError(f"{name}: high_priority.fraction must be a number, not {fraction!r}")
+        if not 0.0 <= fraction <= 1.0:
             raise TraceError(f"{name}: high_priority.fraction must be between 0 and 1")
+        seed = high.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TraceError(f"{name}: high_priority.seed must be a whole number, not {seed!r}")
+        processors_as = data.get("processors_as", "tasks")
+        if processors_as not in ("nodes", "tasks"):
+            raise TraceError(f"{name}: processors_as must be 'nodes' or 'tasks'")
+        mapping = cls(
+            partitions=_numbered(data.get("partitions", {}), "partitions", name),
+            queues=_numbered(data.get("queues", {}), "queues", name),
+            processors_as=processors_as,
+            high_priority_fraction=float(fraction),
+            high_priority_qos=_name(high.get("qos"), "high_priority.qos", name),
+            high_priority_partition=_name(high.get("partition"), "high_priority.partition", name),
+            high_priority_match=match,
+            seed=seed,
+        )
         return mapping
+
+
+def _numbered(table: object, key: str, name: str) -> dict[int, str]:
+    """A table of SWF numbers (TOML keys are strings) to Plurm names."""
+    if not isinstance(table, Mapping):
+        raise TraceError(f'{name}: {key} must be a table of NUMBER = "NAME", not {table!r}')
+    numbered = {}
+    for number, value in table.items():
+        try:
+            index = int(number)
+        except ValueError:
+            raise TraceError(f"{name}: {key}: {number!r} is not a whole number") from None
+        numbered[index] = _name(value, f"{key}.{number}", name) or ""
+    return numbered
+
+
+def _name(value: object, key: str, name: str) -> str | None:
+    """A partition or QOS name (None when not given)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise TraceError(f"{name}: {key} must be a name, not {value!r}")
+    return value
 
 
 @attrs.define

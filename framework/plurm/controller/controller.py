@@ -999,11 +999,11 @@ class Controller:
         victim pool as select goes when the preempt plugin's answers are fixed, else
         walked and sorted in full."""
         cluster = self.cluster
-        mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
-        part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
         names = self._victim_partitions(preemptor.partition)
         if not names:
             return ()
+        mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
+        part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
         pool = self._victims
         if pool is not None:
             may_preempt = self.plugins.preempt_candidate_questions(cluster)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
 from plurm.model.cluster import Cluster
@@ -30,16 +30,15 @@ class BuiltinScheduler:
         self, jobs: Sequence[Job], preempts: Callable[[Job, Job], bool], cluster: Cluster
     ) -> list[Job]:
         tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
+        if preempts is never_preempts or isinstance(preempts, PreemptsByTier):
+            # No job goes ahead of another by preemption, or only of jobs in lower tiers,
+            # which the key puts after it anyway: the order is the key's alone.
+            return _by_key(jobs, tiers)
         keyed = [
             ((-tiers[job.partition], -job.priority, job.submit_time, job.job_id), job)
             for job in jobs
         ]
         keyed.sort(key=_first)  # keys are unique (they end with the job id)
-        if preempts is never_preempts or isinstance(preempts, PreemptsByTier):
-            # No job goes ahead of another by preemption, or only of jobs in lower tiers,
-            # which the key puts after it anyway: the order is the keys' (the comparison
-            # below would only confirm it).
-            return [job for _, job in keyed]
         keys = {job.job_id: key for key, job in keyed}  # each job's key, once
 
         def compare(first: Job, second: Job) -> int:
@@ -56,3 +55,21 @@ class BuiltinScheduler:
 
 
 _first = operator.itemgetter(0)
+_JOB_ID = operator.attrgetter("job_id")
+_SUBMIT_TIME = operator.attrgetter("submit_time")
+_PRIORITY = operator.attrgetter("priority")
+_PARTITION = operator.attrgetter("partition")
+
+
+def _by_key(jobs: Sequence[Job], tiers: Mapping[str, int]) -> list[Job]:
+    """``jobs`` in the order of the key (-tier, -priority, submit time, job id), sorted one
+    field at a time from the last, as sort is stable (descending fields with reverse=True,
+    which keeps equal jobs in their order too). Every pass orders the whole pending queue:
+    attribute getters run in C, where building a key tuple per job does not; a list
+    already in order costs one comparison per job."""
+    ordered = sorted(jobs, key=_JOB_ID)
+    ordered.sort(key=_SUBMIT_TIME)
+    ordered.sort(key=_PRIORITY, reverse=True)
+    if len({tiers[name] for name in set(map(_PARTITION, ordered))}) > 1:
+        ordered.sort(key=lambda job: tiers[job.partition], reverse=True)
+    return ordered

@@ -340,14 +340,13 @@ class BackfillScheduler(BuiltinScheduler):
             if failed and any(n <= least and d <= duration for n, d in failed):
                 preempting(job, usable, least, duration)
                 continue
-            # Without preemption, a job that may not reserve (its partition has its
-            # bf_job_part_count_reserve) can only start now: only openings now matter, and
-            # finding none says nothing about later ones (no hopeless size is noted).
-            now_only = (
-                reserve_limit > 0
-                and preempt_test is None
-                and reservations.get(job.partition, 0) >= reserve_limit
-            )
+            # bf_job_part_count_reserve: past that many reservations in its partition, a job
+            # that cannot start now reserves nothing. Without preemption such a job can only
+            # start now: only openings now matter, and finding none says nothing about later
+            # ones (no hopeless size is noted).
+            made = reservations.get(job.partition, 0)
+            may_reserve = not reserve_limit or made < reserve_limit
+            now_only = not may_reserve and preempt_test is None
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon
@@ -360,10 +359,7 @@ class BackfillScheduler(BuiltinScheduler):
                 if start != now and preempting(job, usable, least, duration):
                     break
                 if start != now and reserve_limit:
-                    # bf_job_part_count_reserve: past that many reservations in its
-                    # partition, a job that cannot start now reserves nothing
-                    made = reservations.get(job.partition, 0)
-                    if made >= reserve_limit:
+                    if not may_reserve:
                         break
                     reservations[job.partition] = made + 1
                 mask = cluster.mask_of(result.nodes)

@@ -220,14 +220,13 @@ def _mapping(args: argparse.Namespace) -> tuple[TraceMapping, str]:
     names it. The file and the options are each checked alone first, so that an error
     names where it is."""
     options, given = _mapping_options(args)
-    if options:
-        TraceMapping.from_dict(options, "the command line")
+    from_options = TraceMapping.from_dict(options, "the command line")
     if not args.map:
-        return TraceMapping.from_dict(options, "the command line"), " ".join(given)
+        return from_options, " ".join(given)
     data = read_toml(args.map, "mapping", TraceError)
-    TraceMapping.from_dict(data, str(args.map))
+    from_file = TraceMapping.from_dict(data, str(args.map))
     if not options:
-        return TraceMapping.from_dict(data, str(args.map)), str(args.map)
+        return from_file, str(args.map)
     merged = dict(data, **{k: v for k, v in options.items() if k != "high_priority"})
     for key in ("partitions", "queues"):  # the options add to the file's tables
         if key in options:

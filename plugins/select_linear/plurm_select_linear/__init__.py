@@ -20,7 +20,7 @@ import itertools
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 import attrs
 
@@ -104,6 +104,12 @@ def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
     if over.kind is OverSubscribeKind.YES and job.request.oversubscribe:
         return over.count, False
     return 1, False
+
+
+def _on_bitmaps(nodes: Sequence[str], job: Job, share: int, memory: int) -> TypeGuard[NodeBitmap]:
+    """Whether the bitmap paths serve: no sharing, memory not counted, no required nodes,
+    and ``nodes`` a NodeBitmap (in table order)."""
+    return share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap)
 
 
 class _Pool(Protocol):
@@ -327,7 +333,7 @@ class LinearSelect:
         first with few suspended jobs, the last round with any number."""
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
-        if share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap):
+        if _on_bitmaps(nodes, job, share, memory):
             return self._run_now_bitmap(job, nodes.mask, isinstance(use, _Idle), exclusive)
         for max_running in range(share):
             last = max_running == share - 1
@@ -491,7 +497,7 @@ class LinearSelect:
         use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
-        if share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap):
+        if _on_bitmaps(nodes, job, share, memory):
             pool: _Pool = _BitmapPool(self, job, nodes.mask, use, exclusive)
         else:
             pool = _NamePool(self, job, nodes, use, share, memory, exclusive, cluster)

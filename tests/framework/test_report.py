@@ -240,3 +240,24 @@ def test_the_command_writes_the_report_unless_told_not_to(
     assert main([*argv, "--out", str(loud)]) == 0
     printed = capsys.readouterr().out
     assert printed.endswith(f"report: {(loud / 'report.html').resolve()}\n")
+
+
+def test_a_wait_plot_of_many_classes_keeps_its_axes_and_grows_for_its_legend() -> None:
+    """One class per partition of a large cluster (35 here): the legend goes below the
+    axes, in columns, and the figure grows for it; matplotlib's layout does not give up
+    ("axes sizes collapsed to zero"), and each class is still in the legend."""
+    import io
+    import warnings
+
+    from matplotlib.image import imread
+
+    from plurm.sim import plots
+
+    few = {"all": [0.0, 5.0, 50.0], "partition a": [5.0]}
+    many = {f"partition p{i:02d}": [float(i), float(10 * i)] for i in range(35)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the layout's warning fails the test
+        small = imread(io.BytesIO(plots.waits_png(few)), format="png")
+        large = imread(io.BytesIO(plots.waits_png(many)), format="png")
+    assert large.shape[1] == small.shape[1]  # the same width
+    assert large.shape[0] > small.shape[0] + 100  # taller, by the legend's rows

@@ -9,6 +9,7 @@ matplotlibrc says.
 from __future__ import annotations
 
 import io
+import math
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -132,12 +133,23 @@ def waits_png(classes: dict[str, list[float]]) -> bytes:
         axes.set_ylabel("share of jobs waiting at most this long")
         axes.set_title("Wait-time distribution per class")
         axes.grid(True, linewidth=0.3)
-        if any(classes.values()):
-            axes.legend(loc="lower right", fontsize="small")
-        else:
+        if not drawn:
             axes.text(0.5, 0.5, "no job started", ha="center", transform=axes.transAxes)
+        elif drawn <= _LEGEND_INSIDE:
+            axes.legend(loc="lower right", fontsize="small")
+        else:  # one class per partition of a large cluster: the legend goes below, in columns
+            axes.figure.legend(
+                loc="outside lower center", ncols=_LEGEND_COLUMNS, fontsize="x-small"
+            )
 
-    return _draw(3.8, draw)
+    drawn = sum(1 for waits in classes.values() if waits)
+    rows = 0 if drawn <= _LEGEND_INSIDE else math.ceil(drawn / _LEGEND_COLUMNS)
+    return _draw(3.8 + 0.17 * rows, draw)
+
+
+#: Classes whose legend still fits inside the wait plot; more go below it, in columns.
+_LEGEND_INSIDE = 8
+_LEGEND_COLUMNS = 3
 
 
 def preemptions_png(events: Sequence[tuple[float, int, str]], window: tuple[float, float]) -> bytes:

@@ -7,7 +7,6 @@ Every problem is collected, so one run reports all of them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -34,6 +33,7 @@ from plurm.conf.values import (
     PreemptBase,
     PreemptMode,
     SelectTypeParameters,
+    c_strtol,
     parse_accounting_enforce,
     parse_bool,
     parse_int,
@@ -349,7 +349,7 @@ class _Builder:
         reserve = options.get("bf_job_part_count_reserve")
         if reserve is not None:  # a bare word is not the option slurmctld looks for
             # read as slurmctld's backfill plugin reads it: C's atoi, then a range check
-            count = _atoi(reserve)
+            count = c_strtol(reserve)
             if not 0 <= count <= _MAX_BF_JOB_PART_COUNT_RESERVE:
                 self.notice(
                     f"Invalid SchedulerParameters bf_job_part_count_reserve: {count}", setting
@@ -616,7 +616,7 @@ class _Builder:
         """
         if setting is None or setting.value.upper() in ("UNLIMITED", "INFINITE"):
             return None
-        minutes = _c_long(setting.value)
+        minutes = c_strtol(setting.value)
         if not 0 <= minutes < 0xFFFF:
             self.notice(f"Ignoring bad OverTimeLimit value: {setting.value}", setting)
             return None
@@ -733,12 +733,6 @@ def _minutes_text(minutes: int | None) -> str:
     return "UNLIMITED" if minutes is None else str(minutes)
 
 
-def _c_long(text: str) -> int:
-    """C's ``strtol``: the leading (signed) digits, 0 when there are none."""
-    match = re.match(r"\s*([+-]?\d+)", text)
-    return int(match.group(1)) if match else 0
-
-
 def _partition_select_parameters(text: str) -> SelectTypeParameters:
     """A partition may only narrow the consumable resource to cores or sockets."""
     params = parse_select_type_parameters(text)
@@ -766,12 +760,6 @@ def _weight(text: str) -> int:
 
 #: The largest bf_job_part_count_reserve slurmctld's backfill plugin takes.
 _MAX_BF_JOB_PART_COUNT_RESERVE = 100_000
-
-
-def _atoi(text: str) -> int:
-    """C's atoi: leading blanks, a sign and the decimal digits after it; 0 when none."""
-    number = re.match(r"\s*([+-]?\d+)", text)
-    return int(number.group(1)) if number else 0
 
 
 # The options of these keys that Plurm acts on; the others are reported as inactive.

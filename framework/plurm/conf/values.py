@@ -21,6 +21,7 @@ __all__ = [
     "PreemptBase",
     "PreemptMode",
     "SelectTypeParameters",
+    "c_strtol",
     "format_minutes",
     "format_seconds",
     "format_time_limit",
@@ -193,8 +194,9 @@ class OverSubscribe:
         return str(self.kind.value)
 
 
-def _c_int(text: str) -> int:
-    """C's ``strtol``: optional blanks and sign, then the leading digits; none gives 0."""
+def c_strtol(text: str) -> int:
+    """C's ``strtol`` (and ``atoi``) in base 10: optional blanks and sign, then the leading
+    digits; none gives 0. Slurm reads some numbers this way, without a word of complaint."""
     match = re.match(r"\s*([+-]?\d+)", text)
     return int(match.group(1)) if match else 0
 
@@ -215,7 +217,7 @@ def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:
     kind = OverSubscribeKind(kind_name)
     if not colon:
         return OverSubscribe(kind, 4), None
-    count = _c_int(count_text)
+    count = c_strtol(count_text)
     if count <= (1 if kind is OverSubscribeKind.YES else 0):
         return OverSubscribe(), f"Ignoring bad OverSubscribe value: {text}"
     return OverSubscribe(kind, count & UINT16_MAX), None

@@ -106,6 +106,8 @@ def test_the_command_writes_jobs_csv_and_summary_json(tmp_path: Path) -> None:
         ({"processors_as": "cores"}, "processors_as must be"),
         ({"high_priority": {"fraction": 2}}, "between 0 and 1"),
         ({"partitions": {"x": "batch"}}, "partitions: 'x' is not a whole number"),
+        ({"partitions": {"1": None}}, "partitions.1 must be a name, not None"),
+        ({"queues": {"0": ""}}, "queues.0 must be a name, not ''"),
     ],
 )
 def test_bad_mappings_say_what_is_wrong(data: dict[str, object], message: str) -> None:

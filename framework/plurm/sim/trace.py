@@ -126,13 +126,13 @@ def _numbered(table: object, key: str, name: str) -> dict[int, str]:
             index = int(number)
         except ValueError:
             raise TraceError(f"{name}: {key}: {number!r} is not a whole number") from None
-        numbered[index] = _name(value, f"{key}.{number}", name) or ""
+        numbered[index] = _name(value, f"{key}.{number}", name, required=True) or ""
     return numbered
 
 
-def _name(value: object, key: str, name: str) -> str | None:
-    """A partition or QOS name (None when not given)."""
-    if value is None:
+def _name(value: object, key: str, name: str, *, required: bool = False) -> str | None:
+    """A partition or QOS name (None when not given and not ``required``)."""
+    if value is None and not required:
         return None
     if not isinstance(value, str) or not value:
         raise TraceError(f"{name}: {key} must be a name, not {value!r}")

@@ -272,9 +272,19 @@ class BackfillScheduler(BuiltinScheduler):
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
         may_preempt = view.may_preempt
+        # may_preempt's answers for this pass: nothing starts or ends within it, so a job's
+        # answer holds for the whole pass.
+        preemptors: dict[int, bool] = {}
+
+        def has_candidates(job: Job) -> bool:
+            known = preemptors.get(job.job_id)
+            if known is None:
+                known = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
+            return known
+
         last_preemptor = len(plans) - 1
         if may_preempt is not None:
-            while last_preemptor >= 0 and not may_preempt(plans[last_preemptor][0]):
+            while last_preemptor >= 0 and not has_candidates(plans[last_preemptor][0]):
                 last_preemptor -= 1
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
@@ -308,8 +318,8 @@ class BackfillScheduler(BuiltinScheduler):
             """A job that cannot start now on free nodes may start by preempting, on nodes no
             earlier job of the pass reserved for its run. As Slurm documents for its
             backfill, the preemptor's nodes are then reserved whole for it."""
-            if preempt_test is None:
-                return False
+            if preempt_test is None or not has_candidates(job):
+                return False  # (a job with no candidate at all is busy wherever it looks)
             nodes = usable & ~reserved_within(duration)
             if not nodes:
                 return False

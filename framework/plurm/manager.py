@@ -354,6 +354,12 @@ class Plugins:
         ordered = self._fast("sched_queue_order")(jobs, preempts, cluster)
         return list(ordered) if ordered is not None else list(jobs)
 
+    def sched_queue_key(
+        self, preempts: Callable[[Job, Job], bool], cluster: Cluster
+    ) -> Callable[[Job], Any] | None:
+        key = self._fast("sched_queue_key")(preempts, cluster)
+        return key if callable(key) else None
+
     def sched_backfill_interval(self, cluster: Cluster) -> int | None:
         interval = self._fast("sched_backfill_interval")(cluster)
         return int(interval) if interval else None

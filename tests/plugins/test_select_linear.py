@@ -197,8 +197,9 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
     cluster.submit(job().runtime(5))
     cluster.settle()
     names = [n for n in recorder.names() if n != "plurm_job_state_changed"]
+    # sched/builtin gives a sort key (asked at start-up), so the pass reads the kept queue
+    # and no sched_queue_order call comes first
     assert names == [
-        "sched_queue_order",
         "select_job_test",
         "select_job_begin",
         "sched_gang_job_start",

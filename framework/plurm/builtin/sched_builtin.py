@@ -2,7 +2,8 @@
 
 Slurm's ``sort_job_queue2`` puts a job that can preempt another ahead of it, then orders by
 the partition's PriorityTier (higher first), the job's priority (higher first), submit time
-and job id.
+and job id. Unless a job may preempt one of its own tier or above, that is a key order, and
+the plugin gives the key (``sched_queue_key``) so that the core keeps the queue in order.
 """
 
 from __future__ import annotations
@@ -24,6 +25,19 @@ class BuiltinScheduler:
 
     def __init__(self, context: PluginContext) -> None:
         self.context = context
+
+    @hookimpl
+    def sched_queue_key(
+        self, preempts: Callable[[Job, Job], bool], cluster: Cluster
+    ) -> Callable[[Job], tuple[int, int, float, int]] | None:
+        if not (preempts is never_preempts or isinstance(preempts, PreemptsByTier)):
+            return None  # a job goes ahead of one it may preempt: not a key order
+        tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
+
+        def key(job: Job) -> tuple[int, int, float, int]:
+            return (-tiers[job.partition], -job.priority, job.submit_time, job.job_id)
+
+        return key
 
     @hookimpl
     def sched_queue_order(

@@ -51,6 +51,7 @@ from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.health import NodeHealth
+from plurm.controller.queue import PendingQueue
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.victims import VictimPool
 from plurm.errors import PlurmError
@@ -170,6 +171,7 @@ class Controller:
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
+        self._pending = PendingQueue()
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
@@ -205,6 +207,8 @@ class Controller:
             return
         if old is JobState.PENDING:
             self._refusals.pop(job.job_id, None)
+        if old is JobState.PENDING or state is JobState.PENDING:
+            self._pending.note(job)
         self.cluster.set_state(job, state)
         victims = self._victims
         if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
@@ -237,6 +241,16 @@ class Controller:
         self._victims: VictimPool | None = self._victim_pool() if self._keep_victims else None
         #: _victim_partitions' answers, per preemptor partition.
         self._victim_parts: dict[str, tuple[str, ...]] = {}
+        # The queue order may have changed with the partitions or the preempts relation.
+        key = self.plugins.sched_queue_key(self._preempts(), self.cluster)
+        self._pending.reset(key, self.cluster.jobs_unordered(JobState.PENDING))
+
+    def _preempts(self) -> Callable[[Job, Job], bool]:
+        """The "may preempt" relation sched_queue_order and sched_queue_key get."""
+        if not self._preemption:
+            return never_preempts
+        preempts = self.plugins.preempt_check_for(self.cluster)
+        return PreemptsByTier(preempts) if self._by_tier else preempts
 
     # ----------------------------------------------------------------------------- commands
 
@@ -297,6 +311,7 @@ class Controller:
         )
         self._next_id += 1
         self.cluster.add_job(job)
+        self._pending.note(job)
         return job
 
     def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
@@ -826,10 +841,15 @@ class Controller:
         """Backfill's cheap question: has ``job`` any preemption candidate now?"""
         return bool(self._candidates(job))
 
-    def _queue(self) -> list[Job]:
-        """The eligible pending jobs in the sched plugin's order."""
+    def _queue(self) -> Iterable[Job]:
+        """The eligible pending jobs in the sched plugin's order: read from the kept queue
+        when the plugin gave a sort key, else ordered by it now."""
         now = self.now
         ending = self._ending
+        if self._pending.kept:
+            ordered = self._pending.ordered(now)
+            # (a job being ended is never pending; the test is the one the plugin's path has)
+            return (job for job in ordered if job.job_id not in ending) if ending else ordered
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)
@@ -838,12 +858,7 @@ class Controller:
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:
                 job.reason = PendingReason.NONE
-        preempts: Callable[[Job, Job], bool] = never_preempts
-        if self._preemption:
-            preempts = self.plugins.preempt_check_for(self.cluster)
-            if self._by_tier:
-                preempts = PreemptsByTier(preempts)
-        return self.plugins.sched_queue_order(pending, preempts, self.cluster)
+        return self.plugins.sched_queue_order(pending, self._preempts(), self.cluster)
 
     def _refused(self, job: Job) -> bool:
         """Whether the job's partition refuses it for now; if so, its reason says why.
@@ -916,6 +931,7 @@ class Controller:
         """
         reason = PendingReason.RESOURCES
         outcome = SelectStatus.NEVER
+        was = job.partition
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)
@@ -945,10 +961,14 @@ class Controller:
                 continue
             if self._preempt(job, result):
                 job.reason = PendingReason.RESOURCES
+                if job.partition != was:
+                    self._pending.note(job)  # it waits in this partition now
                 return SelectStatus.BUSY
             self._start(job, result.nodes)
             return SelectStatus.SUCCESS
         job.partition = self._partitions_to_try(job)[0]
+        if job.partition != was:
+            self._pending.note(job)  # its key may depend on its partition
         job.reason = reason
         return outcome
 

@@ -11,7 +11,7 @@ and resume; the core carries that out.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plurm._markers import hookspec
 
@@ -44,6 +44,33 @@ def sched_queue_order(
     Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).
 
     .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def sched_queue_key(
+    preempts: Callable[[Job, Job], bool], cluster: Cluster
+) -> Callable[[Job], Any] | None:
+    """A sort key for the order ``sched_queue_order`` gives, so that the core can keep the
+    pending queue in order between passes instead of ordering it anew for each.
+
+    When called: when the controller starts, and again after ``scontrol update`` changed a
+    partition (which may change the key or ``preempts``).
+
+    :param preempts: the relation ``sched_queue_order`` would get (see there).
+    :returns: ``key(job)``, such that the jobs sorted by it, ascending, are in exactly
+        the order ``sched_queue_order(jobs, preempts, cluster)`` gives for any set of
+        eligible pending jobs, with keys unique (end them with the job id). The core
+        computes a job's key when it becomes pending or changes partition, and keeps it;
+        so the key may depend only on the job's partition, priority, submit time and id,
+        on the partitions, and on what was known at this call. None (the default when no
+        plugin implements it) when the order is not a key order, or depends on anything
+        else (time, usage): the core then calls ``sched_queue_order`` every pass.
+        Exclusive: first non-None result wins.
+    Purity: pure.
+    Slurm equivalent: none (Slurm builds and sorts its job queue for every pass).
+
+    .. versionadded:: 1.6
     """
 
 

@@ -1,0 +1,97 @@
+"""The pending queue, kept in the sched plugin's order between scheduling passes.
+
+Every pass reads the eligible pending jobs in queue order. Ordering them all anew for each
+pass costs a sort of the whole queue per event, and on a loaded cluster the queue holds tens
+of thousands of jobs while an event-triggered pass reads about a hundred of them. When the
+sched plugin gives a sort key (``sched_queue_key``), the controller files each job under its
+key once, when it becomes pending, eligible, or moves to another partition, and a pass reads
+the filed jobs in key order.
+
+Changes are noted as they happen (:meth:`PendingQueue.note`) and filed at the next read, so a
+pass that starts jobs while it reads never changes the list it is reading.
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from plurm.model.job import Job, JobState, PendingReason
+
+__all__ = ["PendingQueue"]
+
+#: A filed job: its key, then its id (so that two entries never compare their jobs), then it.
+_Entry = tuple[Any, int, Job]
+_job_of: Callable[[_Entry], Job] = operator.itemgetter(2)
+
+
+class PendingQueue:
+    """The pending jobs filed by a sort key: those eligible now in key order, the others by
+    the time they become eligible. Without a key (:meth:`reset` with None) it keeps nothing
+    and the controller orders the queue through ``sched_queue_order`` each pass."""
+
+    def __init__(self) -> None:
+        self._key: Callable[[Job], Any] | None = None
+        self._filed: SortedList[_Entry] = SortedList()
+        #: The key each filed job was filed under (its key may have changed since).
+        self._keys: dict[int, Any] = {}
+        #: Pending jobs not eligible yet: (eligible time, job id, job), earliest first.
+        self._waiting: list[tuple[float, int, Job]] = []
+        #: Jobs changed since the last read, to file anew.
+        self._noted: dict[int, Job] = {}
+
+    @property
+    def kept(self) -> bool:
+        """Whether the queue is kept (the sched plugin gave a key)."""
+        return self._key is not None
+
+    def reset(self, key: Callable[[Job], Any] | None, pending: Iterable[Job]) -> None:
+        """Start over with ``key`` (None: keep nothing) and the jobs pending now."""
+        self._key = key
+        self._filed.clear()
+        self._keys.clear()
+        self._waiting.clear()
+        self._noted = {job.job_id: job for job in pending} if key is not None else {}
+
+    def note(self, job: Job) -> None:
+        """``job`` became pending, stopped pending, or changed partition: file it anew at
+        the next read."""
+        if self._key is not None:
+            self._noted[job.job_id] = job
+
+    def ordered(self, now: float) -> Iterator[Job]:
+        """The pending jobs eligible by ``now``, in key order. A job filed as it becomes
+        eligible loses its BeginTime reason. The iterator is good until the next call."""
+        key = self._key
+        if key is None:
+            raise RuntimeError("the pending queue is not kept (no sched_queue_key)")
+        filed, keys, waiting = self._filed, self._keys, self._waiting
+        if self._noted:
+            noted, self._noted = self._noted, {}
+            for job_id, job in noted.items():
+                old = keys.pop(job_id, None)
+                if old is not None:
+                    filed.remove((old, job_id, job))
+                if job.state is not JobState.PENDING:
+                    continue
+                if job.eligible_time <= now:
+                    self._file(job, key)
+                else:
+                    heapq.heappush(waiting, (job.eligible_time, job_id, job))
+        while waiting and waiting[0][0] <= now:
+            when, job_id, job = heapq.heappop(waiting)
+            # an entry is stale if the job left the queue or was filed anew since
+            if job.state is JobState.PENDING and job.eligible_time == when and job_id not in keys:
+                self._file(job, key)
+        return map(_job_of, filed)
+
+    def _file(self, job: Job, key: Callable[[Job], Any]) -> None:
+        if job.reason is PendingReason.BEGIN_TIME:
+            job.reason = PendingReason.NONE
+        value = key(job)
+        self._keys[job.job_id] = value
+        self._filed.add((value, job.job_id, job))

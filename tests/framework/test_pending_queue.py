@@ -1,0 +1,157 @@
+"""The pending queue kept in key order between passes (plurm.controller.queue) reads exactly
+as the sched plugin's own order of the eligible pending jobs, whatever happened since."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plurm import conf
+from plurm.builtin.sched_builtin import BuiltinScheduler
+from plurm.controller.queue import PendingQueue
+from plurm.manager import Plugins
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
+from plurm.registry import PluginContext
+from plurm.testing import TestCluster
+
+CONFIG = conf.parse_text(
+    "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-4] CPUs=1\n"
+    "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\n"
+    "PartitionName=also_low Nodes=ALL PriorityTier=1\n"
+    "PartitionName=high Nodes=ALL PriorityTier=7\n"
+)
+CLUSTER = Cluster.from_config(CONFIG)
+ORDER = BuiltinScheduler(PluginContext(CONFIG, "sched/builtin"))
+PARTITIONS = ["low", "also_low", "high"]
+
+# One step: (what, job index, partition, priority, time); few values, so that jobs tie often.
+_STEP = st.tuples(
+    st.sampled_from(["submit", "start", "requeue", "move", "wait"]),
+    st.integers(min_value=0, max_value=30),
+    st.sampled_from(PARTITIONS),
+    st.integers(min_value=-2, max_value=2),
+    st.sampled_from([0.0, 1.0, 2.5, 4.0]),
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(_STEP, max_size=60))
+def test_the_kept_queue_reads_as_the_plugins_order(
+    steps: list[tuple[str, int, str, int, float]],
+) -> None:
+    key = ORDER.sched_queue_key(never_preempts, CLUSTER)
+    assert key is not None
+    queue = PendingQueue()
+    queue.reset(key, ())
+    jobs: list[Job] = []
+    now = 0.0
+    for what, index, partition, priority, when in steps:
+        if what == "submit" or not jobs:
+            job = Job(len(jobs) + 1, JobRequest(), now, partition)
+            job.priority = priority
+            job.eligible_time = now + when  # not eligible yet when > 0
+            if when:
+                job.reason = PendingReason.BEGIN_TIME
+            jobs.append(job)
+            queue.note(job)
+            continue
+        job = jobs[index % len(jobs)]
+        if what == "start":  # leaves the queue (the controller notes every state change)
+            job.state = JobState.RUNNING if job.state is JobState.PENDING else JobState.PENDING
+            queue.note(job)
+        elif what == "requeue":  # back, eligible later (a requeued job's BeginTime)
+            job.state = JobState.PENDING
+            job.eligible_time = now + when
+            job.reason = PendingReason.BEGIN_TIME if when else job.reason
+            queue.note(job)
+        elif what == "move":  # a job of several partitions waits in another one now
+            job.partition = partition
+            queue.note(job)
+        else:
+            now += when
+        eligible = [j for j in jobs if j.state is JobState.PENDING and j.eligible_time <= now]
+        read = list(queue.ordered(now))
+        assert read == ORDER.sched_queue_order(eligible, never_preempts, CLUSTER)
+        # a job read as it became eligible has its BeginTime reason cleared, as _queue does
+        assert all(j.reason is not PendingReason.BEGIN_TIME for j in read)
+
+
+def test_no_key_keeps_nothing() -> None:
+    queue = PendingQueue()
+    queue.reset(None, [Job(1, JobRequest(), 0.0, "low")])
+    assert not queue.kept
+    with pytest.raises(RuntimeError):
+        queue.ordered(0.0)
+
+
+def test_sched_builtin_gives_no_key_when_a_job_may_go_ahead_of_its_own_tier() -> None:
+    def preempts(first: Job, second: Job) -> bool:
+        return first.priority > second.priority
+
+    assert ORDER.sched_queue_key(preempts, CLUSTER) is None
+
+
+CONF = """
+SchedulerType=sched/backfill
+SelectType=select/linear
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobRequeue=1
+SchedulerParameters=bf_interval=5,default_queue_depth=3
+NodeName=n[1-8] CPUs=1 RealMemory=1000
+PartitionName=low Nodes=n[1-8] Default=YES PriorityTier=1
+PartitionName=side Nodes=n[5-8] PriorityTier=1
+PartitionName=high Nodes=n[1-4] PriorityTier=2
+"""
+
+
+_Outcome = dict[int, tuple[str, str, float | None, tuple[str, ...], int]]
+
+
+def _replay(make_cluster, seed: int) -> _Outcome:  # type: ignore[no-untyped-def]
+    """Random sbatch, scancel, --begin, jobs of several partitions, REQUEUE preemptions and
+    PriorityTier/State updates; every job's state, reason, start, nodes and restarts."""
+    rng = random.Random(seed)
+    cluster: TestCluster = make_cluster(CONF)
+    for second in range(0, 900, 7):
+        cluster.run_until(second)
+        for _ in range(rng.randint(0, 3)):
+            partitions = rng.choice(["low", "side", "high", "high", "low,side", "side,high"])
+            begin = f" --begin=now+{rng.randint(1, 90)}" if rng.random() < 0.1 else ""
+            nice = f" --nice={rng.randint(-5, 5)}" if rng.random() < 0.2 else ""
+            cluster.command(
+                f"sbatch -p {partitions} -N{rng.randint(1, 4)} -t {rng.randint(1, 6)}{begin}"
+                f"{nice} --wrap='sleep {rng.randint(10, 400)}'"
+            )
+        if rng.random() < 0.1:
+            cluster.command(f"scancel {rng.randint(1, 40)}")
+        if rng.random() < 0.05:
+            tier = rng.randint(1, 3)
+            cluster.command(f"scontrol update PartitionName=side PriorityTier={tier}")
+        if rng.random() < 0.03:
+            state = rng.choice(["DOWN", "UP"])
+            cluster.command(f"scontrol update PartitionName=low State={state}")
+    cluster.command("scontrol update PartitionName=low State=UP")
+    cluster.run_until(6000)
+    return {
+        job_id: (job.state.name, job.reason.value, job.start_time, job.nodes, job.restarts)
+        for job_id, job in cluster.controller.cluster.jobs.items()
+    }
+
+
+def test_a_replay_with_the_kept_queue_is_the_replay_with_the_queue_ordered_each_pass(
+    make_cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The controller with sched/builtin's key, and with no key (sched_queue_order each
+    pass, the path a plugin without a key takes), replays random workloads the same."""
+    kept = {seed: _replay(make_cluster, seed) for seed in range(6)}
+    monkeypatch.setattr(Plugins, "sched_queue_key", lambda self, preempts, cluster: None)
+    ordered = {seed: _replay(make_cluster, seed) for seed in range(6)}
+    assert kept == ordered
+    # the workloads did exercise requeues, cancels and jobs that waited
+    assert any(restarts for jobs in kept.values() for *_, restarts in jobs.values())
+    assert any(s == "CANCELLED" for jobs in kept.values() for s, *_ in jobs.values())

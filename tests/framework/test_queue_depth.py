@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
+from plurm.manager import Plugins
 from plurm.testing.cluster import TestCluster
 
 Make = Callable[..., TestCluster]
@@ -55,3 +58,24 @@ def test_a_deeper_default_depth_reaches_further(make_cluster: Make) -> None:
     last = _fill(cluster, 130)
     cluster.run_until(9)
     assert cluster.state(last).name == "RUNNING"
+
+
+def test_a_refused_job_shows_its_reason_after_the_first_pass_however_deep(
+    make_cluster: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job its partition refuses (here: more nodes than the partition has) does not count
+    towards the depth, and shows PartitionConfig from the first pass after its submission
+    on, even behind more jobs than an event pass tests (Slurm sets it at submission). The
+    same with the queue ordered each pass (a sched plugin without a sort key)."""
+    for kept in (True, False):
+        if not kept:
+            monkeypatch.setattr(Plugins, "sched_queue_key", lambda self, preempts, cluster: None)
+        cluster = make_cluster(CONF.format(params="SchedulerParameters=default_queue_depth=3"))
+        assert cluster.controller._pending.kept is kept
+        cluster.run_until(5)
+        _fill(cluster, 10)
+        too_wide = int(cluster.command("sbatch -N3 --wrap='sleep 1'").stdout.split()[-1])
+        assert cluster.job(too_wide).reason.value == "Priority"  # a job of a waits ahead
+        cluster.run_until(cluster.now + 2)  # one event pass, no periodic or backfill one
+        assert cluster.job(too_wide).reason.value == "PartitionConfig"
+        assert cluster.state(too_wide).name == "PENDING"

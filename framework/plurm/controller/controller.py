@@ -243,7 +243,8 @@ class Controller:
         self._victim_parts: dict[str, tuple[str, ...]] = {}
         # The queue order may have changed with the partitions or the preempts relation.
         key = self.plugins.sched_queue_key(self._preempts(), self.cluster)
-        self._pending.reset(key, self.cluster.jobs_unordered(JobState.PENDING))
+        pending = self.cluster.jobs_unordered(JobState.PENDING)
+        self._pending.reset(key, pending, lambda job: not self._refused(job))
 
     def _preempts(self) -> Callable[[Job, Job], bool]:
         """The "may preempt" relation sched_queue_order and sched_queue_key get."""
@@ -769,7 +770,7 @@ class Controller:
         depth = -1 if full else self.config.scheduler_parameters.default_queue_depth
         tested = 0
         for job in self._queue():
-            if job.state is not JobState.PENDING or self._refused(job):
+            if job.state is not JobState.PENDING:
                 continue
             if depth >= 0:
                 if tested > depth:  # Slurm's "already tested N jobs, breaking out"
@@ -800,9 +801,7 @@ class Controller:
         jobs = [
             job
             for job in self._queue()
-            if job.state is JobState.PENDING
-            and not self._refused(job)
-            and not self._required_unavailable(job)
+            if job.state is JobState.PENDING and not self._required_unavailable(job)
         ]
         view = BackfillView(
             now=self.now,
@@ -842,8 +841,12 @@ class Controller:
         return bool(self._candidates(job))
 
     def _queue(self) -> Iterable[Job]:
-        """The eligible pending jobs in the sched plugin's order: read from the kept queue
-        when the plugin gave a sort key, else ordered by it now."""
+        """The eligible pending jobs that their partition does not refuse, in the sched
+        plugin's order: read from the kept queue when the plugin gave a sort key (which
+        asks about refusal as it files a job: the answer holds until the job or the
+        partitions change), else ordered by the plugin now. A refused job shows its reason
+        (PartitionConfig, ...) from the first pass after it became eligible on, as it does
+        in Slurm from its submission."""
         now = self.now
         ending = self._ending
         if self._pending.kept:
@@ -853,7 +856,7 @@ class Controller:
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)
-            if job.eligible_time <= now and job.job_id not in ending
+            if job.eligible_time <= now and job.job_id not in ending and not self._refused(job)
         ]
         for job in pending:
             if job.reason is PendingReason.BEGIN_TIME:

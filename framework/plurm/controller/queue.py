@@ -29,6 +29,10 @@ _Entry = tuple[Any, int, Job]
 _job_of: Callable[[_Entry], Job] = operator.itemgetter(2)
 
 
+def _every(job: Job) -> bool:
+    return True
+
+
 class PendingQueue:
     """The pending jobs filed by a sort key: those eligible now in key order, the others by
     the time they become eligible. Without a key (:meth:`reset` with None) it keeps nothing
@@ -36,6 +40,7 @@ class PendingQueue:
 
     def __init__(self) -> None:
         self._key: Callable[[Job], Any] | None = None
+        self._admit: Callable[[Job], bool] = _every
         self._filed: SortedList[_Entry] = SortedList()
         #: The key each filed job was filed under (its key may have changed since).
         self._keys: dict[int, Any] = {}
@@ -49,9 +54,17 @@ class PendingQueue:
         """Whether the queue is kept (the sched plugin gave a key)."""
         return self._key is not None
 
-    def reset(self, key: Callable[[Job], Any] | None, pending: Iterable[Job]) -> None:
-        """Start over with ``key`` (None: keep nothing) and the jobs pending now."""
+    def reset(
+        self,
+        key: Callable[[Job], Any] | None,
+        pending: Iterable[Job],
+        admit: Callable[[Job], bool] = _every,
+    ) -> None:
+        """Start over with ``key`` (None: keep nothing) and the jobs pending now. A job is
+        filed only if ``admit(job)``, asked as it is filed; the answer must hold until the
+        job is noted again or the queue reset (the controller's partition limits)."""
         self._key = key
+        self._admit = admit
         self._filed.clear()
         self._keys.clear()
         self._waiting.clear()
@@ -64,8 +77,9 @@ class PendingQueue:
             self._noted[job.job_id] = job
 
     def ordered(self, now: float) -> Iterator[Job]:
-        """The pending jobs eligible by ``now``, in key order. A job filed as it becomes
-        eligible loses its BeginTime reason. The iterator is good until the next call."""
+        """The pending jobs eligible by ``now`` and admitted, in key order. A job filed as it
+        becomes eligible loses its BeginTime reason. The iterator is good until the next
+        call."""
         key = self._key
         if key is None:
             raise RuntimeError("the pending queue is not kept (no sched_queue_key)")
@@ -92,6 +106,8 @@ class PendingQueue:
     def _file(self, job: Job, key: Callable[[Job], Any]) -> None:
         if job.reason is PendingReason.BEGIN_TIME:
             job.reason = PendingReason.NONE
+        if not self._admit(job):
+            return
         value = key(job)
         self._keys[job.job_id] = value
         self._filed.add((value, job.job_id, job))

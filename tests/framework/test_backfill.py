@@ -449,3 +449,75 @@ def test_bf_job_part_count_reserve_is_read_as_slurm_bounds_it(
     message = f"slurm.conf:5:1: Invalid SchedulerParameters bf_job_part_count_reserve: {notice}"
     assert said == ([message] if notice else [])
     assert "bf_job_part_count_reserve" not in config.inactive.get("SchedulerParameters", "")
+
+
+@pytest.mark.parametrize("preempt", [False, True])
+def test_partitions_that_share_no_node_plan_apart_and_start_the_same_jobs(
+    make_cluster: Make, monkeypatch: pytest.MonkeyPatch, preempt: bool
+) -> None:
+    """Backfill plans each connected component of the jobs' node sets only up to its own
+    last job that could start (or preempt). Random workloads on partitions that overlap in
+    a chain (a-b, b-c) and one apart (d) replay the same, job for job, as with all jobs in
+    one component (planned up to the queue's last startable job)."""
+    import random
+
+    from plurm.builtin import sched_backfill
+
+    text = (
+        "SchedulerType=sched/backfill\nSelectType=select/linear\n"
+        + (
+            "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+            if preempt
+            else ""
+        )
+        + "SchedulerParameters=bf_interval=5\n"
+        "NodeName=n[1-12] CPUs=1 RealMemory=1000\n"
+        "PartitionName=a Nodes=n[1-4] Default=YES PriorityTier=1\n"
+        "PartitionName=b Nodes=n[4-6] PriorityTier=1\n"
+        "PartitionName=c Nodes=n[6-8] PriorityTier=2\n"
+        "PartitionName=d Nodes=n[9-12] PriorityTier=1\n"
+    )
+
+    def replay(seed: int) -> dict[int, tuple[str, float | None, tuple[str, ...], int]]:
+        rng = random.Random(seed)
+        cluster = make_cluster(text)
+        for second in range(0, 900, 5):
+            cluster.run_until(second)
+            for _ in range(rng.randint(0, 3)):
+                cluster.command(
+                    f"sbatch -p {rng.choice('abcdd')} -N{rng.randint(1, 3)} "
+                    f"-t {rng.randint(1, 8)} --wrap='sleep {rng.randint(10, 450)}'"
+                )
+        cluster.run_until(8000)
+        return {
+            job_id: (job.state.name, job.start_time, job.nodes, job.restarts)
+            for job_id, job in cluster.controller.cluster.jobs.items()
+        }
+
+    apart = {seed: replay(seed) for seed in range(6)}
+
+    def one_component(masks: object) -> list[int]:
+        union = 0
+        for mask in masks:  # type: ignore[attr-defined]
+            union |= mask
+        return [union] if union else []
+
+    monkeypatch.setattr(sched_backfill, "_components", one_component)
+    together = {seed: replay(seed) for seed in range(6)}
+    assert apart == together
+    # backfill did start jobs out of order: some job started before one queued ahead of it
+    assert any(
+        later[1] is not None and (earlier[1] is None or later[1] < earlier[1])
+        for jobs in apart.values()
+        for job_id, earlier in jobs.items()
+        for other, later in jobs.items()
+        if other > job_id
+    )
+
+
+def test_components_join_node_sets_that_share_a_node_even_through_others() -> None:
+    from plurm.builtin.sched_backfill import _components
+
+    assert sorted(_components([0b0011, 0b1100, 0b0110, 0b1_0000, 0])) == [0b1111, 0b1_0000]
+    assert sorted(_components([0b1, 0b100, 0b10, 0b110])) == [0b1, 0b110]
+    assert sorted(_components([0b1, 0b100, 0b11, 0b110])) == [0b111]

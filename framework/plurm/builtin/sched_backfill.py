@@ -21,6 +21,13 @@ Slurm's backfill does through WILL_RUN with the preemptable jobs; its nodes are 
 whole, Slurm's documented limit. Known gap: reservations are planned on free nodes only, so a
 job that could start later by preempting reserves nothing for that start.
 
+Only starts now come out of a pass, so it plans only as far as the last job that could
+start now (or, with preemption, has any preemption candidate): the jobs after it would only
+reserve. Jobs whose node sets share no node, directly or through other jobs', never touch
+each other's plans, so that limit is taken per connected component of the node sets: a
+site's partitions that share no node plan apart, and one busy partition far down the queue
+no longer makes every partition plan its jobs down to it.
+
 The plan is a profile: a list of segments, each a start time and the set of nodes free from
 then until the next segment, with node sets as integer bitmasks (bit i is the i-th node of
 the node table) so that intersections and counts cost next to nothing.
@@ -177,14 +184,48 @@ def _split(starts: list[float], frees: list[int], when: float) -> int:
     return index
 
 
-def _last_startable(plans: Sequence[tuple[Job, int, int, float]], free: int, first: int) -> int:
-    """The index of the last plan from ``first`` on with at least its least node count
-    among the nodes ``free`` now (``first - 1`` when none has)."""
-    for position in range(len(plans) - 1, first - 1, -1):
+def _last_startable(
+    plans: Sequence[tuple[Job, int, int, float]], positions: Sequence[int], free: int, first: int
+) -> int:
+    """The last of ``positions`` (plan indexes, ascending) from ``first`` on whose plan has
+    at least its least node count among the nodes ``free`` now (-1 when none has)."""
+    for position in reversed(positions):
+        if position < first:
+            break
         _, usable, least, _ = plans[position]
         if (free & usable).bit_count() >= least:
             return position
-    return first - 1
+    return -1
+
+
+def _components(masks: Iterable[int]) -> list[int]:
+    """The node sets of the connected components of ``masks`` (two masks are connected when
+    they share a node): jobs of different components never compete for a node."""
+    groups: list[int] = []
+    for mask in dict.fromkeys(masks):
+        if not mask:
+            continue  # no node: in no component
+        merged = mask
+        apart = []
+        for group in groups:
+            if group & merged:
+                merged |= group
+            else:
+                apart.append(group)
+        groups = [*apart, merged]
+    # a merge may have joined groups checked before it: merge until nothing is shared
+    joined = True
+    while joined:
+        joined = False
+        for index, group in enumerate(groups):
+            for other in range(index + 1, len(groups)):
+                if group & groups[other]:
+                    groups[index] |= groups.pop(other)
+                    joined = True
+                    break
+            if joined:
+                break
+    return groups
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -266,8 +307,22 @@ class BackfillScheduler(BuiltinScheduler):
         # Only starts now come out of the pass. A job can start now only if enough of its
         # nodes are free now, and reservations only ever take nodes away; so the jobs after
         # the last one that could start now with the nodes free so far need no planning:
-        # they would only reserve, and reservations die with the pass.
-        last = _last_startable(plans, profile.free_now(), 0)
+        # they would only reserve, and reservations die with the pass. A reservation
+        # touches only jobs whose nodes it shares, directly or through other jobs': that
+        # holds within each connected component of the jobs' node sets (partitions that
+        # share no node plan apart), so each component has its own last job to plan.
+        groups = _components(usable for _, usable, _, _ in plans)
+        group_of_mask = {
+            mask: next((i for i, group in enumerate(groups) if group & mask), len(groups))
+            for mask in {usable for _, usable, _, _ in plans}
+        }
+        groups.append(0)  # the jobs without a usable node: they plan nothing, alone
+        group_of = [group_of_mask[usable] for _, usable, _, _ in plans]
+        members: list[list[int]] = [[] for _ in groups]
+        for position, group in enumerate(group_of):
+            members[group].append(position)
+        free_now = profile.free_now()
+        lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
         # With preemption, a job may also start by preempting; the jobs after the last one
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
@@ -282,10 +337,16 @@ class BackfillScheduler(BuiltinScheduler):
                 known = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
             return known
 
-        last_preemptor = len(plans) - 1
-        if may_preempt is not None:
-            while last_preemptor >= 0 and not has_candidates(plans[last_preemptor][0]):
-                last_preemptor -= 1
+        last_preemptors = [-1] * len(groups)
+        for positions in members:
+            for position in reversed(positions):
+                if may_preempt is None or has_candidates(plans[position][0]):
+                    last_preemptors[group_of[position]] = position
+                    break
+        # beyond the last job to plan in any component, nothing is left to plan
+        limit = max(
+            [*lasts, *(last_preemptors if view.preempt_test is not None else ())], default=-1
+        )
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job
@@ -341,11 +402,16 @@ class BackfillScheduler(BuiltinScheduler):
         just_after = math.nextafter(now, math.inf)  # a horizon that admits only starts now
         reservations: dict[str, int] = {}  # per partition, with a reserve limit
         for position, (job, usable, least, duration) in enumerate(plans):
+            if position > limit:
+                break
             # With preemption, later jobs may start by preempting, and must then respect the
             # reservations of the jobs before them: every job up to the last that may
             # preempt is planned.
-            if position > last and (preempt_test is None or position > last_preemptor):
-                break
+            group = group_of[position]
+            if position > lasts[group] and (
+                preempt_test is None or position > last_preemptors[group]
+            ):
+                continue
             failed = hopeless.get(usable)
             if failed and any(n <= least and d <= duration for n, d in failed):
                 preempting(job, usable, least, duration)
@@ -377,7 +443,9 @@ class BackfillScheduler(BuiltinScheduler):
                 reserved.append((start, mask))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
-                    last = _last_startable(plans, profile.free_now(), position + 1)
+                    lasts[group] = _last_startable(
+                        plans, members[group], profile.free_now(), position + 1
+                    )
                 break
             if not opened:
                 if not now_only:

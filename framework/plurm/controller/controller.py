@@ -9,7 +9,8 @@ knows a policy by name.
 One scheduling pass (:meth:`schedule`) runs this hook sequence:
 
 1. ``sched_queue_order`` orders the eligible pending jobs (with ``preempt_job_preempt_check``
-   as the "may preempt" relation);
+   as the "may preempt" relation), or, when the sched plugin gave a sort key for that order
+   (``sched_queue_key``), the pass reads the queue kept in that order (:mod:`.queue`);
 2. for each job, in that order, unless its partition is already blocked in this pass (a job
    of it waits; that job's partition nodes are then withheld from every later job of the
    pass, whatever its partition, as Slurm does):

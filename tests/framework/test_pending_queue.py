@@ -4,6 +4,7 @@ as the sched plugin's own order of the eligible pending jobs, whatever happened 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.builtin.sched_builtin import BuiltinScheduler
-from plurm.controller.queue import PendingQueue
+from plurm.controller.queue import PendingQueue, ReadAsNeeded
 from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
@@ -155,3 +156,70 @@ def test_a_replay_with_the_kept_queue_is_the_replay_with_the_queue_ordered_each_
     # the workloads did exercise requeues, cancels and jobs that waited
     assert any(restarts for jobs in kept.values() for *_, restarts in jobs.values())
     assert any(s == "CANCELLED" for jobs in kept.values() for s, *_ in jobs.values())
+
+
+_READ = st.one_of(
+    st.integers(min_value=-12, max_value=12),
+    st.builds(
+        slice,
+        st.none() | st.integers(-12, 12),
+        st.none() | st.integers(-12, 12),
+        st.none() | st.sampled_from([1, 2, -1]),
+    ),
+)
+
+
+@given(st.lists(st.integers(), max_size=10), st.lists(_READ, max_size=6))
+def test_a_sequence_read_as_needed_answers_as_the_list(
+    items: list[int], reads: list[object]
+) -> None:
+    lazy = ReadAsNeeded(iter(items))
+    for read in reads:
+        if isinstance(read, int) and not -len(items) <= read < len(items):
+            with pytest.raises(IndexError):
+                lazy[read]
+        else:
+            assert lazy[read] == items[read]  # type: ignore[index]
+    assert list(lazy) == items
+    assert len(lazy) == len(items)
+
+
+def test_a_sequence_read_as_needed_reads_no_further_than_asked() -> None:
+    consumed: list[int] = []
+
+    def numbers() -> Iterator[int]:
+        for number in range(1000):
+            consumed.append(number)
+            yield number
+
+    lazy = ReadAsNeeded(numbers())
+    assert lazy[:3] == [0, 1, 2]
+    assert lazy[4] == 4
+    assert consumed == [0, 1, 2, 3, 4]
+    assert next(iter(lazy)) == 0 and len(consumed) == 5
+    assert len(lazy) == 1000
+
+
+def test_a_job_past_what_backfill_reads_still_shows_its_required_node_down(
+    make_cluster,  # type: ignore[no-untyped-def]
+) -> None:
+    """Backfill reads only bf_max_job_test jobs of the queue; a job deeper in it that
+    requires a node now DOWN shows ReqNodeNotAvail after the pass all the same, as it did
+    when the core filtered the whole queue for the plugin."""
+    cluster: TestCluster = make_cluster(
+        "SchedulerType=sched/backfill\nSelectType=select/linear\nSchedulerParameters="
+        "bf_max_job_test=2,default_queue_depth=1,bf_interval=30,sched_interval=600\n"
+        "NodeName=n[1-5] CPUs=1 RealMemory=1000\nPartitionName=p Nodes=ALL Default=YES\n"
+    )
+    cluster.command("sbatch -N4 -w n[1-4] --wrap='sleep 10000'")
+    cluster.run_until(2)
+    for _ in range(5):
+        cluster.command("sbatch -N3 --wrap='sleep 100'")
+    pinned = int(cluster.command("sbatch -N2 -w n5 --wrap='sleep 100'").stdout.split()[-1])
+    cluster.run_until(40)  # event passes and a backfill pass
+    assert cluster.job(pinned).reason.value == "Priority"
+    cluster.command("scontrol update NodeName=n5 State=DOWN Reason=test")
+    cluster.run_until(59)  # the event pass (depth 1) does not reach it
+    assert cluster.job(pinned).reason.value == "Priority"
+    cluster.run_until(62)  # the backfill pass at 60 reads two jobs, then notes it
+    assert cluster.job(pinned).reason.value == "ReqNodeNotAvail"

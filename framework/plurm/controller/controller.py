@@ -52,7 +52,7 @@ from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.health import NodeHealth
-from plurm.controller.queue import PendingQueue
+from plurm.controller.queue import PendingQueue, ReadAsNeeded
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.victims import VictimPool
 from plurm.errors import PlurmError
@@ -173,6 +173,8 @@ class Controller:
         self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
         self._pending = PendingQueue()
+        #: Jobs that require nodes (-w), until they finish (see _note_required_unavailable).
+        self._pinned: dict[int, Job] = {}
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
@@ -314,6 +316,8 @@ class Controller:
         self._next_id += 1
         self.cluster.add_job(job)
         self._pending.note(job)
+        if request.nodelist:
+            self._pinned[job.job_id] = job
         return job
 
     def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
@@ -799,11 +803,11 @@ class Controller:
         """One backfill pass: the sched plugin picks the pending jobs that may start now
         without delaying those ahead; each starts if select still grants its nodes."""
         self._tick()
-        jobs = [
+        jobs = ReadAsNeeded(
             job
             for job in self._queue()
             if job.state is JobState.PENDING and not self._required_unavailable(job)
-        ]
+        )
         view = BackfillView(
             now=self.now,
             usable_nodes=self._usable_nodes,
@@ -812,7 +816,9 @@ class Controller:
             preempt_test=self._preempt_test if self._preemption else None,
             may_preempt=self._may_preempt if self._preemption else None,
         )
-        for start in self.plugins.sched_backfill(jobs, view, self.cluster):
+        starts = self.plugins.sched_backfill(jobs, view, self.cluster)
+        self._note_required_unavailable()  # as if the plugin had read every job
+        for start in starts:
             job = self.cluster.job(start.job_id)
             if job.state is not JobState.PENDING:
                 continue
@@ -826,6 +832,22 @@ class Controller:
             )
             if result.status is SelectStatus.SUCCESS:
                 self._start(job, result.nodes)
+
+    def _note_required_unavailable(self) -> None:
+        """Give every queued job whose required nodes (-w) are out of service its
+        ReqNodeNotAvail reason, as a backfill pass that reads the whole queue would (the
+        plugin reads only as far as it needs). Only jobs with required nodes are looked at."""
+        now, ending = self.now, self._ending
+        for job_id, job in list(self._pinned.items()):
+            if job.state.finished:
+                del self._pinned[job_id]
+            elif (
+                job.state is JobState.PENDING
+                and job.eligible_time <= now
+                and job_id not in ending
+                and not self._refused(job)
+            ):
+                self._required_unavailable(job)
 
     def _preempt_test(self, job: Job, nodes: Sequence[str]) -> SelectResult:
         """Backfill's question: could ``job`` start now on ``nodes`` by preempting? A dry

@@ -14,15 +14,18 @@ pass that starts jobs while it reads never changes the list it is reading.
 from __future__ import annotations
 
 import heapq
+import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 from sortedcontainers import SortedList
 
 from plurm.model.job import Job, JobState, PendingReason
 
-__all__ = ["PendingQueue"]
+__all__ = ["PendingQueue", "ReadAsNeeded"]
+
+T = TypeVar("T")
 
 #: A filed job: its key, then its id (so that two entries never compare their jobs), then it.
 _Entry = tuple[Any, int, Job]
@@ -111,3 +114,54 @@ class PendingQueue:
         value = key(job)
         self._keys[job.job_id] = value
         self._filed.add((value, job.job_id, job))
+
+
+class ReadAsNeeded(Sequence[T]):
+    """A sequence over an iterator, read only as far as it is indexed: a backfill plugin
+    that takes the first ``bf_max_job_test`` jobs of the queue does not make the core read
+    and filter the rest of it. ``len()`` (or a negative index) reads everything."""
+
+    def __init__(self, items: Iterable[T]) -> None:
+        self._rest: Iterator[T] | None = iter(items)
+        self._read: list[T] = []
+
+    def _read_to(self, count: int | None) -> None:
+        """Read until ``count`` items are read (None: all of them), or the end."""
+        rest = self._rest
+        if rest is None:
+            return
+        if count is None:
+            self._read.extend(rest)
+            self._rest = None
+        elif count > len(self._read):
+            self._read.extend(itertools.islice(rest, count - len(self._read)))
+            if len(self._read) < count:
+                self._rest = None
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            start, stop, _ = index.start, index.stop, index.step
+            bounded = stop is not None and stop >= 0 and (start is None or start >= 0)
+            self._read_to(stop if bounded else None)
+        else:
+            self._read_to(index + 1 if index >= 0 else None)
+        return self._read[index]
+
+    def __len__(self) -> int:
+        self._read_to(None)
+        return len(self._read)
+
+    def __iter__(self) -> Iterator[T]:
+        index = 0
+        while True:
+            self._read_to(index + 1)
+            if index >= len(self._read):
+                return
+            yield self._read[index]
+            index += 1

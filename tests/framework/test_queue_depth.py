@@ -79,3 +79,27 @@ def test_a_refused_job_shows_its_reason_after_the_first_pass_however_deep(
         cluster.run_until(cluster.now + 2)  # one event pass, no periodic or backfill one
         assert cluster.job(too_wide).reason.value == "PartitionConfig"
         assert cluster.state(too_wide).name == "PENDING"
+
+
+def test_a_whole_queue_pass_with_every_partition_blocked_gives_the_rest_priority(
+    make_cluster: Make,
+) -> None:
+    """Once every partition has a job that waits, the rest of a whole-queue pass waits
+    behind them (Priority), even a job that was first in its partition before (Resources),
+    and a job whose required node is down shows ReqNodeNotAvail."""
+    cluster = make_cluster(CONF.format(params=""))
+    cluster.command("sbatch -N2 --wrap='sleep 10000'")
+    cluster.command("sbatch -p b --wrap='sleep 10000'")
+    cluster.run_until(2)
+    first = int(cluster.command("sbatch --wrap='sleep 100'").stdout.split()[-1])
+    cluster.run_until(4)
+    assert cluster.job(first).reason.value == "Resources"
+    pinned = int(cluster.command("sbatch -w n2 --wrap='sleep 1'").stdout.split()[-1])
+    cluster.command("scontrol update NodeName=n2 State=DRAIN Reason=test")
+    ahead = int(cluster.command("sbatch --nice=-100 --wrap='sleep 100'").stdout.split()[-1])
+    behind_b = int(cluster.command("sbatch -p b --nice=-100 --wrap='sleep 1'").stdout.split()[-1])
+    cluster.controller.schedule()  # a whole-queue pass: a and b are blocked by their heads
+    assert cluster.job(ahead).reason.value == "Resources"
+    assert cluster.job(behind_b).reason.value == "Resources"
+    assert cluster.job(first).reason.value == "Priority"
+    assert cluster.job(pinned).reason.value == "ReqNodeNotAvail"

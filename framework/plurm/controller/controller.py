@@ -774,7 +774,9 @@ class Controller:
         left = False
         depth = -1 if full else self.config.scheduler_parameters.default_queue_depth
         tested = 0
-        for job in self._queue():
+        every = len(self.cluster.partitions)
+        queue = iter(self._queue())
+        for job in queue:
             if job.state is not JobState.PENDING:
                 continue
             if depth >= 0:
@@ -784,7 +786,7 @@ class Controller:
                     self._pass_after(math.floor(self.now / interval) * interval + interval)
                     break
                 tested += 1
-            if self._required_unavailable(job):
+            if job.request.nodelist and self._required_unavailable(job):
                 left = True  # it waits for its nodes and holds up no other job
                 continue
             if job.partition in blocked:
@@ -796,8 +798,23 @@ class Controller:
                 if outcome is SelectStatus.BUSY:  # not for a job that can never run here
                     withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
+            if depth < 0 and len(blocked) == every:
+                self._wait_behind(queue)  # no job after this one can be tried
+                left = True  # (this job waits)
+                break
         if left:
             self._arm_backfill()
+
+    def _wait_behind(self, rest: Iterable[Job]) -> None:
+        """The rest of a whole-queue pass once every partition is blocked: each pending job
+        waits behind the job its partition is blocked by (Priority), or for its required
+        nodes, as the pass's loop would give them, without its per-job tests."""
+        priority = PendingReason.PRIORITY
+        for job in rest:
+            if job.state is JobState.PENDING and not (
+                job.request.nodelist and self._required_unavailable(job)
+            ):
+                job.reason = priority
 
     def backfill(self) -> None:
         """One backfill pass: the sched plugin picks the pending jobs that may start now
@@ -806,7 +823,8 @@ class Controller:
         jobs = ReadAsNeeded(
             job
             for job in self._queue()
-            if job.state is JobState.PENDING and not self._required_unavailable(job)
+            if job.state is JobState.PENDING
+            and not (job.request.nodelist and self._required_unavailable(job))
         )
         view = BackfillView(
             now=self.now,
@@ -929,7 +947,14 @@ class Controller:
         if limit is None:
             return None
         now = self.cluster.now  # the pass set it (_tick)
-        return now + max(0.0, limit * 60 - job.run_time(now))
+        if job.state is JobState.RUNNING and job.start_time is not None:
+            # Job.run_time's sum for a running job, inlined: backfill asks it of every
+            # running job each pass
+            resumed = job.suspend_time if job.suspend_time is not None else job.start_time
+            ran = job.pre_suspend_time + max(0.0, now - resumed)
+        else:
+            ran = job.run_time(now)
+        return now + max(0.0, limit * 60 - ran)
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which

@@ -77,6 +77,7 @@ def test_the_kept_queue_reads_as_the_plugins_order(
         eligible = [j for j in jobs if j.state is JobState.PENDING and j.eligible_time <= now]
         read = list(queue.ordered(now))
         assert read == ORDER.sched_queue_order(eligible, never_preempts, CLUSTER)
+        assert set(queue.partitions()) == {j.partition for j in read}
         # a job read as it became eligible has its BeginTime reason cleared, as _queue does
         assert all(j.reason is not PendingReason.BEGIN_TIME for j in read)
 

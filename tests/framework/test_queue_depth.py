@@ -87,7 +87,8 @@ def test_a_whole_queue_pass_with_every_partition_blocked_gives_the_rest_priority
     """Once every partition has a job that waits, the rest of a whole-queue pass waits
     behind them (Priority), even a job that was first in its partition before (Resources),
     and a job whose required node is down shows ReqNodeNotAvail."""
-    cluster = make_cluster(CONF.format(params=""))
+    # partition c, with no job, does not keep the pass going
+    cluster = make_cluster(CONF.format(params="") + "PartitionName=c Nodes=n3\n")
     cluster.command("sbatch -N2 --wrap='sleep 10000'")
     cluster.command("sbatch -p b --wrap='sleep 10000'")
     cluster.run_until(2)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from typing import Any
 
 import attrs
@@ -774,8 +774,7 @@ class Controller:
         left = False
         depth = -1 if full else self.config.scheduler_parameters.default_queue_depth
         tested = 0
-        every = len(self.cluster.partitions)
-        queue = iter(self._queue())
+        queue, waiting = self._queue_and_partitions()
         for job in queue:
             if job.state is not JobState.PENDING:
                 continue
@@ -795,15 +794,24 @@ class Controller:
                 outcome = self._try_start(job, withheld)
                 if outcome is not SelectStatus.SUCCESS:
                     blocked.add(job.partition)
+                    if depth < 0 and waiting <= blocked:
+                        # every partition of the queue is blocked: no later job is tried
+                        self._wait_behind(queue)
+                        left = True  # (this job waits)
+                        break
                 if outcome is SelectStatus.BUSY:  # not for a job that can never run here
                     withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
-            if depth < 0 and len(blocked) == every:
-                self._wait_behind(queue)  # no job after this one can be tried
-                left = True  # (this job waits)
-                break
         if left:
             self._arm_backfill()
+
+    def _queue_and_partitions(self) -> tuple[Iterator[Job], Set[str]]:
+        """The queue (:meth:`_queue`), and the partitions its jobs wait in."""
+        queue = self._queue()
+        if self._pending.kept:
+            return iter(queue), self._pending.partitions()
+        jobs = list(queue)
+        return iter(jobs), {job.partition for job in jobs}
 
     def _wait_behind(self, rest: Iterable[Job]) -> None:
         """The rest of a whole-queue pass once every partition is blocked: each pending job

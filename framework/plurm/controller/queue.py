@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from typing import Any, TypeVar, overload
 
 from sortedcontainers import SortedList
@@ -51,6 +51,9 @@ class PendingQueue:
         self._waiting: list[tuple[float, int, Job]] = []
         #: Jobs changed since the last read, to file anew.
         self._noted: dict[int, Job] = {}
+        #: How many jobs are filed in each partition (the one they were filed in).
+        self._per_partition: dict[str, int] = {}
+        self._filed_in: dict[int, str] = {}
 
     @property
     def kept(self) -> bool:
@@ -71,6 +74,8 @@ class PendingQueue:
         self._filed.clear()
         self._keys.clear()
         self._waiting.clear()
+        self._per_partition.clear()
+        self._filed_in.clear()
         self._noted = {job.job_id: job for job in pending} if key is not None else {}
 
     def note(self, job: Job) -> None:
@@ -93,6 +98,7 @@ class PendingQueue:
                 old = keys.pop(job_id, None)
                 if old is not None:
                     filed.remove((old, job_id, job))
+                    self._unfile_partition(job_id)
                 if job.state is not JobState.PENDING:
                     continue
                 if job.eligible_time <= now:
@@ -106,6 +112,18 @@ class PendingQueue:
                 self._file(job, key)
         return map(_job_of, filed)
 
+    def partitions(self) -> Set[str]:
+        """The partitions the jobs the last read gave wait in (as they were filed)."""
+        return self._per_partition.keys()
+
+    def _unfile_partition(self, job_id: int) -> None:
+        name = self._filed_in.pop(job_id)
+        left = self._per_partition[name] - 1
+        if left:
+            self._per_partition[name] = left
+        else:
+            del self._per_partition[name]
+
     def _file(self, job: Job, key: Callable[[Job], Any]) -> None:
         if job.reason is PendingReason.BEGIN_TIME:
             job.reason = PendingReason.NONE
@@ -114,6 +132,8 @@ class PendingQueue:
         value = key(job)
         self._keys[job.job_id] = value
         self._filed.add((value, job.job_id, job))
+        self._filed_in[job.job_id] = job.partition
+        self._per_partition[job.partition] = self._per_partition.get(job.partition, 0) + 1
 
 
 class ReadAsNeeded(Sequence[T]):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.builtin.sched_builtin import BuiltinScheduler
-from plurm.controller.queue import PendingQueue, ReadAsNeeded
+from plurm.controller.queue import PendingByPartition, PendingQueue, ReadAsNeeded
 from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
@@ -224,3 +224,42 @@ def test_a_job_past_what_backfill_reads_still_shows_its_required_node_down(
     assert cluster.job(pinned).reason.value == "Priority"
     cluster.run_until(62)  # the backfill pass at 60 reads two jobs, then notes it
     assert cluster.job(pinned).reason.value == "ReqNodeNotAvail"
+
+
+@settings(max_examples=200)
+@given(st.lists(_STEP, max_size=60))
+def test_a_higher_priority_job_waits_as_a_look_at_every_pending_job_tells(
+    steps: list[tuple[str, int, str, int, float]],
+) -> None:
+    """PendingByPartition answers whether an eligible job of higher priority waits in a
+    job's partition as the walk over every pending job it replaced did."""
+    index = PendingByPartition()
+    jobs: list[Job] = []
+    now = 0.0
+    for what, position, partition, priority, when in steps:
+        if what == "submit" or not jobs:
+            job = Job(len(jobs) + 1, JobRequest(), now, partition)
+            job.priority = priority
+            job.eligible_time = now + when
+            jobs.append(job)
+        else:
+            job = jobs[position % len(jobs)]
+            if what == "start":
+                job.state = JobState.RUNNING if job.state is JobState.PENDING else JobState.PENDING
+            elif what == "requeue":
+                job.state = JobState.PENDING
+                job.eligible_time = now + when
+            elif what == "move":
+                job.partition = partition
+            else:
+                now += when
+        index.update(job)
+        for asked in jobs:
+            expected = any(
+                other.partition == asked.partition
+                and other.priority > asked.priority
+                and other.eligible_time <= now
+                for other in jobs
+                if other.state is JobState.PENDING and other is not asked
+            )
+            assert index.higher_waits(asked, now) is expected

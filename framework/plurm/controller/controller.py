@@ -52,7 +52,7 @@ from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.conf.values import PreemptBase
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.health import NodeHealth
-from plurm.controller.queue import PendingQueue, ReadAsNeeded
+from plurm.controller.queue import PendingByPartition, PendingQueue, ReadAsNeeded
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.victims import VictimPool
 from plurm.errors import PlurmError
@@ -173,6 +173,7 @@ class Controller:
         self._epoch = timer.now()
         plugins.select_node_init(self.cluster)
         self._pending = PendingQueue()
+        self._by_partition = PendingByPartition()
         #: Jobs that require nodes (-w), until they finish (see _note_required_unavailable).
         self._pinned: dict[int, Job] = {}
         self._preemption = True
@@ -213,6 +214,8 @@ class Controller:
         if old is JobState.PENDING or state is JobState.PENDING:
             self._pending.note(job)
         self.cluster.set_state(job, state)
+        if old is JobState.PENDING or state is JobState.PENDING:
+            self._by_partition.update(job)
         victims = self._victims
         if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
             if state in _HOLDING:
@@ -290,13 +293,7 @@ class Controller:
 
     def _queued_ahead(self, job: Job) -> bool:
         """Whether an eligible job of higher priority already waits in the job's partition."""
-        return any(
-            other.partition == job.partition
-            and other.priority > job.priority
-            and other.eligible_time <= self.now
-            for other in self.cluster.jobs_unordered(JobState.PENDING)
-            if other is not job
-        )
+        return self._by_partition.higher_waits(job, self.now)
 
     def _new_job(self, request: JobRequest, partition: str) -> Job:
         part = self.cluster.partition(partition)
@@ -316,6 +313,7 @@ class Controller:
         self._next_id += 1
         self.cluster.add_job(job)
         self._pending.note(job)
+        self._by_partition.update(job)
         if request.nodelist:
             self._pinned[job.job_id] = job
         return job
@@ -1022,12 +1020,14 @@ class Controller:
                 job.reason = PendingReason.RESOURCES
                 if job.partition != was:
                     self._pending.note(job)  # it waits in this partition now
+                    self._by_partition.update(job)
                 return SelectStatus.BUSY
             self._start(job, result.nodes)
             return SelectStatus.SUCCESS
         job.partition = self._partitions_to_try(job)[0]
         if job.partition != was:
             self._pending.note(job)  # its key may depend on its partition
+            self._by_partition.update(job)
         job.reason = reason
         return outcome
 

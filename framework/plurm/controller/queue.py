@@ -23,7 +23,7 @@ from sortedcontainers import SortedList
 
 from plurm.model.job import Job, JobState, PendingReason
 
-__all__ = ["PendingQueue", "ReadAsNeeded"]
+__all__ = ["PendingByPartition", "PendingQueue", "ReadAsNeeded"]
 
 T = TypeVar("T")
 
@@ -185,3 +185,36 @@ class ReadAsNeeded(Sequence[T]):
                 return
             yield self._read[index]
             index += 1
+
+
+class PendingByPartition:
+    """The pending jobs of each partition, highest priority first, so that a submission
+    can tell whether a job of higher priority already waits in its partition without
+    looking at every pending job. Kept up to date by :meth:`update` after each change of a
+    job's state or partition (a pending job's priority does not change)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, SortedList[tuple[int, int, Job]]] = {}
+        #: Where each filed job is: its partition and its entry there.
+        self._entries: dict[int, tuple[str, tuple[int, int, Job]]] = {}
+
+    def update(self, job: Job) -> None:
+        """File ``job`` anew: out of the partition it was filed in, and into its partition
+        if it is pending."""
+        known = self._entries.pop(job.job_id, None)
+        if known is not None:
+            self._jobs[known[0]].remove(known[1])
+        if job.state is JobState.PENDING:
+            entry = (-job.priority, job.job_id, job)
+            self._jobs.setdefault(job.partition, SortedList()).add(entry)
+            self._entries[job.job_id] = (job.partition, entry)
+
+    def higher_waits(self, job: Job, now: float) -> bool:
+        """Whether another pending job of ``job``'s partition, eligible by ``now``, has a
+        higher priority."""
+        for negative, _, other in self._jobs.get(job.partition, ()):
+            if -negative <= job.priority:
+                return False
+            if other is not job and other.eligible_time <= now:
+                return True
+        return False

@@ -59,3 +59,23 @@ def test_the_out_of_service_bitmap_follows_every_node_change() -> None:
         out = [n for n in config.node_names if n in down or n in silent]
         assert list(cluster.bitmap(cluster.out_of_service)) == out
         assert [n for n in config.node_names if not cluster.node_available(n)] == out
+
+
+def test_mask_of_a_tuple_answers_by_identity_and_by_value_alike() -> None:
+    """mask_of remembers a tuple's answer by its identity too; an equal tuple (another
+    object) and a tuple whose id was reused after the first died get the right answer."""
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+
+    cluster = Cluster.from_config(
+        conf.parse_text("ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-8] CPUs=1\n")
+    )
+    first = ("n1", "n3")
+    assert cluster.mask_of(first) == 0b101
+    assert cluster.mask_of(first) == 0b101  # by identity
+    assert cluster.mask_of(tuple(["n1", "n3"])) == 0b101  # equal, not the same object
+    for index in range(200):  # new tuples, some of which may reuse a dead tuple's id
+        names = (f"n{index % 8 + 1}", f"n{(index + 3) % 8 + 1}")
+        expected = (1 << (index % 8)) | (1 << ((index + 3) % 8))
+        assert cluster.mask_of(names) == expected
+        del names

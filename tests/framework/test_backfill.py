@@ -521,3 +521,24 @@ def test_components_join_node_sets_that_share_a_node_even_through_others() -> No
     assert sorted(_components([0b0011, 0b1100, 0b0110, 0b1_0000, 0])) == [0b1111, 0b1_0000]
     assert sorted(_components([0b1, 0b100, 0b10, 0b110])) == [0b1, 0b110]
     assert sorted(_components([0b1, 0b100, 0b11, 0b110])) == [0b111]
+
+
+def test_jobs_of_one_partition_plan_together_even_on_node_sets_apart(make_cluster: Make) -> None:
+    """bf_job_part_count_reserve counts a partition's reservations: jobs of one partition
+    whose node sets -x keeps apart still plan as one group. Job 3 reserves n[1-2] (the one
+    reservation allowed), so job 4 may not reserve n[3-4] and job 5 starts on n4 now; were
+    job 3 left unplanned (its node set has nothing free now), job 4's reservation at 120
+    would keep job 5 out."""
+    cluster = make_cluster(
+        "SchedulerType=sched/backfill\nSelectType=select/linear\n"
+        "SchedulerParameters=bf_job_part_count_reserve=1,bf_interval=30\n"
+        "NodeName=n[1-4] CPUs=1 RealMemory=1000\nPartitionName=p Nodes=ALL Default=YES\n"
+    )
+    cluster.command("sbatch -N2 -w n[1-2] -t 2 --wrap='sleep 1000'")
+    cluster.command("sbatch -N1 -w n3 -t 2 --wrap='sleep 1000'")
+    cluster.run_until(2)
+    cluster.command("sbatch -N2 -x n[3-4] -t 1 --wrap='sleep 10'")
+    cluster.command("sbatch -N2 -x n[1-2] -t 1 --wrap='sleep 10'")
+    fifth = int(cluster.command("sbatch -N1 -x n[1-2] -t 10 --wrap='sleep 10'").stdout.split()[-1])
+    cluster.run_until(35)  # the backfill pass at 30
+    assert queue(cluster)[fifth] == "R n4"

@@ -310,14 +310,19 @@ class BackfillScheduler(BuiltinScheduler):
         # they would only reserve, and reservations die with the pass. A reservation
         # touches only jobs whose nodes it shares, directly or through other jobs': that
         # holds within each connected component of the jobs' node sets (partitions that
-        # share no node plan apart), so each component has its own last job to plan.
-        groups = _components(usable for _, usable, _, _ in plans)
-        group_of_mask = {
-            mask: next((i for i, group in enumerate(groups) if group & mask), len(groups))
-            for mask in {usable for _, usable, _, _ in plans}
+        # share no node plan apart), so each component has its own last job to plan. The
+        # jobs of one partition also share bf_job_part_count_reserve's count, so each
+        # partition counts as the union of its jobs' node sets (-x may split them).
+        spans: dict[str, int] = {}
+        for job, usable, _, _ in plans:
+            spans[job.partition] = spans.get(job.partition, 0) | usable
+        groups = _components(spans.values())
+        group_of_partition = {
+            name: next((i for i, group in enumerate(groups) if group & span), len(groups))
+            for name, span in spans.items()
         }
-        groups.append(0)  # the jobs without a usable node: they plan nothing, alone
-        group_of = [group_of_mask[usable] for _, usable, _, _ in plans]
+        groups.append(0)  # partitions without a usable node: they plan nothing, alone
+        group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
         members: list[list[int]] = [[] for _ in groups]
         for position, group in enumerate(group_of):
             members[group].append(position)
@@ -384,7 +389,7 @@ class BackfillScheduler(BuiltinScheduler):
             nodes = usable & ~reserved_within(duration)
             if not nodes:
                 return False
-            kind = (nodes, job.partition, job.request.qos)
+            kind = (nodes, job.partition, job.qos)  # the QOS it was given (preempt/qos)
             if least >= cannot_preempt.get(kind, math.inf):
                 return False
             result = preempt_test(job, bitmap(nodes))

@@ -63,7 +63,7 @@ def test_the_out_of_service_bitmap_follows_every_node_change() -> None:
 
 def test_mask_of_a_tuple_answers_by_identity_and_by_value_alike() -> None:
     """mask_of remembers a tuple's answer by its identity too; an equal tuple (another
-    object) and a tuple whose id was reused after the first died get the right answer."""
+    object) and many short-lived tuples get their own right answers."""
     from plurm import conf
     from plurm.model.cluster import Cluster
 

@@ -263,3 +263,49 @@ def test_a_higher_priority_job_waits_as_a_look_at_every_pending_job_tells(
                 if other.state is JobState.PENDING and other is not asked
             )
             assert index.higher_waits(asked, now) is expected
+
+
+def test_a_finished_job_requeued_by_scontrol_is_looked_at_as_one_requiring_nodes(
+    make_cluster,  # type: ignore[no-untyped-def]
+) -> None:
+    """A -w job that finished and was requeued (scontrol requeue) waits again for its
+    required node: past what backfill reads, it shows ReqNodeNotAvail after a backfill pass
+    once its node is drained, as a job submitted so does."""
+    cluster: TestCluster = make_cluster(
+        "SchedulerType=sched/backfill\nSelectType=select/linear\nSchedulerParameters="
+        "bf_max_job_test=2,default_queue_depth=1,bf_interval=30,sched_interval=900\n"
+        "NodeName=n[1-5] CPUs=1 RealMemory=1000\nPartitionName=p Nodes=ALL Default=YES\n"
+    )
+    cluster.command("sbatch -N4 -w n[1-4] --wrap='sleep 10000'")
+    pinned = int(cluster.command("sbatch -w n5 --nice=100 --wrap='sleep 1'").stdout.split()[-1])
+    cluster.run_until(5)
+    assert cluster.state(pinned).name == "COMPLETED"
+    for _ in range(5):
+        cluster.command("sbatch -N3 --wrap='sleep 100'")
+    cluster.run_until(40)  # a backfill pass at 30 while it is finished
+    cluster.command(f"scontrol requeue {pinned}")
+    cluster.command("scontrol update NodeName=n5 State=DRAIN Reason=test")
+    cluster.run_until(170)  # eligible again from 161
+    cluster.command("sbatch -N3 --wrap='sleep 100'")  # an event: a pass, then backfill at 180
+    cluster.run_until(185)
+    assert cluster.state(pinned).name == "PENDING"
+    assert cluster.job(pinned).reason.value == "ReqNodeNotAvail"
+
+
+def test_a_sequence_read_as_needed_slices_backwards_as_the_list() -> None:
+    items = list(range(10))
+    for read in (slice(8, 2, -1), slice(None, 3, -1), slice(5, None, -2), slice(-3, None)):
+        assert ReadAsNeeded(iter(items))[read] == items[read]
+
+
+def test_a_subclass_with_its_own_order_gets_no_key_from_sched_builtin() -> None:
+    """A sched plugin that subclasses sched/builtin and orders the queue its own way must
+    not have the core keep the queue by builtin's key (which is not its order)."""
+
+    class Reversed(BuiltinScheduler):
+        def sched_queue_order(self, jobs, preempts, cluster):  # type: ignore[no-untyped-def]
+            return list(reversed(super().sched_queue_order(jobs, preempts, cluster)))
+
+    plugin = Reversed(PluginContext(CONFIG, "sched/reversed"))
+    assert plugin.sched_queue_key(never_preempts, CLUSTER) is None
+    assert ORDER.sched_queue_key(never_preempts, CLUSTER) is not None

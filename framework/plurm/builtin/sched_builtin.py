@@ -32,6 +32,8 @@ class BuiltinScheduler:
     ) -> Callable[[Job], tuple[int, int, float, int]] | None:
         if not (preempts is never_preempts or isinstance(preempts, PreemptsByTier)):
             return None  # a job goes ahead of one it may preempt: not a key order
+        if type(self).sched_queue_order is not BuiltinScheduler.sched_queue_order:
+            return None  # a subclass orders the queue its own way: the key is not its order
         tiers = {name: part.priority_tier for name, part in cluster.partitions.items()}
 
         def key(job: Job) -> tuple[int, int, float, int]:

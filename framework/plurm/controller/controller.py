@@ -174,7 +174,7 @@ class Controller:
         plugins.select_node_init(self.cluster)
         self._pending = PendingQueue()
         self._by_partition = PendingByPartition()
-        #: Jobs that require nodes (-w), until they finish (see _note_required_unavailable).
+        #: The pending jobs that require nodes (-w) (see _note_required_unavailable).
         self._pinned: dict[int, Job] = {}
         self._preemption = True
         self._check_preemption()
@@ -216,6 +216,8 @@ class Controller:
         self.cluster.set_state(job, state)
         if old is JobState.PENDING or state is JobState.PENDING:
             self._by_partition.update(job)
+            if job.request.nodelist:
+                self._pin(job)
         victims = self._victims
         if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
             if state in _HOLDING:
@@ -315,8 +317,15 @@ class Controller:
         self._pending.note(job)
         self._by_partition.update(job)
         if request.nodelist:
-            self._pinned[job.job_id] = job
+            self._pin(job)
         return job
+
+    def _pin(self, job: Job) -> None:
+        """Keep ``_pinned`` to the pending jobs that require nodes."""
+        if job.state is JobState.PENDING:
+            self._pinned[job.job_id] = job
+        else:
+            self._pinned.pop(job.job_id, None)
 
     def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
         """The node count a job waits for: as Slurm 22.05 estimates it at submission, at
@@ -862,15 +871,8 @@ class Controller:
         ReqNodeNotAvail reason, as a backfill pass that reads the whole queue would (the
         plugin reads only as far as it needs). Only jobs with required nodes are looked at."""
         now, ending = self.now, self._ending
-        for job_id, job in list(self._pinned.items()):
-            if job.state.finished:
-                del self._pinned[job_id]
-            elif (
-                job.state is JobState.PENDING
-                and job.eligible_time <= now
-                and job_id not in ending
-                and not self._refused(job)
-            ):
+        for job_id, job in self._pinned.items():
+            if job.eligible_time <= now and job_id not in ending and not self._refused(job):
                 self._required_unavailable(job)
 
     def _preempt_test(self, job: Job, nodes: Sequence[str]) -> SelectResult:

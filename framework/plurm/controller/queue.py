@@ -166,8 +166,11 @@ class ReadAsNeeded(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | Sequence[T]:
         if isinstance(index, slice):
-            start, stop, _ = index.start, index.stop, index.step
-            bounded = stop is not None and stop >= 0 and (start is None or start >= 0)
+            start, stop, step = index.start, index.stop, index.step
+            # forwards from a known start to a known stop: read up to the stop; any other
+            # slice (from the end, or backwards) reads everything
+            forwards = step is None or step > 0
+            bounded = forwards and stop is not None and stop >= 0 and (start or 0) >= 0
             self._read_to(stop if bounded else None)
         else:
             self._read_to(index + 1 if index >= 0 else None)

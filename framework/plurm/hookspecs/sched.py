@@ -30,7 +30,9 @@ def sched_queue_order(
 ) -> list[Job] | None:
     """The pending jobs in the order the scheduling pass should try them.
 
-    When called: at the start of every scheduling pass, with the jobs that are eligible now.
+    When called: at the start of every scheduling pass, with the jobs that are eligible now,
+    unless the plugin gave a sort key (``sched_queue_key``): the core then keeps the queue
+    in that order and does not call this hook.
 
     :param jobs: pending, eligible jobs, in job-id order.
     :param preempts: ``preempts(a, b)`` is True when ``a`` could preempt ``b`` (the preempt
@@ -101,7 +103,9 @@ def sched_backfill(
     the main scheduler left them pending.
 
     :param jobs: the pending jobs the main scheduler could not start (eligible, within their
-        partition's limits), in queue order (``sched_queue_order``).
+        partition's limits), in queue order (``sched_queue_order``). A sequence that the
+        core reads from the queue only as far as it is indexed (``jobs[:n]`` reads n jobs;
+        ``len()`` reads all), good for this call only.
     :param view: the time, the usable nodes of a job, a select test on a node set as if it
         were idle, and the expected end of running jobs.
     :returns: the jobs to start, each with its nodes, in the order to start them. The core

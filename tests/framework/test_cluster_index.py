@@ -61,9 +61,9 @@ def test_the_out_of_service_bitmap_follows_every_node_change() -> None:
         assert [n for n in config.node_names if not cluster.node_available(n)] == out
 
 
-def test_mask_of_a_tuple_answers_by_identity_and_by_value_alike() -> None:
-    """mask_of remembers a tuple's answer by its identity too; an equal tuple (another
-    object) and many short-lived tuples get their own right answers."""
+def test_mask_of_a_tuple_answers_the_same_for_equal_tuples() -> None:
+    """mask_of remembers a tuple's answer; the same tuple, an equal one (another object)
+    and many short-lived tuples get their own right answers."""
     from plurm import conf
     from plurm.model.cluster import Cluster
 

@@ -54,12 +54,6 @@ class Cluster:
     _tuple_masks: dict[tuple[str, ...], int] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
-    #: The same answers by the tuple's identity (with the tuple, which keeps its id its
-    #: own): a tuple is hashed anew at each lookup, and a job's node tuple, asked about
-    #: in every backfill pass, may hold hundreds of names.
-    _same_tuples: dict[int, tuple[tuple[str, ...], int]] = attrs.field(
-        factory=dict, init=False, repr=False, eq=False
-    )
     #: jobs_in's answers until a job is added or changes state: a pass asks for the same
     #: sorted lists again and again (every preemption candidate walk, every queue order).
     _in_states: dict[tuple[JobState, ...], list[Job]] = attrs.field(
@@ -102,18 +96,13 @@ class Cluster:
         """The bitmap of the nodes ``names`` (unknown names are left out)."""
         # tuples first: they are most calls, and isinstance against the NodeBitmap ABC is slow
         if type(names) is tuple:
-            same = self._same_tuples.get(id(names))
-            if same is not None and same[0] is names:
-                return same[1]
             known = self._tuple_masks.get(names)
-            if known is None:
-                if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
-                    self._tuple_masks.clear()
-                known = self._tuple_masks[names] = self._mask(names)
-            if len(self._same_tuples) >= _MASK_MEMO_SIZE:
-                self._same_tuples.clear()
-            self._same_tuples[id(names)] = (names, known)
-            return known
+            if known is not None:
+                return known
+            if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
+                self._tuple_masks.clear()
+            mask = self._tuple_masks[names] = self._mask(names)
+            return mask
         if isinstance(names, NodeBitmap):
             return names.mask
         return self._mask(names if isinstance(names, list) else list(names))

@@ -72,7 +72,7 @@ def test_mask_of_a_tuple_answers_the_same_for_equal_tuples() -> None:
     )
     first = ("n1", "n3")
     assert cluster.mask_of(first) == 0b101
-    assert cluster.mask_of(first) == 0b101  # by identity
+    assert cluster.mask_of(first) == 0b101  # remembered
     assert cluster.mask_of(tuple(["n1", "n3"])) == 0b101  # equal, not the same object
     for index in range(200):  # new tuples, some of which may reuse a dead tuple's id
         names = (f"n{index % 8 + 1}", f"n{(index + 3) % 8 + 1}")

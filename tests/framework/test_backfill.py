@@ -341,14 +341,49 @@ def test_backfill_does_not_preempt_into_a_reservation(make_cluster: Make) -> Non
     assert queue(cluster)[4].startswith("PD")
 
 
+_Outcome = dict[int, tuple[str, float | None, tuple[str, ...], int]]
+
+
+def _random_replay(
+    make_cluster: Make,
+    text: str,
+    seed: int,
+    *,
+    partitions: Sequence[str],
+    widest: int,
+    longest: int,
+    every: int,
+    span: int,
+    until: float,
+    sleeps: tuple[int, int] = (10, 400),
+) -> _Outcome:
+    """Up to three sbatch every ``every`` seconds for ``span`` seconds (random partition,
+    -N, -t and run time, from ``seed``), then the cluster runs until ``until``: each job's
+    state, start, nodes and restarts."""
+    import random
+
+    rng = random.Random(seed)
+    cluster = make_cluster(text)
+    for second in range(0, span, every):
+        cluster.run_until(second)
+        for _ in range(rng.randint(0, 3)):
+            cluster.command(
+                f"sbatch -p {rng.choice(partitions)} -N{rng.randint(1, widest)} "
+                f"-t {rng.randint(1, longest)} --wrap='sleep {rng.randint(*sleeps)}'"
+            )
+    cluster.run_until(until)
+    return {
+        job_id: (job.state.name, job.start_time, job.nodes, job.restarts)
+        for job_id, job in cluster.controller.cluster.jobs.items()
+    }
+
+
 def test_planning_only_up_to_the_last_job_that_may_preempt_changes_no_start(
     make_cluster: Make,
 ) -> None:
     """With preemption on, backfill plans the queue up to the last job that could start on
     free nodes or has any preemption candidate. Random workloads on three tiers replay the
     same, job for job, as with every job planned (may_preempt always True)."""
-    import random
-
     from plurm.controller.controller import Controller
 
     text = (
@@ -361,22 +396,18 @@ def test_planning_only_up_to_the_last_job_that_may_preempt_changes_no_start(
         "PartitionName=high Nodes=n[1-4] PriorityTier=2\n"
     )
 
-    def replay(seed: int) -> dict[int, tuple[str, float | None, tuple[str, ...], int]]:
-        rng = random.Random(seed)
-        cluster = make_cluster(text)
-        for second in range(0, 600, 7):
-            cluster.run_until(second)
-            for _ in range(rng.randint(0, 3)):
-                cluster.command(
-                    f"sbatch -p {rng.choice(['low', 'side', 'high', 'high'])} "
-                    f"-N{rng.randint(1, 4)} -t {rng.randint(1, 6)} "
-                    f"--wrap='sleep {rng.randint(10, 400)}'"
-                )
-        cluster.run_until(4000)
-        return {
-            job_id: (job.state.name, job.start_time, job.nodes, job.restarts)
-            for job_id, job in cluster.controller.cluster.jobs.items()
-        }
+    def replay(seed: int) -> _Outcome:
+        return _random_replay(
+            make_cluster,
+            text,
+            seed,
+            partitions=["low", "side", "high", "high"],
+            widest=4,
+            longest=6,
+            every=7,
+            span=600,
+            until=4000,
+        )
 
     cut = {seed: replay(seed) for seed in range(8)}
     original = Controller._may_preempt
@@ -459,8 +490,6 @@ def test_partitions_that_share_no_node_plan_apart_and_start_the_same_jobs(
     last job that could start (or preempt). Random workloads on partitions that overlap in
     a chain (a-b, b-c) and one apart (d) replay the same, job for job, as with all jobs in
     one component (planned up to the queue's last startable job)."""
-    import random
-
     from plurm.builtin import sched_backfill
 
     text = (
@@ -478,21 +507,19 @@ def test_partitions_that_share_no_node_plan_apart_and_start_the_same_jobs(
         "PartitionName=d Nodes=n[9-12] PriorityTier=1\n"
     )
 
-    def replay(seed: int) -> dict[int, tuple[str, float | None, tuple[str, ...], int]]:
-        rng = random.Random(seed)
-        cluster = make_cluster(text)
-        for second in range(0, 900, 5):
-            cluster.run_until(second)
-            for _ in range(rng.randint(0, 3)):
-                cluster.command(
-                    f"sbatch -p {rng.choice('abcdd')} -N{rng.randint(1, 3)} "
-                    f"-t {rng.randint(1, 8)} --wrap='sleep {rng.randint(10, 450)}'"
-                )
-        cluster.run_until(8000)
-        return {
-            job_id: (job.state.name, job.start_time, job.nodes, job.restarts)
-            for job_id, job in cluster.controller.cluster.jobs.items()
-        }
+    def replay(seed: int) -> _Outcome:
+        return _random_replay(
+            make_cluster,
+            text,
+            seed,
+            partitions="abcdd",
+            widest=3,
+            longest=8,
+            every=5,
+            span=900,
+            until=8000,
+            sleeps=(10, 450),
+        )
 
     apart = {seed: replay(seed) for seed in range(6)}
 

@@ -10,23 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plurm import conf
 from plurm.builtin.sched_builtin import BuiltinScheduler
 from plurm.controller.queue import PendingByPartition, PendingQueue, ReadAsNeeded
 from plurm.manager import Plugins
-from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState, PendingReason, never_preempts
 from plurm.registry import PluginContext
 from plurm.testing import TestCluster
+from tests.framework.test_queue_order import CLUSTER, CONFIG, ORDER  # the same cluster
 
-CONFIG = conf.parse_text(
-    "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-4] CPUs=1\n"
-    "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\n"
-    "PartitionName=also_low Nodes=ALL PriorityTier=1\n"
-    "PartitionName=high Nodes=ALL PriorityTier=7\n"
-)
-CLUSTER = Cluster.from_config(CONFIG)
-ORDER = BuiltinScheduler(PluginContext(CONFIG, "sched/builtin"))
 PARTITIONS = ["low", "also_low", "high"]
 
 # One step: (what, job index, partition, priority, time); few values, so that jobs tie often.
@@ -37,6 +28,34 @@ _STEP = st.tuples(
     st.integers(min_value=-2, max_value=2),
     st.sampled_from([0.0, 1.0, 2.5, 4.0]),
 )
+
+
+def _apply(
+    step: tuple[str, int, str, int, float], jobs: list[Job], now: float
+) -> tuple[Job | None, float]:
+    """One step on ``jobs`` at ``now``: the job it changed (None: time passed), and the
+    time after it."""
+    what, index, partition, priority, when = step
+    if what == "submit" or not jobs:
+        job = Job(len(jobs) + 1, JobRequest(), now, partition)
+        job.priority = priority
+        job.eligible_time = now + when  # not eligible yet when > 0
+        if when:
+            job.reason = PendingReason.BEGIN_TIME
+        jobs.append(job)
+        return job, now
+    job = jobs[index % len(jobs)]
+    if what == "start":  # leaves the queue, or comes back to it
+        job.state = JobState.RUNNING if job.state is JobState.PENDING else JobState.PENDING
+    elif what == "requeue":  # back, eligible later (a requeued job's BeginTime)
+        job.state = JobState.PENDING
+        job.eligible_time = now + when
+        job.reason = PendingReason.BEGIN_TIME if when else job.reason
+    elif what == "move":  # a job of several partitions waits in another one now
+        job.partition = partition
+    else:
+        return None, now + when
+    return job, now
 
 
 @settings(max_examples=200)
@@ -50,30 +69,10 @@ def test_the_kept_queue_reads_as_the_plugins_order(
     queue.reset(key, ())
     jobs: list[Job] = []
     now = 0.0
-    for what, index, partition, priority, when in steps:
-        if what == "submit" or not jobs:
-            job = Job(len(jobs) + 1, JobRequest(), now, partition)
-            job.priority = priority
-            job.eligible_time = now + when  # not eligible yet when > 0
-            if when:
-                job.reason = PendingReason.BEGIN_TIME
-            jobs.append(job)
-            queue.note(job)
-            continue
-        job = jobs[index % len(jobs)]
-        if what == "start":  # leaves the queue (the controller notes every state change)
-            job.state = JobState.RUNNING if job.state is JobState.PENDING else JobState.PENDING
-            queue.note(job)
-        elif what == "requeue":  # back, eligible later (a requeued job's BeginTime)
-            job.state = JobState.PENDING
-            job.eligible_time = now + when
-            job.reason = PendingReason.BEGIN_TIME if when else job.reason
-            queue.note(job)
-        elif what == "move":  # a job of several partitions waits in another one now
-            job.partition = partition
-            queue.note(job)
-        else:
-            now += when
+    for step in steps:
+        job, now = _apply(step, jobs, now)
+        if job is not None:
+            queue.note(job)  # as the controller notes every change of state or partition
         eligible = [j for j in jobs if j.state is JobState.PENDING and j.eligible_time <= now]
         read = list(queue.ordered(now))
         assert read == ORDER.sched_queue_order(eligible, never_preempts, CLUSTER)
@@ -236,24 +235,10 @@ def test_a_higher_priority_job_waits_as_a_look_at_every_pending_job_tells(
     index = PendingByPartition()
     jobs: list[Job] = []
     now = 0.0
-    for what, position, partition, priority, when in steps:
-        if what == "submit" or not jobs:
-            job = Job(len(jobs) + 1, JobRequest(), now, partition)
-            job.priority = priority
-            job.eligible_time = now + when
-            jobs.append(job)
-        else:
-            job = jobs[position % len(jobs)]
-            if what == "start":
-                job.state = JobState.RUNNING if job.state is JobState.PENDING else JobState.PENDING
-            elif what == "requeue":
-                job.state = JobState.PENDING
-                job.eligible_time = now + when
-            elif what == "move":
-                job.partition = partition
-            else:
-                now += when
-        index.update(job)
+    for step in steps:
+        job, now = _apply(step, jobs, now)
+        if job is not None:
+            index.update(job)
         for asked in jobs:
             expected = any(
                 other.partition == asked.partition

@@ -211,13 +211,9 @@ class Controller:
             return
         if old is JobState.PENDING:
             self._refusals.pop(job.job_id, None)
-        if old is JobState.PENDING or state is JobState.PENDING:
-            self._pending.note(job)
         self.cluster.set_state(job, state)
         if old is JobState.PENDING or state is JobState.PENDING:
-            self._by_partition.update(job)
-            if job.request.nodelist:
-                self._pin(job)
+            self._file(job)
         victims = self._victims
         if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
             if state in _HOLDING:
@@ -314,18 +310,20 @@ class Controller:
         )
         self._next_id += 1
         self.cluster.add_job(job)
-        self._pending.note(job)
-        self._by_partition.update(job)
-        if request.nodelist:
-            self._pin(job)
+        self._file(job)
         return job
 
-    def _pin(self, job: Job) -> None:
-        """Keep ``_pinned`` to the pending jobs that require nodes."""
-        if job.state is JobState.PENDING:
-            self._pinned[job.job_id] = job
-        else:
-            self._pinned.pop(job.job_id, None)
+    def _file(self, job: Job) -> None:
+        """File ``job`` anew in the indexes of pending jobs, after it became pending, left
+        the queue or moved to another of its partitions: the kept queue (at its next read),
+        the jobs per partition by priority, and the jobs that require nodes."""
+        self._pending.note(job)
+        self._by_partition.update(job)
+        if job.request.nodelist:
+            if job.state is JobState.PENDING:
+                self._pinned[job.job_id] = job
+            else:
+                self._pinned.pop(job.job_id, None)
 
     def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
         """The node count a job waits for: as Slurm 22.05 estimates it at submission, at
@@ -1021,15 +1019,13 @@ class Controller:
             if self._preempt(job, result):
                 job.reason = PendingReason.RESOURCES
                 if job.partition != was:
-                    self._pending.note(job)  # it waits in this partition now
-                    self._by_partition.update(job)
+                    self._file(job)  # it waits in this partition now
                 return SelectStatus.BUSY
             self._start(job, result.nodes)
             return SelectStatus.SUCCESS
         job.partition = self._partitions_to_try(job)[0]
         if job.partition != was:
-            self._pending.note(job)  # its key may depend on its partition
-            self._by_partition.update(job)
+            self._file(job)  # its key may depend on its partition
         job.reason = reason
         return outcome
 

@@ -45,15 +45,15 @@ class PendingQueue:
         self._key: Callable[[Job], Any] | None = None
         self._admit: Callable[[Job], bool] = _every
         self._filed: SortedList[_Entry] = SortedList()
-        #: The key each filed job was filed under (its key may have changed since).
-        self._keys: dict[int, Any] = {}
+        #: The key and partition each filed job was filed under (both may have changed
+        #: since).
+        self._filed_as: dict[int, tuple[Any, str]] = {}
         #: Pending jobs not eligible yet: (eligible time, job id, job), earliest first.
         self._waiting: list[tuple[float, int, Job]] = []
         #: Jobs changed since the last read, to file anew.
         self._noted: dict[int, Job] = {}
         #: How many jobs are filed in each partition (the one they were filed in).
         self._per_partition: dict[str, int] = {}
-        self._filed_in: dict[int, str] = {}
 
     @property
     def kept(self) -> bool:
@@ -72,10 +72,9 @@ class PendingQueue:
         self._key = key
         self._admit = admit
         self._filed.clear()
-        self._keys.clear()
+        self._filed_as.clear()
         self._waiting.clear()
         self._per_partition.clear()
-        self._filed_in.clear()
         self._noted = {job.job_id: job for job in pending} if key is not None else {}
 
     def note(self, job: Job) -> None:
@@ -91,14 +90,14 @@ class PendingQueue:
         key = self._key
         if key is None:
             raise RuntimeError("the pending queue is not kept (no sched_queue_key)")
-        filed, keys, waiting = self._filed, self._keys, self._waiting
+        filed, filed_as, waiting = self._filed, self._filed_as, self._waiting
         if self._noted:
             noted, self._noted = self._noted, {}
             for job_id, job in noted.items():
-                old = keys.pop(job_id, None)
+                old = filed_as.pop(job_id, None)
                 if old is not None:
-                    filed.remove((old, job_id, job))
-                    self._unfile_partition(job_id)
+                    filed.remove((old[0], job_id, job))
+                    self._count(old[1], -1)
                 if job.state is not JobState.PENDING:
                     continue
                 if job.eligible_time <= now:
@@ -108,7 +107,8 @@ class PendingQueue:
         while waiting and waiting[0][0] <= now:
             when, job_id, job = heapq.heappop(waiting)
             # an entry is stale if the job left the queue or was filed anew since
-            if job.state is JobState.PENDING and job.eligible_time == when and job_id not in keys:
+            stale = job.state is not JobState.PENDING or job.eligible_time != when
+            if not stale and job_id not in filed_as:
                 self._file(job, key)
         return map(_job_of, filed)
 
@@ -116,11 +116,10 @@ class PendingQueue:
         """The partitions the jobs the last read gave wait in (as they were filed)."""
         return self._per_partition.keys()
 
-    def _unfile_partition(self, job_id: int) -> None:
-        name = self._filed_in.pop(job_id)
-        left = self._per_partition[name] - 1
-        if left:
-            self._per_partition[name] = left
+    def _count(self, name: str, change: int) -> None:
+        count = self._per_partition.get(name, 0) + change
+        if count:
+            self._per_partition[name] = count
         else:
             del self._per_partition[name]
 
@@ -130,10 +129,9 @@ class PendingQueue:
         if not self._admit(job):
             return
         value = key(job)
-        self._keys[job.job_id] = value
+        self._filed_as[job.job_id] = (value, job.partition)
         self._filed.add((value, job.job_id, job))
-        self._filed_in[job.job_id] = job.partition
-        self._per_partition[job.partition] = self._per_partition.get(job.partition, 0) + 1
+        self._count(job.partition, 1)
 
 
 class ReadAsNeeded(Sequence[T]):

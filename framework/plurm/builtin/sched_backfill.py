@@ -44,7 +44,7 @@ from plurm.builtin.sched_builtin import BuiltinScheduler
 from plurm.conf.model import SlurmConfig
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.select import SelectStatus
 from plurm.registry import PluginContext
 
@@ -228,6 +228,14 @@ def _components(masks: Iterable[int]) -> list[int]:
     return groups
 
 
+#: A job's request and time limit, and the least node count and duration worked out of them.
+_Size = tuple[JobRequest, int | None, int, float]
+
+
+def _first(pair: tuple[float, int]) -> float:
+    return pair[0]
+
+
 def _union(masks: Iterable[int]) -> int:
     total = 0
     for mask in masks:
@@ -241,15 +249,20 @@ class BackfillScheduler(BuiltinScheduler):
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
         self._widest_cpus: tuple[SlurmConfig, int] | None = None
+        # The last pass's jobs' least node counts and durations (see _sizes).
+        self._plan_sizes: tuple[SlurmConfig | None, dict[int, _Size]] = (None, {})
 
-    def _widest(self, cluster: Cluster) -> int:
-        """The most CPUs of any node (node sizes never change at run time)."""
+    def _sizes(self, cluster: Cluster) -> tuple[int, dict[int, _Size]]:
+        """The most CPUs of any node (node sizes never change at run time), and the sizes
+        the last pass worked out per job: each holds while the job's request and time limit
+        are those it was worked out from, and the configuration is the same."""
         known = self._widest_cpus
         if known is None or known[0] is not cluster.config:
             names = cluster.config.node_names
             widest = max((cluster.node(name).cpus for name in names), default=1)
             known = self._widest_cpus = (cluster.config, widest)
-        return known[1]
+        config, sizes = self._plan_sizes
+        return known[1], sizes if config is cluster.config else {}
 
     @hookimpl
     def sched_backfill_interval(self, cluster: Cluster) -> int:
@@ -265,20 +278,25 @@ class BackfillScheduler(BuiltinScheduler):
         resolution = max(1, params.bf_resolution)
         names = cluster.config.node_names
 
-        def rounded(when: float | None) -> float:
-            """Times in the plan are kept at bf_resolution: ends round up."""
-            if when is None:
-                return math.inf
-            return now + math.ceil(max(0.0, when - now) / resolution) * resolution
+        if horizon <= now:
+            return []  # an empty window: nothing is planned, nothing starts
 
         # Each node is busy until the latest end of the jobs on it: take the jobs latest
-        # end first, and give each end the nodes no later job has claimed.
-        held = [
-            (rounded(view.expected_end(job)), cluster.mask_of(job.held_nodes))
-            for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
-            for job in cluster.jobs_unordered(state)
-        ]
-        held.sort(key=lambda pair: pair[0], reverse=True)
+        # end first, and give each end the nodes no later job has claimed. Ends are kept at
+        # bf_resolution: they round up.
+        expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
+        held = []
+        for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
+            for job in cluster.jobs_unordered(state):
+                when = expected_end(job)
+                if when is None:
+                    end = inf
+                elif when > now:
+                    end = now + ceil((when - now) / resolution) * resolution
+                else:
+                    end = now
+                held.append((end, mask_of(job.held_nodes)))
+        held.sort(key=_first, reverse=True)
         ends: dict[float, int] = {}
         claimed = 0
         for end, mask in held:
@@ -286,24 +304,38 @@ class BackfillScheduler(BuiltinScheduler):
             if mask:
                 ends[end] = ends.get(end, 0) | mask
                 claimed |= mask
-        infinite = ends.pop(math.inf, 0)
-        widest = self._widest(cluster)
-        profile = _Profile(now, ((1 << len(names)) - 1) & ~infinite, ends)
+        infinite = ends.pop(inf, 0)
+        everything = ((1 << len(names)) - 1) & ~infinite
+        # what the profile's segments starting now will hold (see _Profile.free_now)
+        free_now = (everything & ~claimed) | ends.get(now, 0)
         starts: list[BackfillStart] = []
-        if horizon <= now:
-            return starts  # an empty window: nothing is planned, nothing starts
+        widest, sizes = self._sizes(cluster)
+        fresh: dict[int, _Size] = {}
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
+        spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
         for job in jobs[: max(0, params.bf_max_job_test)]:
             request = job.request
-            key = (job.partition, request.exclude)  # what usable_nodes depends on
+            size = sizes.get(job.job_id)
+            if size is None or size[0] is not request or size[1] != job.time_limit:
+                minutes = job.time_limit
+                # at least its node count, and as many nodes as its CPUs fill on the widest
+                # node, for its time limit
+                size = (
+                    request,
+                    minutes,
+                    max(request.min_nodes, ceil(request.cpus / widest)),
+                    inf if minutes is None else minutes * 60,
+                )
+            fresh[job.job_id] = size
+            partition = job.partition
+            key = (partition, request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
-                usable = usable_masks[key] = cluster.mask_of(view.usable_nodes(job))
-            duration = math.inf if job.time_limit is None else job.time_limit * 60
-            # at least its node count, and as many nodes as its CPUs fill on the widest node
-            least = max(request.min_nodes, math.ceil(request.cpus / widest))
-            plans.append((job, usable, least, duration))
+                usable = usable_masks[key] = mask_of(view.usable_nodes(job))
+            spans[partition] = spans.get(partition, 0) | usable
+            plans.append((job, usable, size[2], size[3]))
+        self._plan_sizes = (cluster.config, fresh)  # only the jobs this pass read
         # Only starts now come out of the pass. A job can start now only if enough of its
         # nodes are free now, and reservations only ever take nodes away; so the jobs after
         # the last one that could start now with the nodes free so far need no planning:
@@ -313,20 +345,21 @@ class BackfillScheduler(BuiltinScheduler):
         # share no node plan apart), so each component has its own last job to plan. The
         # jobs of one partition also share bf_job_part_count_reserve's count, so each
         # partition counts as the union of its jobs' node sets (-x may split them).
-        spans: dict[str, int] = {}
-        for job, usable, _, _ in plans:
-            spans[job.partition] = spans.get(job.partition, 0) | usable
-        groups = _components(spans.values())
-        group_of_partition = {
-            name: next((i for i, group in enumerate(groups) if group & span), len(groups))
-            for name, span in spans.items()
-        }
-        groups.append(0)  # partitions without a usable node: they plan nothing, alone
-        group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
-        members: list[list[int]] = [[] for _ in groups]
-        for position, group in enumerate(group_of):
-            members[group].append(position)
-        free_now = profile.free_now()
+        if len(spans) == 1:  # one partition: one group (or none, with no usable node)
+            groups = [*spans.values(), 0] if any(spans.values()) else [0]
+            group_of = [0] * len(plans)
+            members: list[list[int]] = [list(range(len(plans))), []][: len(groups)]
+        else:
+            groups = _components(spans.values())
+            group_of_partition = {
+                name: next((i for i, group in enumerate(groups) if group & span), len(groups))
+                for name, span in spans.items()
+            }
+            groups.append(0)  # partitions without a usable node: they plan nothing, alone
+            group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
+            members = [[] for _ in groups]
+            for position, group in enumerate(group_of):
+                members[group].append(position)
         lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
         # With preemption, a job may also start by preempting; the jobs after the last one
         # that has any candidate at all, and after the last that could start on free nodes,
@@ -352,6 +385,9 @@ class BackfillScheduler(BuiltinScheduler):
         limit = max(
             [*lasts, *(last_preemptors if view.preempt_test is not None else ())], default=-1
         )
+        if limit < 0:
+            return starts  # no job could start now: the plan would only hold reservations
+        profile = _Profile(now, everything, ends)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = SelectStatus.SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job

@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 from plurm import conf
 from plurm.conf.values import PreemptBase
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job as RealJob
 from plurm.model.job import JobRequest, JobState
-from plurm.model.select import Candidate, Candidates, SelectMode, SelectStatus
+from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 from plurm.testing import JobBuilder, TestCluster
 from plurm_select_linear import LinearSelect
@@ -301,3 +302,45 @@ def test_bitmap_preemption_walk_matches_the_general_code() -> None:
         assert fast == slow, (job.request, bitmap)
         preempted += fast.status is SelectStatus.SUCCESS and bool(fast.victims)
     assert preempted > 50  # the cases do reach the walk, and often find victims
+
+
+def _built(seed: int) -> tuple[Cluster, LinearSelect, list[RealJob], random.Random]:
+    """The same random select/linear state for the same seed, and the random source."""
+    rng = random.Random(seed)
+    cluster, select, jobs = _random_linear("", rng, jobs=12, widest=6, suspended=0.2, ended=0)
+    return cluster, select, jobs, rng
+
+
+def _ask(
+    select: LinearSelect, job: RealJob, nodes: NodeBitmap, offer: list[Candidate], cluster: Cluster
+) -> SelectResult:
+    return select.select_job_test(job, nodes, SelectMode.RUN_NOW, Candidates(offer), cluster)
+
+
+def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> None:
+    """select/linear remembers a preemption walk that found no room, and answers the same
+    question busy at once. A question with other candidates, or one asked after the node
+    use changed, must be answered as a select that was never asked before answers it."""
+    modes = [PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL]
+    remembered = changed = 0
+    for seed in range(300):
+        cluster, asked, jobs, rng = _built(seed)
+        job = _random_request(rng, widest=12, contiguous=0.1)
+        nodes = cluster.bitmap(rng.getrandbits(len(cluster.config.node_names)))
+        pool = [Candidate(busy, rng.choice(modes), 0) for busy in jobs]
+        first = rng.sample(pool, rng.randint(1, len(pool)))
+        second = rng.sample(pool, rng.randint(1, len(pool)))
+        ending = jobs.index(rng.choice(jobs))
+        once = _ask(asked, job, nodes, first, cluster)
+        assert _ask(asked, job, nodes, first, cluster) == once  # the same answer again
+        remembered += bool(asked.failed_walks)
+        fresh = _built(seed)[1]
+        assert _ask(asked, job, nodes, second, cluster) == _ask(fresh, job, nodes, second, cluster)
+        # a job ends: the node use changed, and what was remembered no longer holds
+        asked.select_job_fini(jobs[ending], cluster)
+        _, fresh, fresh_jobs, _ = _built(seed)
+        fresh.select_job_fini(fresh_jobs[ending], cluster)
+        again = _ask(asked, job, nodes, first, cluster)
+        assert again == _ask(fresh, job, nodes, first, cluster), seed
+        changed += again != once
+    assert remembered > 15 and changed > 5  # walks were remembered, and answers changed

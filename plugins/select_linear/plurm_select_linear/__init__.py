@@ -92,6 +92,8 @@ class _Allocation:
     nodes: tuple[str, ...]
     memory: int
     exclusive: bool
+    #: ``nodes`` as a bitmap of the node table.
+    mask: int
 
 
 def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
@@ -110,6 +112,28 @@ def _on_bitmaps(nodes: Sequence[str], job: Job, share: int, memory: int) -> Type
     """Whether the bitmap paths serve: no sharing, memory not counted, no required nodes,
     and ``nodes`` a NodeBitmap (in table order)."""
     return share == 1 and not memory and not job.request.nodelist and isinstance(nodes, NodeBitmap)
+
+
+#: What a failed preemption walk depended on besides the node use: the job's request, its
+#: partition and the configuration (the objects), and its candidates (see _walked).
+_FailedWalk = tuple[JobRequest, PartitionSpec | None, object, tuple[tuple[int, PreemptBase], ...]]
+
+
+def _walked(candidates: Candidates) -> tuple[tuple[int, PreemptBase], ...]:
+    """What the walk reads of every candidate: its job and its mode, in order."""
+    return tuple([(candidate.job_id, candidate.mode) for candidate in candidates])
+
+
+def _same_walk(candidates: Candidates, walked: tuple[tuple[int, PreemptBase], ...]) -> bool:
+    """Whether ``candidates`` are those of ``walked``, read no further than a walk that
+    differs from it would go: up to the first difference (the walk up to there fails as
+    the recorded one did, at every step)."""
+    count = 0
+    for candidate in candidates:
+        if count == len(walked) or walked[count] != (candidate.job_id, candidate.mode):
+            return False
+        count += 1
+    return count == len(walked)
 
 
 class _Pool(Protocol):
@@ -206,10 +230,15 @@ class LinearSelect:
         self.free = 0
         self.unrun = 0
         self.cpu_list: list[int] = []
+        #: The most CPUs of any node.
+        self.widest = 1
         #: cpu_before[i]: the CPUs of the nodes before node i in the table.
         self.cpu_before: list[int] = [0]
         #: _place_bitmap's answers: (nodes, min, max, CPUs, contiguous) -> nodes or None.
         self.placed: dict[tuple[int, int, int | None, int, bool], tuple[str, ...] | None] = {}
+        #: Preemption walks that found no room since the node use last changed, by job and
+        #: nodes: what else they depend on (see _preempt).
+        self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
 
     # ----------------------------------------------------------------------------- state
 
@@ -222,16 +251,19 @@ class LinearSelect:
         self.bits = dict(cluster.node_bits)
         self.free = self.unrun = (1 << len(self.names)) - 1
         self.cpu_list = [self.cpus[name] for name in self.names]
+        self.widest = max(self.cpu_list, default=1)
         self.cpu_before = [0]
         for cpus in self.cpu_list:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
         self.placed.clear()
+        self.failed_walks.clear()
         self.jobs.clear()
         self.suspended.clear()
         return True
 
     def _mark(self, names: Iterable[str]) -> None:
         """Bring the bitmaps of ``names`` in line with their counters in ``use``."""
+        self.failed_walks.clear()  # every change of node use comes here
         for name in names:
             node = self.use[name]
             bit = self.bits[name]
@@ -467,8 +499,26 @@ class LinearSelect:
         self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster
     ) -> SelectResult:
         order = Candidates.of(candidates)  # read only as far as the walk goes
+        # A walk that failed fails again while the node use, the job, its nodes and its
+        # candidates (ids and modes, in order) are the same: each event pass asks again
+        # for the job at the head of the queue, and backfill asks after it.
+        key = (job.job_id, nodes.mask if type(nodes) is NodeBitmap else tuple(nodes))
+        part, config = cluster.partitions.get(job.partition), cluster.config
+        failed = self.failed_walks.get(key)
+        if (
+            failed is not None
+            and failed[0] is job.request
+            and failed[1] is part
+            and failed[2] is config
+            and _same_walk(order, failed[3])
+        ):
+            return SelectResult.busy()
+        if self._cannot_fit(job, nodes, order, cluster):
+            return SelectResult.busy()
         first = self._remove_until_fit(job, nodes, order, cluster)
         if first is None:
+            # (a failed walk read every candidate)
+            self.failed_walks[key] = (job.request, part, config, _walked(order))
             return SelectResult.busy()
         chosen, used, overlap = first
         tested = order.read()
@@ -488,6 +538,34 @@ class LinearSelect:
             c.job_id for c in used if overlap.get(c.job_id, 0) and picked.intersection(c.job.nodes)
         )
         return SelectResult(SelectStatus.SUCCESS, chosen, victims)
+
+    def _cannot_fit(
+        self, job: Job, nodes: Sequence[str], order: Candidates, cluster: Cluster
+    ) -> bool:
+        """Whether the walk is sure to fail, on the bitmap path: it fails when the job does
+        not fit with every candidate removed (its last step), and a placement needs at least
+        the job's node count, and its CPUs, among the usable nodes. Those are at most the
+        nodes usable now and every candidate's nodes (removals only ever free nodes)."""
+        share, exclusive = _max_share(cluster.partition(job.partition), job)
+        if not _on_bitmaps(nodes, job, share, self._memory(job, cluster)):
+            return False
+        request = job.request
+        need = max(request.min_nodes, -(-request.cpus // self.widest))
+        within = nodes.mask
+        # the walk's usable nodes: where nothing runs; for an exclusive job, where nothing is
+        # at all (a suspended candidate still holds its nodes)
+        usable = within & (self.free if exclusive else self.unrun)
+        if usable.bit_count() >= need:
+            return False
+        for candidate in order:
+            # read no further than the walk would: it cannot fit before this bound does
+            allocation = self.jobs.get(candidate.job_id)
+            if allocation is None or (exclusive and candidate.mode is PreemptBase.SUSPEND):
+                continue
+            usable |= within & allocation.mask
+            if usable.bit_count() >= need:
+                return False
+        return True
 
     def _remove_until_fit(
         self, job: Job, nodes: Sequence[str], order: Sequence[Candidate], cluster: Cluster
@@ -537,7 +615,10 @@ class LinearSelect:
     @hookimpl
     def select_job_begin(self, job: Job, cluster: Cluster) -> bool:
         _, exclusive = _max_share(cluster.partition(job.partition), job)
-        allocation = _Allocation(tuple(job.nodes), self._memory(job, cluster), exclusive)
+        nodes = tuple(job.nodes)
+        allocation = _Allocation(
+            nodes, self._memory(job, cluster), exclusive, cluster.mask_of(nodes)
+        )
         self.jobs[job.job_id] = allocation
         self.suspended.discard(job.job_id)
         for name in allocation.nodes:
@@ -580,7 +661,7 @@ class LinearSelect:
             node.memory -= allocation.memory
             node.exclusive -= 1 if allocation.exclusive else 0
         kept = tuple(name for name in allocation.nodes if name not in nodes)
-        self.jobs[job.job_id] = attrs.evolve(allocation, nodes=kept)
+        self.jobs[job.job_id] = attrs.evolve(allocation, nodes=kept, mask=cluster.mask_of(kept))
         self._mark(gone)
         return True
 

@@ -640,8 +640,9 @@ class Controller:
         held = job.completing_nodes
         if job.state is not JobState.COMPLETING or held is None:
             return
-        gone = tuple(name for name in held if name in nodes)
-        kept = tuple(name for name in held if name not in nodes)
+        released = set(nodes)
+        gone = tuple(name for name in held if name in released)
+        kept = tuple(name for name in held if name not in released)
         if not gone or not kept:  # all of them: that is the job's end, reported as such
             return
         job.completing_nodes = kept

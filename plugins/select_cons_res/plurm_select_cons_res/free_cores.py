@@ -120,11 +120,14 @@ class FreeCores:
             if mask is None:
                 mask = masks[cores] = sum(1 << core for core in cores)
             on = jobs_on.get(index)
-            if on is None:
-                on = jobs_on[index] = {}
-            on[job_id] = mask
-            weights[index] += weight
-            unions[index] |= mask
+            if on is None:  # the node's first job (the common case: no sums to keep)
+                jobs_on[index] = {job_id: mask}
+                weights[index] = weight
+                unions[index] = mask
+            else:
+                on[job_id] = mask
+                weights[index] += weight
+                unions[index] |= mask
             nodes.append(index)
         self._held[job_id] = (nodes, weight)
         self._derive(nodes)
@@ -140,13 +143,16 @@ class FreeCores:
         unions = self._union
         for index in nodes:
             on = jobs_on[index]
+            if len(on) == 1:  # the node's last job: nothing is left on it
+                del jobs_on[index]
+                weights[index] = 0
+                unions[index] = 0
+                continue
             del on[job_id]
             weights[index] -= weight
             union = 0
             for mask in on.values():
                 union |= mask
-            if not on:
-                del jobs_on[index]
             unions[index] = union
         self._derive(nodes)
 

@@ -435,6 +435,8 @@ class BackfillScheduler(BuiltinScheduler):
                 return False
             mask = cluster.mask_of(result.nodes)
             profile.reserve(now, now + duration, mask)
+            nonlocal free_now
+            free_now = profile.free_now()
             reserved.append((now, mask))
             starts.append(BackfillStart(job.job_id, result.nodes, preempts=True))
             return True
@@ -464,6 +466,8 @@ class BackfillScheduler(BuiltinScheduler):
             made = reservations.get(job.partition, 0)
             may_reserve = not reserve_limit or made < reserve_limit
             now_only = not may_reserve and preempt_test is None
+            if now_only and (free_now & usable).bit_count() < least:
+                continue  # too few of its nodes are free now: no opening now
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon
@@ -484,9 +488,8 @@ class BackfillScheduler(BuiltinScheduler):
                 reserved.append((start, mask))
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
-                    lasts[group] = _last_startable(
-                        plans, members[group], profile.free_now(), position + 1
-                    )
+                    free_now = profile.free_now()
+                    lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
                 break
             if not opened:
                 if not now_only:

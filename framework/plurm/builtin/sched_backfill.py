@@ -170,8 +170,9 @@ def _take(starts: list[float], frees: list[int], start: float, end: float, nodes
     that contain those two times."""
     first = _split(starts, frees, start)
     last = _split(starts, frees, end) if end != math.inf else len(starts)
+    keep = ~nodes
     for index in range(first, last):
-        frees[index] &= ~nodes
+        frees[index] &= keep
 
 
 def _split(starts: list[float], frees: list[int], when: float) -> int:

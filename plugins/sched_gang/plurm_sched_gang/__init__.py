@@ -344,7 +344,8 @@ class GangScheduler:
             else:
                 job.row = _Row.NO_ACTIVE
         for job in part.jobs:
-            if job not in chosen and job.running:
+            # (every job not chosen was just set NO_ACTIVE: no search of ``chosen``)
+            if job.row is _Row.NO_ACTIVE and job.running:
                 job.running = False
                 self._clear_shadow(job)
                 if part.shadows:

@@ -791,6 +791,12 @@ class Controller:
                     self._pass_after(math.floor(self.now / interval) * interval + interval)
                     break
                 tested += 1
+            if job.partition in blocked and not job.request.nodelist:
+                # the common case of a deep queue, first: it waits behind the job its
+                # partition is blocked by (the general path below gives it the same)
+                job.reason = PendingReason.PRIORITY
+                left = True
+                continue
             if job.request.nodelist and self._required_unavailable(job):
                 left = True  # it waits for its nodes and holds up no other job
                 continue
@@ -834,12 +840,17 @@ class Controller:
         """One backfill pass: the sched plugin picks the pending jobs that may start now
         without delaying those ahead; each starts if select still grants its nodes."""
         self._tick()
-        jobs = ReadAsNeeded(
-            job
-            for job in self._queue()
-            if job.state is JobState.PENDING
-            and not (job.request.nodelist and self._required_unavailable(job))
-        )
+        queue = self._queue()
+        if self._pending.kept and not self._pinned:
+            # the kept queue gives pending jobs only, and none of them requires nodes
+            jobs = ReadAsNeeded(queue)
+        else:
+            jobs = ReadAsNeeded(
+                job
+                for job in queue
+                if job.state is JobState.PENDING
+                and not (job.request.nodelist and self._required_unavailable(job))
+            )
         view = BackfillView(
             now=self.now,
             usable_nodes=self._usable_nodes,

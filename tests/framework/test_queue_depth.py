@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from plurm.manager import Plugins
+from plurm.model.job import PendingReason
 from plurm.testing.cluster import TestCluster
 
 Make = Callable[..., TestCluster]
@@ -104,3 +105,34 @@ def test_a_whole_queue_pass_with_every_partition_blocked_gives_the_rest_priority
     assert cluster.job(behind_b).reason.value == "Resources"
     assert cluster.job(first).reason.value == "Priority"
     assert cluster.job(pinned).reason.value == "ReqNodeNotAvail"
+
+
+def test_an_event_pass_with_every_partition_blocked_stops_at_its_depth(
+    make_cluster: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once every partition has a job that waits, an event pass still reaches only its
+    depth (plus one) of jobs: those it reaches wait behind their partition's head
+    (Priority), the ones after keep their reasons, and the periodic pass that tests the
+    whole queue is due at the next sched_interval tick. The same with the queue ordered
+    each pass (a sched plugin without a sort key)."""
+    for kept in (True, False):
+        if not kept:
+            monkeypatch.setattr(Plugins, "sched_queue_key", lambda self, preempts, cluster: None)
+        cluster = make_cluster(CONF.format(params="SchedulerParameters=default_queue_depth=3"))
+        assert cluster.controller._pending.kept is kept
+        cluster.command("sbatch -N2 --wrap='sleep 10000'")
+        cluster.command("sbatch -p b --wrap='sleep 10000'")
+        cluster.run_until(2)
+        waiting = [int(cluster.command("sbatch -p b --wrap='sleep 1'").stdout.split()[-1])]
+        for _ in range(5):
+            waiting.append(int(cluster.command("sbatch --wrap='sleep 1'").stdout.split()[-1]))
+        cluster.run_until(cluster.now + 2)
+        for job_id in waiting:  # forget what earlier passes said, to see what this one says
+            cluster.job(job_id).reason = PendingReason.NONE
+        controller = cluster.controller
+        controller._pass_at.clear()
+        controller.schedule(full=False)
+        reasons = [cluster.job(job_id).reason.value for job_id in waiting]
+        # b's head, a's head (every partition is blocked), two more: 4 = depth + 1
+        assert reasons == ["Resources", "Resources", "Priority", "Priority", "None", "None"]
+        assert controller._pass_at == {60: True}

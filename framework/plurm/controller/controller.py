@@ -806,9 +806,12 @@ class Controller:
                 outcome = self._try_start(job, withheld)
                 if outcome is not SelectStatus.SUCCESS:
                     blocked.add(job.partition)
-                    if depth < 0 and waiting <= blocked:
+                    if waiting <= blocked:
                         # every partition of the queue is blocked: no later job is tried
-                        self._wait_behind(queue)
+                        # (an event pass still counts the jobs it reaches up to its depth)
+                        if self._wait_behind(queue, None if depth < 0 else depth + 1 - tested):
+                            interval = max(1, self.config.scheduler_parameters.sched_interval)
+                            self._pass_after(math.floor(self.now / interval) * interval + interval)
                         left = True  # (this job waits)
                         break
                 if outcome is SelectStatus.BUSY:  # not for a job that can never run here
@@ -825,16 +828,24 @@ class Controller:
         jobs = list(queue)
         return iter(jobs), {job.partition for job in jobs}
 
-    def _wait_behind(self, rest: Iterable[Job]) -> None:
-        """The rest of a whole-queue pass once every partition is blocked: each pending job
-        waits behind the job its partition is blocked by (Priority), or for its required
-        nodes, as the pass's loop would give them, without its per-job tests."""
+    def _wait_behind(self, rest: Iterable[Job], count: int | None) -> bool:
+        """The rest of a pass once every partition is blocked: each pending job waits
+        behind the job its partition is blocked by (Priority), or for its required nodes,
+        as the pass's loop would give them, without its per-job tests. An event pass
+        reaches only ``count`` more pending jobs (None: all of them); whether pending jobs
+        are left beyond them."""
         priority = PendingReason.PRIORITY
+        pending = JobState.PENDING
         for job in rest:
-            if job.state is JobState.PENDING and not (
-                job.request.nodelist and self._required_unavailable(job)
-            ):
+            if job.state is not pending:
+                continue
+            if count is not None:
+                if count <= 0:
+                    return True  # Slurm's "already tested N jobs, breaking out"
+                count -= 1
+            if not (job.request.nodelist and self._required_unavailable(job)):
                 job.reason = priority
+        return False
 
     def backfill(self) -> None:
         """One backfill pass: the sched plugin picks the pending jobs that may start now

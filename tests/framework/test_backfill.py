@@ -216,12 +216,18 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
     return starts
 
 
+@pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("reserve", [0, 1, 3])
-def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int) -> None:
+def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, shared: bool) -> None:
     """Random clusters, running jobs and queues: the pass with its shortcuts (bitmaps, the
     last job that could start now, hopeless sizes, skipped openings) starts the same jobs
     on the same nodes as the plain algorithm, with every job reserving or only the first
-    ``bf_job_part_count_reserve`` of each partition."""
+    ``bf_job_part_count_reserve`` of each partition.
+
+    ``shared``: one plugin makes every pass, alternately on two configurations whose node
+    tables list the nodes in other orders, with job ids and node tuples that recur: what it
+    keeps from pass to pass (each job's sizes, each held job's nodes as a bitmap) must
+    never outlive what it was worked out from."""
     import random
 
     from plurm.builtin.sched_backfill import BackfillScheduler
@@ -232,14 +238,21 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int) -> No
     from plurm.registry import PluginContext
     from plurm_select_linear import LinearSelect
 
-    config = conf.parse_text(
+    text = (
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
         f"SchedulerParameters=bf_window=120,bf_resolution=60,bf_job_part_count_reserve={reserve}\n"
-        "NodeName=a[1-12] CPUs=1\nNodeName=b[1-8] CPUs=2\n"
-        "PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=a[1-12]\n"
+        "{nodes}PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=a[1-12]\n"
     )
+    base = conf.parse_text(text.format(nodes="NodeName=a[1-12] CPUs=1\nNodeName=b[1-8] CPUs=2\n"))
+    reordered = conf.parse_text(
+        text.format(nodes="NodeName=b[1-8] CPUs=2\nNodeName=a[1-12] CPUs=1\n")
+    )
+    assert reordered.node_names != base.node_names
+    tuples: dict[frozenset[str], tuple[str, ...]] = {}  # node tuples, the same object again
+    plugin = BackfillScheduler(PluginContext(base, "sched/backfill"))
     rng = random.Random(11)
-    for _ in range(300):
+    for case in range(300):
+        config = reordered if shared and case % 2 else base
         cluster = Cluster.from_config(config)
         now = 1000.0
         cluster.now = now
@@ -257,6 +270,8 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int) -> No
                 job_id, JobRequest(), 0.0, "p", time_limit=rng.choice([None, 10, 30, 60, 90])
             )
             running.nodes = cluster.in_table_order(held)
+            if shared:
+                running.nodes = tuples.setdefault(frozenset(held), running.nodes)
             running.start_time = now - rng.randint(0, 1500)
             cluster.add_job(running)
             cluster.set_state(running, JobState.RUNNING)
@@ -283,7 +298,8 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int) -> No
             return max(now, job.start_time + job.time_limit * 60)
 
         view = BackfillView(now, usable, test_only, expected_end)
-        plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
+        if not shared:
+            plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
         assert plugin.sched_backfill(pending, view, cluster) == _reference_backfill(
             pending, view, cluster
         )

@@ -252,6 +252,11 @@ class BackfillScheduler(BuiltinScheduler):
         self._widest_cpus: tuple[SlurmConfig, int] | None = None
         # The last pass's jobs' least node counts and durations (see _sizes).
         self._plan_sizes: tuple[SlurmConfig | None, dict[int, _Size]] = (None, {})
+        # The last pass's held jobs' nodes, as a tuple and as a bitmap of the node table.
+        self._held_bitmaps: tuple[SlurmConfig | None, dict[int, tuple[tuple[str, ...], int]]] = (
+            None,
+            {},
+        )
 
     def _sizes(self, cluster: Cluster) -> tuple[int, dict[int, _Size]]:
         """The most CPUs of any node (node sizes never change at run time), and the sizes
@@ -287,6 +292,12 @@ class BackfillScheduler(BuiltinScheduler):
         # bf_resolution: they round up.
         expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
         held = []
+        # Each held job's nodes as a bitmap, kept from the last pass while they are the same
+        # tuple (hashing a wide job's node names, pass after pass, costs more).
+        config, bitmaps = self._held_bitmaps
+        if config is not cluster.config:  # (a new node table)
+            bitmaps = {}
+        seen: dict[int, tuple[tuple[str, ...], int]] = {}
         for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
             for job in cluster.jobs_unordered(state):
                 when = expected_end(job)
@@ -296,7 +307,13 @@ class BackfillScheduler(BuiltinScheduler):
                     end = now + ceil((when - now) / resolution) * resolution
                 else:
                     end = now
-                held.append((end, mask_of(job.held_nodes)))
+                nodes = job.held_nodes
+                known = bitmaps.get(job.job_id)
+                if known is None or known[0] is not nodes:
+                    known = (nodes, mask_of(nodes))
+                seen[job.job_id] = known
+                held.append((end, known[1]))
+        self._held_bitmaps = (cluster.config, seen)
         held.sort(key=_first, reverse=True)
         ends: dict[float, int] = {}
         claimed = 0

@@ -920,9 +920,8 @@ class Controller:
         now = self.now
         ending = self._ending
         if self._pending.kept:
-            ordered = self._pending.ordered(now)
-            # (a job being ended is never pending; the test is the one the plugin's path has)
-            return (job for job in ordered if job.job_id not in ending) if ending else ordered
+            # (a job being ended holds its nodes, so is never pending: none is in the queue)
+            return self._pending.ordered(now)
         pending = [
             job
             for job in self.cluster.jobs_in(JobState.PENDING)

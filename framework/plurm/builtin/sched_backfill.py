@@ -346,14 +346,14 @@ class BackfillScheduler(BuiltinScheduler):
                     inf if minutes is None else minutes * 60,
                 )
             fresh[job.job_id] = size
-            partition = job.partition
-            key = (partition, request.exclude)  # what usable_nodes depends on
+            key = (job.partition, request.exclude)  # what usable_nodes depends on
             usable = usable_masks.get(key, -1)
             if usable < 0:
                 usable = usable_masks[key] = mask_of(view.usable_nodes(job))
-            spans[partition] = spans.get(partition, 0) | usable
             plans.append((job, usable, size[2], size[3]))
         self._plan_sizes = (cluster.config, fresh)  # only the jobs this pass read
+        for (partition, _), usable in usable_masks.items():  # (in the order jobs came)
+            spans[partition] = spans.get(partition, 0) | usable
         # Only starts now come out of the pass. A job can start now only if enough of its
         # nodes are free now, and reservations only ever take nodes away; so the jobs after
         # the last one that could start now with the nodes free so far need no planning:

@@ -10,7 +10,10 @@
 * ``CR_Memory`` makes memory a consumable resource.
 * Preemption simulates the removal of candidates in order (CANCEL/REQUEUE free the node,
   SUSPEND only stops counting as running) until the job fits, then reorders once (the job that
-  made it fit first) and keeps the candidates on the chosen nodes as victims.
+  made it fit first) and keeps the candidates on the chosen nodes as victims. A walk that
+  cannot succeed is not made: when the nodes usable now and every candidate's nodes are too
+  few for the job, and when the same walk (job, nodes, candidates) failed since the node use
+  last changed. Neither check reads a candidate the walk would not have read.
 """
 
 from __future__ import annotations

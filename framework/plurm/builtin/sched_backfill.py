@@ -23,10 +23,11 @@ job that could start later by preempting reserves nothing for that start.
 
 Only starts now come out of a pass, so it plans only as far as the last job that could
 start now (or, with preemption, has any preemption candidate): the jobs after it would only
-reserve. When no job could, the pass builds no plan at all. Jobs whose node sets share no node, directly or through other jobs', never touch
-each other's plans, so that limit is taken per connected component of the node sets: a
-site's partitions that share no node plan apart, and one busy partition far down the queue
-no longer makes every partition plan its jobs down to it.
+reserve. When no job could, the pass builds no plan at all. Jobs whose node sets share no
+node, directly or through other jobs', never touch each other's plans, so that limit is
+taken per connected component of the node sets: a site's partitions that share no node plan
+apart, and one busy partition far down the queue no longer makes every partition plan its
+jobs down to it.
 
 The plan is a profile: a list of segments, each a start time and the set of nodes free from
 then until the next segment, with node sets as integer bitmasks (bit i is the i-th node of

@@ -585,3 +585,78 @@ def test_jobs_of_one_partition_plan_together_even_on_node_sets_apart(make_cluste
     fifth = int(cluster.command("sbatch -N1 -x n[1-2] -t 10 --wrap='sleep 10'").stdout.split()[-1])
     cluster.run_until(35)  # the backfill pass at 30
     assert queue(cluster)[fifth] == "R n4"
+
+
+def test_a_job_passed_over_for_too_few_free_nodes_still_builds_its_view_in_turn() -> None:
+    """A job that may only start now, with too few of its nodes free now, is passed over
+    without a search; the pass must still build the view of its node set at its turn, as
+    the search did. Here job 13 (past p's two reservations, four of w, x, y, a1 wanted)
+    builds the view of {w, x, y, a1}; the reservations of jobs 14 and 15 then split it at
+    1060 and 1120. Job 16 (-N1-2 -n8 on those nodes) is refused {w, x, y} by select/linear
+    (best fit takes x and y first, then reaches its two nodes with 5 CPUs) and takes the
+    next opening, {w, y} at 1060: so job 17, which may use only w, cannot start now. Built
+    only at job 16's turn, the view is merged, lacks the 1060 split, and job 16 reserves
+    {y, a1} at 1120, which lets job 17 start on w (found by review; no simulation had
+    shown it)."""
+    from plurm.builtin.sched_backfill import BackfillScheduler
+    from plurm.model.backfill import BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobRequest, JobState
+    from plurm.model.select import SelectMode
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "SchedulerParameters=bf_window=120,bf_resolution=60,bf_job_part_count_reserve=2\n"
+        "NodeName=w CPUs=4\nNodeName=g CPUs=1\nNodeName=x CPUs=1\nNodeName=y CPUs=4\n"
+        "NodeName=a1 CPUs=4\nNodeName=z[1-2] CPUs=1\n"
+        "PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=ALL\n"
+        "PartitionName=r Nodes=ALL\n"
+    )
+    cluster = Cluster.from_config(config)
+    now = cluster.now = 1000.0
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    ends: dict[int, float] = {}
+    for job_id, nodes, end in (
+        (1, ("a1",), 1060.0),
+        (2, ("g",), 1120.0),
+        (3, ("z1", "z2"), 1500.0),
+    ):
+        running = Job(job_id, JobRequest(), 0.0, "p", time_limit=1000)
+        running.nodes = nodes
+        running.start_time = 0.0
+        cluster.add_job(running)
+        cluster.set_state(running, JobState.RUNNING)
+        select.select_job_begin(running, cluster)
+        ends[job_id] = end
+    every = set(config.node_names)
+    pending = []
+    for job_id, partition, minutes, only, size in (
+        (11, "p", 5, {"z1", "z2"}, {}),  # reserves a z node at 1500 (p: 1)
+        (12, "p", 5, {"z1", "z2"}, {}),  # the other one (p: 2, its limit)
+        (13, "p", 5, {"w", "x", "y", "a1"}, {"min_nodes": 4}),  # now only, too few free
+        (14, "r", 1, {"a1"}, {}),  # reserves a1 from 1060 to 1120
+        (15, "r", 10, {"x", "g"}, {"min_nodes": 2}),  # reserves x and g from 1120
+        (16, "q", 2, {"w", "x", "y", "a1"}, {"min_nodes": 1, "max_nodes": 2, "ntasks": 8}),
+        (17, "q", 2, {"w"}, {}),  # w is free now
+    ):
+        exclude = tuple(sorted(every - only))
+        job = Job(job_id, JobRequest(exclude=exclude, **size), 0.0, partition, time_limit=minutes)
+        cluster.add_job(job)
+        pending.append(job)
+
+    def usable(job: Job) -> Sequence[str]:
+        part = cluster.mask_of(cluster.partition(job.partition).nodes)
+        return cluster.bitmap(part & ~cluster.mask_of(job.request.exclude))
+
+    def test_only(job, nodes):  # type: ignore[no-untyped-def]
+        return select.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), cluster)
+
+    view = BackfillView(now, usable, test_only, lambda job: ends.get(job.job_id))
+    plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
+    assert plugin.sched_backfill(pending, view, cluster) == []
+    assert plugin.sched_backfill(pending, view, cluster) == _reference_backfill(
+        pending, view, cluster
+    )

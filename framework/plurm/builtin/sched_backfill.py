@@ -64,9 +64,12 @@ class _Profile:
     as far as the run's first start, so it fails wherever that one fails.
 
     Reservations are taken from the views they touch, and kept in a list: a view built
-    later is built from the base with them replayed, which gives it exactly the segments
-    that restricting a whole-cluster plan kept up to date would. So a reservation costs
-    the segments of the views it touches, not those of every node in the cluster.
+    later is built from the base with them replayed. So a reservation costs the segments
+    of the views it touches, not those of every node in the cluster. A view built later
+    is merged after the replay, where one kept up to date keeps the splits reservations
+    made; both give the same first opening, but when select refuses an opening, the next
+    one offered can differ. Views are built in queue order, at the first job that
+    searches each node set, so a pass is the same every time it runs on the same state.
     """
 
     def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
@@ -95,7 +98,9 @@ class _Profile:
             free |= self.free[index]
         return free | (self.free[last] & ~self._taken_now)
 
-    def _view(self, usable: int) -> tuple[list[float], list[int]]:
+    def view(self, usable: int) -> tuple[list[float], list[int]]:
+        """The segments seen by a job that may use the nodes of ``usable``: built at the
+        first call, then kept up to date by each reservation that touches them."""
         view = self._views.get(usable)
         if view is None:
             view = self._views[usable] = self._build_view(usable)
@@ -140,7 +145,7 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        starts, frees = self._view(usable)
+        starts, frees = self.view(usable)
         count = len(starts)
         first = 0
         while first < count:
@@ -486,7 +491,13 @@ class BackfillScheduler(BuiltinScheduler):
             may_reserve = not reserve_limit or made < reserve_limit
             now_only = not may_reserve and preempt_test is None
             if now_only and (free_now & usable).bit_count() < least:
-                continue  # too few of its nodes are free now: no opening now
+                # Too few of its nodes are free now: no opening now. The view its search
+                # would have built is built all the same: a view built now and kept up to
+                # date by later reservations keeps their segment splits, where one built
+                # later is merged, and a job that select refuses an opening then tries the
+                # next one of another list.
+                profile.view(usable)
+                continue
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon

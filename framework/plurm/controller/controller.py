@@ -655,6 +655,12 @@ class Controller:
 
     # ----------------------------------------------------------------------------- timers
 
+    def _periodic_pass(self) -> None:
+        """The whole-queue pass at the next ``sched_interval`` tick after now, for the jobs
+        an event pass left beyond its depth."""
+        interval = max(1, self.config.scheduler_parameters.sched_interval)
+        self._pass_after(math.floor(self.now / interval) * interval + interval)
+
     def _pass_after(self, when: float) -> None:
         """A scheduling pass at the first periodic pass at or after ``when``, as Slurm's
         main scheduler notices time-driven eligibility only on its periodic run, which
@@ -787,35 +793,28 @@ class Controller:
             if depth >= 0:
                 if tested > depth:  # Slurm's "already tested N jobs, breaking out"
                     left = True
-                    interval = max(1, self.config.scheduler_parameters.sched_interval)
-                    self._pass_after(math.floor(self.now / interval) * interval + interval)
+                    self._periodic_pass()
                     break
                 tested += 1
-            if job.partition in blocked and not job.request.nodelist:
-                # the common case of a deep queue, first: it waits behind the job its
-                # partition is blocked by (the general path below gives it the same)
-                job.reason = PendingReason.PRIORITY
-                left = True
-                continue
             if job.request.nodelist and self._required_unavailable(job):
                 left = True  # it waits for its nodes and holds up no other job
                 continue
             if job.partition in blocked:
-                job.reason = PendingReason.PRIORITY
-            else:
-                outcome = self._try_start(job, withheld)
-                if outcome is not SelectStatus.SUCCESS:
-                    blocked.add(job.partition)
-                    if waiting <= blocked:
-                        # every partition of the queue is blocked: no later job is tried
-                        # (an event pass still counts the jobs it reaches up to its depth)
-                        if self._wait_behind(queue, None if depth < 0 else depth + 1 - tested):
-                            interval = max(1, self.config.scheduler_parameters.sched_interval)
-                            self._pass_after(math.floor(self.now / interval) * interval + interval)
-                        left = True  # (this job waits)
-                        break
-                if outcome is SelectStatus.BUSY:  # not for a job that can never run here
-                    withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
+                job.reason = PendingReason.PRIORITY  # behind the job its partition waits for
+                left = True
+                continue
+            outcome = self._try_start(job, withheld)
+            if outcome is not SelectStatus.SUCCESS:
+                blocked.add(job.partition)
+                if waiting <= blocked:
+                    # every partition of the queue is blocked: no later job is tried (an
+                    # event pass still counts the jobs it reaches up to its depth)
+                    if self._wait_behind(queue, None if depth < 0 else depth + 1 - tested):
+                        self._periodic_pass()
+                    left = True  # (this job waits)
+                    break
+            if outcome is SelectStatus.BUSY:  # not for a job that can never run here
+                withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
         if left:
             self._arm_backfill()

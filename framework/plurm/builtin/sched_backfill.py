@@ -40,6 +40,8 @@ import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
 
+import attrs
+
 from plurm._markers import hookimpl
 from plurm.builtin.sched_builtin import BuiltinScheduler
 from plurm.conf.model import SlurmConfig
@@ -239,6 +241,20 @@ def _components(masks: Iterable[int]) -> list[int]:
 _Size = tuple[JobRequest, int | None, int, float]
 
 
+@attrs.define
+class _Kept:
+    """What one pass leaves the next, under one configuration: each holds only while what
+    it was worked out from is the same object."""
+
+    config: SlurmConfig
+    #: The most CPUs of any node (node sizes never change at run time).
+    widest: int
+    #: The sizes of the jobs the last pass read, by job id.
+    sizes: dict[int, _Size] = attrs.Factory(dict)
+    #: The nodes the last pass's held jobs held, as a tuple and as a bitmap, by job id.
+    bitmaps: dict[int, tuple[tuple[str, ...], int]] = attrs.Factory(dict)
+
+
 def _first(pair: tuple[float, int]) -> float:
     return pair[0]
 
@@ -255,26 +271,17 @@ class BackfillScheduler(BuiltinScheduler):
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
-        self._widest_cpus: tuple[SlurmConfig, int] | None = None
-        # The last pass's jobs' least node counts and durations (see _sizes).
-        self._plan_sizes: tuple[SlurmConfig | None, dict[int, _Size]] = (None, {})
-        # The last pass's held jobs' nodes, as a tuple and as a bitmap of the node table.
-        self._held_bitmaps: tuple[SlurmConfig | None, dict[int, tuple[tuple[str, ...], int]]] = (
-            None,
-            {},
-        )
+        self._kept: _Kept | None = None
 
-    def _sizes(self, cluster: Cluster) -> tuple[int, dict[int, _Size]]:
-        """The most CPUs of any node (node sizes never change at run time), and the sizes
-        the last pass worked out per job: each holds while the job's request and time limit
-        are those it was worked out from, and the configuration is the same."""
-        known = self._widest_cpus
-        if known is None or known[0] is not cluster.config:
+    def _kept_for(self, cluster: Cluster) -> _Kept:
+        """What the last pass kept, if it ran under the same configuration (the same node
+        table and node sizes), else a fresh start."""
+        kept = self._kept
+        if kept is None or kept.config is not cluster.config:
             names = cluster.config.node_names
             widest = max((cluster.node(name).cpus for name in names), default=1)
-            known = self._widest_cpus = (cluster.config, widest)
-        config, sizes = self._plan_sizes
-        return known[1], sizes if config is cluster.config else {}
+            kept = self._kept = _Kept(cluster.config, widest)
+        return kept
 
     @hookimpl
     def sched_backfill_interval(self, cluster: Cluster) -> int:
@@ -300,9 +307,8 @@ class BackfillScheduler(BuiltinScheduler):
         held = []
         # Each held job's nodes as a bitmap, kept from the last pass while they are the same
         # tuple (hashing a wide job's node names, pass after pass, costs more).
-        config, bitmaps = self._held_bitmaps
-        if config is not cluster.config:  # (a new node table)
-            bitmaps = {}
+        memo = self._kept_for(cluster)
+        bitmaps = memo.bitmaps
         seen: dict[int, tuple[tuple[str, ...], int]] = {}
         for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
             for job in cluster.jobs_unordered(state):
@@ -319,7 +325,7 @@ class BackfillScheduler(BuiltinScheduler):
                     known = (nodes, mask_of(nodes))
                 seen[job.job_id] = known
                 held.append((end, known[1]))
-        self._held_bitmaps = (cluster.config, seen)
+        memo.bitmaps = seen
         held.sort(key=_first, reverse=True)
         ends: dict[float, int] = {}
         claimed = 0
@@ -333,7 +339,7 @@ class BackfillScheduler(BuiltinScheduler):
         # what the profile's segments starting now will hold (see _Profile.free_now)
         free_now = (everything & ~claimed) | ends.get(now, 0)
         starts: list[BackfillStart] = []
-        widest, sizes = self._sizes(cluster)
+        widest, sizes = memo.widest, memo.sizes
         fresh: dict[int, _Size] = {}
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
         spans: dict[str, int] = {}
@@ -357,7 +363,7 @@ class BackfillScheduler(BuiltinScheduler):
             if usable < 0:
                 usable = usable_masks[key] = mask_of(view.usable_nodes(job))
             plans.append((job, usable, size[2], size[3]))
-        self._plan_sizes = (cluster.config, fresh)  # only the jobs this pass read
+        memo.sizes = fresh  # only the jobs this pass read
         for (partition, _), usable in usable_masks.items():  # (in the order jobs came)
             spans[partition] = spans.get(partition, 0) | usable
         # Only starts now come out of the pass. A job can start now only if enough of its

@@ -79,3 +79,21 @@ def test_mask_of_a_tuple_answers_the_same_for_equal_tuples() -> None:
         expected = (1 << (index % 8)) | (1 << ((index + 3) % 8))
         assert cluster.mask_of(names) == expected
         del names
+
+
+def test_names_come_once_each_in_table_order_whatever_order_they_are_given_in() -> None:
+    # n10 sorts before n2 as text: table order is not name order
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-12] CPUs=1\n"
+        "PartitionName=a Nodes=ALL Default=YES\n"
+    )
+    cluster = Cluster.from_config(config)
+    table = config.node_names
+    rng = random.Random(4)
+    for _ in range(300):
+        names = rng.choices(table, k=rng.randint(0, 8))
+        if rng.random() < 0.5:
+            names = sorted(set(names), key=table.index)  # in order already: the fast path
+        expected = tuple(name for name in table if name in names)
+        assert cluster.in_table_order(names) == expected
+        assert cluster.in_table_order(iter(names)) == expected

@@ -8,6 +8,7 @@ node availability, the jobs, the clock. Only the controller changes it.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from functools import cached_property
@@ -162,6 +163,11 @@ class Cluster:
         return name not in self._node_down and name not in self._not_responding
 
     def in_table_order(self, names: Iterable[str]) -> tuple[str, ...]:
+        """``names`` once each, in node-table order."""
+        names = tuple(names)
+        places = list(map(self.node_index.__getitem__, names))
+        if all(map(operator.lt, places, itertools.islice(places, 1, None))):
+            return names  # already in order (select answers so): no set, no sort
         return tuple(sorted(set(names), key=self.node_index.__getitem__))
 
     # ----------------------------------------------------------------------------- partitions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 
@@ -253,7 +254,10 @@ class ConsResSelect:
         allocation = self.usage.allocations.get(job.job_id)
         if allocation is None:
             return frozenset()
-        return frozenset((name, core) for name, cores in allocation.cores.items() for core in cores)
+        pairs: list[tuple[str, int]] = []
+        for name, cores in allocation.cores.items():
+            pairs.extend(zip(itertools.repeat(name), cores))  # the pairs made in C
+        return frozenset(pairs)
 
     @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:

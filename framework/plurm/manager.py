@@ -107,6 +107,10 @@ class _Hook:
         return [] if result is None else [result]
 
 
+#: Gang scheduling's answer when it wants nothing done (a frozen value, so shared).
+_NO_GANG_DECISION = GangDecision()
+
+
 def _select_result(result: object) -> SelectResult:
     """select_job_test's answer, checked: a plugin must answer a SelectResult."""
     if not isinstance(result, SelectResult):
@@ -372,6 +376,8 @@ class Plugins:
 
     def _gang(self, name: str, *args: Any) -> GangDecision:
         decisions = [d for d in self._fast(name)(*args) if d]
+        if not decisions:  # no gang plugin, or nothing to do: the common answer, shared
+            return _NO_GANG_DECISION
         return GangDecision(
             tuple(job for d in decisions for job in d.suspend),
             tuple(job for d in decisions for job in d.resume),

@@ -438,12 +438,13 @@ class LinearSelect:
         runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
+        totals = [before[end] - before[start] for start, end in runs]  # CPUs per run
         while runs and (need_nodes > 0 or need_cpus > 0) and count < max_nodes:
-            totals = [before[end] - before[start] for start, end in runs]
             best, best_enough = best_span(runs, totals, need_cpus, need_nodes)
             if request.contiguous and not best_enough:
                 return None
             start, end = runs.pop(best)
+            del totals[best]
             # Take nodes from the start of the run until both needs are met, the run ends
             # or max_nodes is reached: the fewest that give need_cpus (a search on the
             # running CPU totals) and at least need_nodes.

@@ -338,6 +338,10 @@ class BackfillScheduler(BuiltinScheduler):
         everything = ((1 << len(names)) - 1) & ~infinite
         # what the profile's segments starting now will hold (see _Profile.free_now)
         free_now = (everything & ~claimed) | ends.get(now, 0)
+        if not free_now and view.preempt_test is None:
+            # No node is free now and no job may preempt: nothing can start now, and only
+            # starts now come out of a pass (the queue need not even be read)
+            return []
         starts: list[BackfillStart] = []
         widest, sizes = memo.widest, memo.sizes
         fresh: dict[int, _Size] = {}

@@ -113,21 +113,35 @@ PartitionName=high Nodes=n[1-4] PriorityTier=2
 _Outcome = dict[int, tuple[str, str, float | None, tuple[str, ...], int]]
 
 
-def _replay(make_cluster, seed: int) -> _Outcome:  # type: ignore[no-untyped-def]
-    """Random sbatch, scancel, --begin, jobs of several partitions, REQUEUE preemptions and
-    PriorityTier/State updates; every job's state, reason, start, nodes and restarts."""
+def _outcome(cluster: TestCluster) -> _Outcome:
+    return {
+        job_id: (job.state.name, job.reason.value, job.start_time, job.nodes, job.restarts)
+        for job_id, job in cluster.controller.cluster.jobs.items()
+    }
+
+
+def _replay(make_cluster, seed: int, steps: list[_Outcome] | None = None) -> _Outcome:  # type: ignore[no-untyped-def]
+    """Random sbatch (some with -w), scancel, --begin, jobs of several partitions, REQUEUE
+    preemptions, PriorityTier/State updates and nodes down and back; every job's state,
+    reason, start, nodes and restarts (after each step too, into ``steps``)."""
     rng = random.Random(seed)
     cluster: TestCluster = make_cluster(CONF)
     for second in range(0, 900, 7):
         cluster.run_until(second)
+        if steps is not None:
+            steps.append(_outcome(cluster))
         for _ in range(rng.randint(0, 3)):
             partitions = rng.choice(["low", "side", "high", "high", "low,side", "side,high"])
             begin = f" --begin=now+{rng.randint(1, 90)}" if rng.random() < 0.1 else ""
             nice = f" --nice={rng.randint(-5, 5)}" if rng.random() < 0.2 else ""
+            pinned = f" -w n{rng.randint(1, 8)}" if rng.random() < 0.1 else ""
             cluster.command(
                 f"sbatch -p {partitions} -N{rng.randint(1, 4)} -t {rng.randint(1, 6)}{begin}"
-                f"{nice} --wrap='sleep {rng.randint(10, 400)}'"
-            )
+                f"{nice}{pinned} --wrap='sleep {rng.randint(10, 400)}'"
+            )  # (-w on a node outside the partition is refused: an error, not a job)
+        if rng.random() < 0.05:
+            state = rng.choice(["DOWN Reason=test", "RESUME"])
+            cluster.command(f"scontrol update NodeName=n{rng.randint(1, 8)} State={state}")
         if rng.random() < 0.1:
             cluster.command(f"scancel {rng.randint(1, 40)}")
         if rng.random() < 0.05:
@@ -137,11 +151,9 @@ def _replay(make_cluster, seed: int) -> _Outcome:  # type: ignore[no-untyped-def
             state = rng.choice(["DOWN", "UP"])
             cluster.command(f"scontrol update PartitionName=low State={state}")
     cluster.command("scontrol update PartitionName=low State=UP")
+    cluster.command("scontrol update NodeName=n[1-8] State=RESUME")
     cluster.run_until(6000)
-    return {
-        job_id: (job.state.name, job.reason.value, job.start_time, job.nodes, job.restarts)
-        for job_id, job in cluster.controller.cluster.jobs.items()
-    }
+    return _outcome(cluster)
 
 
 def test_a_replay_with_the_kept_queue_is_the_replay_with_the_queue_ordered_each_pass(
@@ -149,10 +161,17 @@ def test_a_replay_with_the_kept_queue_is_the_replay_with_the_queue_ordered_each_
 ) -> None:  # type: ignore[no-untyped-def]
     """The controller with sched/builtin's key, and with no key (sched_queue_order each
     pass, the path a plugin without a key takes), replays random workloads the same."""
-    kept = {seed: _replay(make_cluster, seed) for seed in range(6)}
+    kept_steps: list[_Outcome] = []
+    kept = {seed: _replay(make_cluster, seed, kept_steps) for seed in range(6)}
     monkeypatch.setattr(Plugins, "sched_queue_key", lambda self, preempts, cluster: None)
-    ordered = {seed: _replay(make_cluster, seed) for seed in range(6)}
+    ordered_steps: list[_Outcome] = []
+    ordered = {seed: _replay(make_cluster, seed, ordered_steps) for seed in range(6)}
     assert kept == ordered
+    # step by step too: the whole-queue pass over the kept queue skips the jobs of blocked
+    # partitions and gives their reasons after it (Controller._settle_skipped)
+    assert len(kept_steps) == len(ordered_steps)
+    for kept_step, ordered_step in zip(kept_steps, ordered_steps, strict=True):
+        assert kept_step == ordered_step
     # the workloads did exercise requeues, cancels and jobs that waited
     assert any(restarts for jobs in kept.values() for *_, restarts in jobs.values())
     assert any(s == "CANCELLED" for jobs in kept.values() for s, *_ in jobs.values())

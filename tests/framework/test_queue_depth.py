@@ -136,3 +136,28 @@ def test_an_event_pass_with_every_partition_blocked_stops_at_its_depth(
         # b's head, a's head (every partition is blocked), two more: 4 = depth + 1
         assert reasons == ["Resources", "Resources", "Priority", "Priority", "None", "None"]
         assert controller._pass_at == {60: True}
+
+
+def test_a_whole_queue_pass_tells_a_job_behind_its_partitions_head_whether_its_node_is_back(
+    make_cluster: Make,
+) -> None:
+    """A whole-queue pass over the kept queue skips the jobs behind a blocked partition's
+    head and gives their reasons after it: a job there that requires a node shows
+    ReqNodeNotAvail while the node is out of service and Priority again once it is back,
+    though nothing else about it changed."""
+    cluster = make_cluster(CONF.format(params=""))
+    controller = cluster.controller
+    assert controller._pending.kept
+    cluster.command("sbatch -N2 --wrap='sleep 10000'")  # holds a's two nodes
+    cluster.run_until(2)
+    head = int(cluster.command("sbatch --wrap='sleep 100'").stdout.split()[-1])
+    pinned = int(cluster.command("sbatch -w n2 --wrap='sleep 1'").stdout.split()[-1])
+    cluster.run_until(4)
+    reasons = []
+    for update in ("", "State=DRAIN Reason=test", "State=RESUME"):
+        if update:
+            cluster.command(f"scontrol update NodeName=n2 {update}")
+        controller.schedule()  # a whole-queue pass
+        assert cluster.job(head).reason.value == "Resources"
+        reasons.append(cluster.job(pinned).reason.value)
+    assert reasons == ["Priority", "ReqNodeNotAvail", "Priority"]

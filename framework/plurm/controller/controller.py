@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
 import attrs
@@ -176,6 +176,9 @@ class Controller:
         self._by_partition = PendingByPartition()
         #: The pending jobs that require nodes (-w) (see _note_required_unavailable).
         self._pinned: dict[int, Job] = {}
+        #: Jobs whose reason may be other than Priority: those filed or tried since a
+        #: whole-queue pass last gave them Priority (see _settle_skipped).
+        self._unsettled: dict[int, Job] = {}
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
@@ -249,6 +252,7 @@ class Controller:
         key = self.plugins.sched_queue_key(self._preempts(), self.cluster)
         pending = self.cluster.jobs_unordered(JobState.PENDING)
         self._pending.reset(key, pending, lambda job: not self._refused(job))
+        self._unsettled = {job.job_id: job for job in pending} if key is not None else {}
 
     def _preempts(self) -> Callable[[Job, Job], bool]:
         """The "may preempt" relation sched_queue_order and sched_queue_key get."""
@@ -319,6 +323,10 @@ class Controller:
         the jobs per partition by priority, and the jobs that require nodes."""
         self._pending.note(job)
         self._by_partition.update(job)
+        if job.state is JobState.PENDING and self._pending.kept:
+            self._unsettled[job.job_id] = job
+        else:
+            self._unsettled.pop(job.job_id, None)
         if job.request.nodelist:
             if job.state is JobState.PENDING:
                 self._pinned[job.job_id] = job
@@ -777,7 +785,11 @@ class Controller:
         An event-triggered pass (``full`` False) tests at most ``default_queue_depth`` + 1
         jobs, as Slurm's does (every job it reaches counts, blocked partition or not); the
         jobs after them keep their reasons, and a periodic pass, which tests the whole
-        queue, is armed for the next ``sched_interval`` tick."""
+        queue, is armed for the next ``sched_interval`` tick.
+
+        A whole-queue pass over the kept queue reads only the jobs of partitions not
+        blocked yet: the jobs of a blocked partition after the job it waits for would all
+        get Priority, which most of them have already (see :meth:`_settle_skipped`)."""
         self._tick()
         blocked: set[str] = set()
         # As in Slurm, once a job must wait, its partition's nodes are withheld from every
@@ -787,6 +799,11 @@ class Controller:
         depth = -1 if full else self.config.scheduler_parameters.default_queue_depth
         tested = 0
         queue, waiting = self._queue_and_partitions()
+        skipping = depth < 0 and self._pending.kept
+        # where each partition got blocked: the place in the queue of the job it waits for
+        blocked_at: dict[str, tuple[Any, int]] = {}
+        if skipping:
+            queue = self._pending.ordered_except(blocked)
         for job in queue:
             if job.state is not JobState.PENDING:
                 continue
@@ -806,6 +823,10 @@ class Controller:
             outcome = self._try_start(job, withheld)
             if outcome is not SelectStatus.SUCCESS:
                 blocked.add(job.partition)
+                if skipping:
+                    where = self._pending.where(job.job_id)
+                    assert where is not None  # (read from the kept queue: filed)
+                    blocked_at.setdefault(job.partition, where[0])
                 if waiting <= blocked:
                     # every partition of the queue is blocked: no later job is tried (an
                     # event pass still counts the jobs it reaches up to its depth)
@@ -816,8 +837,40 @@ class Controller:
             if outcome is SelectStatus.BUSY:  # not for a job that can never run here
                 withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
             left = left or job.state is JobState.PENDING
+        if skipping:
+            # (a blocked partition's head is pending: ``left`` holds whether jobs were skipped)
+            self._settle_skipped(blocked_at)
         if left:
             self._arm_backfill()
+
+    def _settle_skipped(self, blocked_at: Mapping[str, tuple[Any, int]]) -> None:
+        """After a whole-queue pass that read only the jobs of partitions not blocked yet:
+        give the jobs it skipped the reasons the loop would have.
+
+        A skipped job is a filed job of a blocked partition after the job it waits for
+        (``blocked_at``: its place). The loop would give it Priority, or ReqNodeNotAvail if
+        it requires nodes out of service. Only the jobs filed or tried since a pass last
+        gave them Priority (``_unsettled``) and those requiring nodes may show anything
+        else, so only they are looked at."""
+        where = self._pending.where
+
+        def skipped(job_id: int) -> bool:
+            filed = where(job_id)
+            if filed is None:
+                return False  # not in the queue now (not eligible yet): the loop did not see it
+            place, partition = filed
+            return partition in blocked_at and place > blocked_at[partition]
+
+        unsettled = self._unsettled
+        pinned = [(job_id, job) for job_id, job in self._pinned.items() if job_id not in unsettled]
+        for job_id, job in [*unsettled.items(), *pinned]:
+            if job.state is not JobState.PENDING:  # (it left the queue mid-pass)
+                unsettled.pop(job_id, None)  # back in the queue later, it is filed anew
+                continue
+            if not skipped(job_id) or (job.request.nodelist and self._required_unavailable(job)):
+                continue
+            job.reason = PendingReason.PRIORITY
+            unsettled.pop(job_id, None)
 
     def _queue_and_partitions(self) -> tuple[Iterator[Job], Set[str]]:
         """The queue (:meth:`_queue`), and the partitions its jobs wait in."""
@@ -1010,6 +1063,8 @@ class Controller:
         reason = PendingReason.RESOURCES
         outcome = SelectStatus.NEVER
         was = job.partition
+        if self._pending.kept:
+            self._unsettled[job.job_id] = job  # its reason is set here, or it starts
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence, Set
 from typing import Any, TypeVar, overload
 
 from sortedcontainers import SortedList
@@ -52,8 +52,8 @@ class PendingQueue:
         self._waiting: list[tuple[float, int, Job]] = []
         #: Jobs changed since the last read, to file anew.
         self._noted: dict[int, Job] = {}
-        #: How many jobs are filed in each partition (the one they were filed in).
-        self._per_partition: dict[str, int] = {}
+        #: The filed jobs of each partition (the one they were filed in), in key order.
+        self._per_partition: dict[str, SortedList[_Entry]] = {}
 
     @property
     def kept(self) -> bool:
@@ -96,8 +96,12 @@ class PendingQueue:
             for job_id, job in noted.items():
                 old = filed_as.pop(job_id, None)
                 if old is not None:
-                    filed.remove((old[0], job_id, job))
-                    self._count(old[1], -1)
+                    entry = (old[0], job_id, job)
+                    filed.remove(entry)
+                    mates = self._per_partition[old[1]]
+                    mates.remove(entry)
+                    if not mates:
+                        del self._per_partition[old[1]]
                 if job.state is not JobState.PENDING:
                     continue
                 if job.eligible_time <= now:
@@ -116,12 +120,34 @@ class PendingQueue:
         """The partitions the jobs the last read gave wait in (as they were filed)."""
         return self._per_partition.keys()
 
-    def _count(self, name: str, change: int) -> None:
-        count = self._per_partition.get(name, 0) + change
-        if count:
-            self._per_partition[name] = count
-        else:
-            del self._per_partition[name]
+    def ordered_except(self, skipped: Container[str]) -> Iterator[Job]:
+        """The jobs the last read gave, in key order, but those of the partitions in
+        ``skipped`` (as they were filed), which is asked as the reading goes: a partition
+        added to it mid-way yields no more jobs. Each partition's jobs are read in turn
+        with the others' (a heap merge), so the skipped jobs cost nothing."""
+        heap = []
+        for name, mates in self._per_partition.items():
+            rest = iter(mates)
+            heap.append((next(rest), name, rest))  # (a filed partition has jobs)
+        heapq.heapify(heap)  # entries are unique (job ids): names and iterators never compare
+        while heap:
+            entry, name, rest = heap[0]
+            if name in skipped:
+                heapq.heappop(heap)
+                continue
+            yield entry[2]
+            following = next(rest, None)
+            if following is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (following, name, rest))
+
+    def where(self, job_id: int) -> tuple[tuple[Any, int], str] | None:
+        """Where the last read filed the job: its place in key order (key, job id) and
+        its partition; None when it is not filed (not pending, not eligible yet, or not
+        admitted)."""
+        filed = self._filed_as.get(job_id)
+        return None if filed is None else ((filed[0], job_id), filed[1])
 
     def _file(self, job: Job, key: Callable[[Job], Any]) -> None:
         if job.reason is PendingReason.BEGIN_TIME:
@@ -129,9 +155,13 @@ class PendingQueue:
         if not self._admit(job):
             return
         value = key(job)
+        entry = (value, job.job_id, job)
         self._filed_as[job.job_id] = (value, job.partition)
-        self._filed.add((value, job.job_id, job))
-        self._count(job.partition, 1)
+        self._filed.add(entry)
+        mates = self._per_partition.get(job.partition)
+        if mates is None:
+            mates = self._per_partition[job.partition] = SortedList()
+        mates.add(entry)
 
 
 class ReadAsNeeded(Sequence[T]):

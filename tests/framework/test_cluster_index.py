@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from plurm import conf
+from plurm.model import cluster as cluster_module
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.node import NodeCondition
@@ -97,3 +100,33 @@ def test_names_come_once_each_in_table_order_whatever_order_they_are_given_in() 
         expected = tuple(name for name in table if name in names)
         assert cluster.in_table_order(names) == expected
         assert cluster.in_table_order(iter(names)) == expected
+
+
+def test_mask_of_answers_for_the_names_whatever_tuple_objects_carry_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mask_of remembers node tuples by value and by object: a tuple dropped and another
+    made in its memory (the same id) still gets its own mask, as do equal copies, and the
+    memos start afresh when full."""
+    monkeypatch.setattr(cluster_module, "_SAME_MEMO_SIZE", 8)
+    monkeypatch.setattr(cluster_module, "_MASK_MEMO_SIZE", 16)
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-12] CPUs=1\n"
+        "PartitionName=a Nodes=ALL Default=YES\n"
+    )
+    cluster = Cluster.from_config(config)
+    table = config.node_names
+    rng = random.Random(5)
+    kept = []
+    for _ in range(2000):
+        names = tuple(rng.sample(table, rng.randint(0, 5)))
+        expected = sum(1 << table.index(name) for name in names)
+        assert cluster.mask_of(names) == expected
+        assert cluster.mask_of(names) == expected  # the same object again
+        assert cluster.mask_of(tuple(list(names))) == expected  # an equal copy
+        if rng.random() < 0.3:
+            kept.append(names)  # some stay alive; the others' ids are free for new tuples
+        else:
+            del names
+    for names in kept:
+        assert cluster.mask_of(names) == sum(1 << table.index(name) for name in names)

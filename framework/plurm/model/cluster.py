@@ -26,6 +26,9 @@ __all__ = ["DEFAULT_QOS", "Cluster"]
 _job_id = operator.attrgetter("job_id")
 #: How many node tuples mask_of remembers before it starts afresh.
 _MASK_MEMO_SIZE = 1 << 16
+#: How many tuple objects it knows by identity (each kept alive: fewer, as they may be
+#: equal copies of one another).
+_SAME_MEMO_SIZE = 1 << 12
 
 #: The QOS a job without --qos gets (the default association QOS slurmdbd creates).
 DEFAULT_QOS = "normal"
@@ -53,6 +56,12 @@ class Cluster:
     #: mask_of's answers for node tuples (jobs' nodes, select's choices): the same tuples
     #: come back pass after pass. Emptied when it grows large.
     _tuple_masks: dict[tuple[str, ...], int] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    #: The same by the tuple object: its id, with the tuple kept alive in the entry so
+    #: that no other object can have that id while the entry lasts. A tuple's hash is
+    #: not kept, and hashing a wide job's node names on every call costs more than this.
+    _same_tuples: dict[int, tuple[tuple[str, ...], int]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
     #: jobs_in's answers until a job is added or changes state: a pass asks for the same
@@ -97,12 +106,17 @@ class Cluster:
         """The bitmap of the nodes ``names`` (unknown names are left out)."""
         # tuples first: they are most calls, and isinstance against the NodeBitmap ABC is slow
         if type(names) is tuple:
-            known = self._tuple_masks.get(names)
-            if known is not None:
-                return known
-            if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
-                self._tuple_masks.clear()
-            mask = self._tuple_masks[names] = self._mask(names)
+            same = self._same_tuples.get(id(names))
+            if same is not None:  # (its tuple is alive: no other object has that id now)
+                return same[1]
+            mask = self._tuple_masks.get(names, -1)
+            if mask < 0:
+                if len(self._tuple_masks) >= _MASK_MEMO_SIZE:
+                    self._tuple_masks.clear()
+                mask = self._tuple_masks[names] = self._mask(names)
+            if len(self._same_tuples) >= _SAME_MEMO_SIZE:
+                self._same_tuples.clear()
+            self._same_tuples[id(names)] = (names, mask)
             return mask
         if isinstance(names, NodeBitmap):
             return names.mask

@@ -177,7 +177,9 @@ class Controller:
         #: The pending jobs that require nodes (-w) (see _note_required_unavailable).
         self._pinned: dict[int, Job] = {}
         #: Jobs whose reason may be other than Priority: those filed or tried since a
-        #: whole-queue pass last gave them Priority (see _settle_skipped).
+        #: whole-queue pass last gave them Priority (see _settle_skipped). Whatever gives a
+        #: pending job another reason or partition must go through _file or _try_start,
+        #: or a whole-queue pass would leave that job's reason as it is.
         self._unsettled: dict[int, Job] = {}
         self._preemption = True
         self._check_preemption()

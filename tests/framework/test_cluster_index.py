@@ -84,14 +84,18 @@ def test_mask_of_a_tuple_answers_the_same_for_equal_tuples() -> None:
         del names
 
 
-def test_names_come_once_each_in_table_order_whatever_order_they_are_given_in() -> None:
-    # n10 sorts before n2 as text: table order is not name order
+def _twelve_nodes() -> tuple[Cluster, tuple[str, ...]]:
+    """A cluster of n1 to n12, and its node table (n10 sorts before n2 as text: table order
+    is not name order)."""
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-12] CPUs=1\n"
         "PartitionName=a Nodes=ALL Default=YES\n"
     )
-    cluster = Cluster.from_config(config)
-    table = config.node_names
+    return Cluster.from_config(config), tuple(config.node_names)
+
+
+def test_names_come_once_each_in_table_order_whatever_order_they_are_given_in() -> None:
+    cluster, table = _twelve_nodes()
     rng = random.Random(4)
     for _ in range(300):
         names = rng.choices(table, k=rng.randint(0, 8))
@@ -110,12 +114,7 @@ def test_mask_of_answers_for_the_names_whatever_tuple_objects_carry_them(
     memos start afresh when full."""
     monkeypatch.setattr(cluster_module, "_SAME_MEMO_SIZE", 8)
     monkeypatch.setattr(cluster_module, "_MASK_MEMO_SIZE", 16)
-    config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-12] CPUs=1\n"
-        "PartitionName=a Nodes=ALL Default=YES\n"
-    )
-    cluster = Cluster.from_config(config)
-    table = config.node_names
+    cluster, table = _twelve_nodes()
     rng = random.Random(5)
     kept = []
     for _ in range(2000):

@@ -339,8 +339,10 @@ class BackfillScheduler(BuiltinScheduler):
         # what the profile's segments starting now will hold (see _Profile.free_now)
         free_now = (everything & ~claimed) | ends.get(now, 0)
         if not free_now and view.preempt_test is None:
-            # No node is free now and no job may preempt: nothing can start now, and only
-            # starts now come out of a pass (the queue need not even be read)
+            # No node is free now and no job may preempt: nothing can start now (a pending
+            # job needs at least one node: submission refuses a node count of 0), and only
+            # starts now come out of a pass, so the queue need not even be read. The plan's
+            # own cut (lasts, limit below) would say the same after reading it.
             return []
         starts: list[BackfillStart] = []
         widest, sizes = memo.widest, memo.sizes

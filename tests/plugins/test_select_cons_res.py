@@ -13,6 +13,7 @@ from plurm.model.select import SelectMode, SelectStatus
 from plurm.registry import Registry
 from plurm.testing import JobBuilder, TestCluster
 from plurm_select_cons_res import ConsResSelect
+from plurm_select_cons_res.layout import Unit
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -801,3 +802,164 @@ def test_dealing_by_rounds_matches_dealing_one_by_one(slots: list[int], tasks: i
     names = [f"n{i}" for i in range(len(slots))]
     one_by_one = deal_tasks(names, dict(zip(names, slots, strict=True)), tasks)
     assert _deal(slots, tasks) == [one_by_one[name] for name in names]
+
+
+_STEP = st.tuples(
+    st.sampled_from(["place", "anywhere", "release", "rehold"]),
+    st.integers(0, 2**12 - 1),  # nodes (a bitmap), or which held job
+    st.integers(1, 40),  # tasks
+    st.integers(1, 3),  # CPUs per task
+    st.booleans(),  # exclusive
+)
+
+
+def _free_cores_state(free: object) -> tuple[object, ...]:
+    """Everything FreeCores derives, and each node's jobs (those held by runs included)."""
+    from plurm_select_cons_res.free_cores import FreeCores
+
+    assert isinstance(free, FreeCores)
+    jobs_on = {index: dict(on) for index, on in free._jobs_on.items()}
+    for index in range(len(free.table)):
+        if free._solo >> index & 1:
+            assert index not in jobs_on
+            jobs_on[index] = {free._owner[index]: free._union[index]}
+    return (
+        free.busy,
+        free.free_cpus,
+        free._by_free,
+        free.barred,
+        free._union,
+        free._weight,
+        free._occupied,
+        jobs_on,
+    )
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(nodes=st.lists(_NODE, min_size=1, max_size=12), steps=st.lists(_STEP, max_size=14))
+def test_free_cores_by_runs_keeps_what_node_by_node_keeps(
+    nodes: list[tuple[int, int, int]], steps: list[tuple[str, int, int, int, bool]]
+) -> None:
+    """FreeCores holds and releases placements by runs of nodes when it can (slices, not a
+    loop per node). Beside a FreeCores given the same allocations without their runs (node
+    by node only), every derived value, every node's jobs and every placement stay the
+    same, through jobs placed on top of run-held nodes, releases and holds again."""
+    import attrs as attrs_
+
+    from plurm_select_cons_res.free_cores import FreeCores
+    from plurm_select_cons_res.layout import Layout
+    from plurm_select_cons_res.needs import Needs, Sharing
+    from plurm_select_cons_res.usage import Allocation
+
+    table = [f"n{i:02d}" for i in range(len(nodes))]
+    layouts = {
+        name: Layout(s * c, t, c, s * c * t, 1000)
+        for name, (s, c, t) in zip(table, nodes, strict=True)
+    }
+    index = {name: i for i, name in enumerate(table)}
+    by_runs = FreeCores(table, index, layouts)
+    by_node = FreeCores(table, index, layouts)
+    every = (1 << len(table)) - 1
+    held: list[Allocation] = []
+    ran_by_runs = False
+    for job_id, (kind, where, tasks, per_task, exclusive) in enumerate(steps, start=1):
+        sharing = Sharing.RESERVED if exclusive else Sharing.ONE_ROW
+        if kind == "place":
+            needs = Needs(tasks, per_task, 1, None, (), False, sharing)
+            placed = by_runs.place(needs, where & every, Unit.CORE)
+            assert placed == by_node.place(needs, where & every, Unit.CORE)
+            if placed is None:
+                continue
+            allocation = placed.allocation(job_id, "p", sharing)
+        elif kind == "anywhere":  # cores chosen elsewhere, maybe overlapping others
+            on = [name for i, name in enumerate(table) if (where & every) >> i & 1]
+            if not on:
+                continue
+            cores = {name: frozenset(range(min(tasks, layouts[name].cores))) for name in on}
+            allocation = Allocation(job_id, "p", cores, {}, {}, sharing)
+        else:
+            if not held:
+                continue
+            allocation = held[where % len(held)]
+            if kind == "release":
+                held.remove(allocation)
+                by_runs.release(allocation.job_id)
+                by_node.release(allocation.job_id)
+                assert _free_cores_state(by_runs) == _free_cores_state(by_node)
+                continue
+        if kind != "rehold":
+            held.append(allocation)
+        by_runs.hold(allocation)
+        by_node.hold(attrs_.evolve(allocation, runs=()))
+        ran_by_runs |= bool(by_runs._held[allocation.job_id][2])
+        assert not by_node._solo
+        assert _free_cores_state(by_runs) == _free_cores_state(by_node)
+    for allocation in held:
+        by_runs.release(allocation.job_id)
+        by_node.release(allocation.job_id)
+    assert _free_cores_state(by_runs) == _free_cores_state(by_node)
+    assert not by_runs._occupied and not by_runs._solo
+
+
+def test_free_cores_holds_a_whole_node_placement_by_runs() -> None:
+    """On an idle cluster a job of whole nodes is held by one run, and released by it; a job
+    that comes onto one of the run's nodes takes that node out of the run. A twin given the
+    same allocations without runs keeps the same state throughout."""
+    import attrs as attrs_
+
+    from plurm_select_cons_res.free_cores import FreeCores
+    from plurm_select_cons_res.layout import Layout
+    from plurm_select_cons_res.needs import Needs, Sharing
+    from plurm_select_cons_res.usage import Allocation
+
+    table = [f"n{i}" for i in range(8)]
+    layouts = dict.fromkeys(table, Layout(4, 1, 4, 4, 1000))
+    index = {name: i for i, name in enumerate(table)}
+    free = FreeCores(table, index, layouts)
+    twin = FreeCores(table, index, layouts)
+
+    def hold(allocation: Allocation) -> None:
+        free.hold(allocation)
+        twin.hold(attrs_.evolve(allocation, runs=()))
+        assert _free_cores_state(free) == _free_cores_state(twin)
+
+    def release(job_id: int) -> None:
+        free.release(job_id)
+        twin.release(job_id)
+        assert _free_cores_state(free) == _free_cores_state(twin)
+
+    needs = Needs(12, 1, 1, None, (), False, Sharing.ONE_ROW)
+    placed = free.place(needs, 0b11111111, Unit.CORE)
+    assert placed is not None
+    assert placed.nodes == ("n0", "n1", "n2")
+    assert placed.runs == ((0, 3, 0b1111),)
+    hold(placed.allocation(1, "p", Sharing.ONE_ROW))
+    assert free._held[1] == ([], 1, ((0, 3, 0b1111),))
+    assert free._solo == free._occupied == 0b111
+    assert free.free_cpus == [0, 0, 0, 4, 4, 4, 4, 4]
+    release(1)
+    assert free._solo == free._occupied == 0
+    assert free.free_cpus == [4] * 8
+    # Another job comes onto the run's middle node: the others stay held by the run; the
+    # run's release empties them and leaves that job where it is.
+    hold(placed.allocation(1, "p", Sharing.ONE_ROW))
+    hold(Allocation(2, "p", {"n1": frozenset({3})}, {}, {}, Sharing.ONE_ROW))
+    assert (free._solo, free._occupied) == (0b101, 0b111)
+    assert free._jobs_on == {1: {1: 0b1111, 2: 0b1000}}
+    release(1)
+    assert (free._solo, free._occupied) == (0, 0b10)
+    assert free._jobs_on == {1: {2: 0b1000}}
+    assert free.free_cpus == [4, 3, 4, 4, 4, 4, 4, 4]
+    # A run is held by slices only on nodes no job holds: an exclusive job's run on n1 now
+    # goes node by node, and bars its nodes the same way.
+    exclusive = Needs(8, 1, 1, None, (), False, Sharing.RESERVED)
+    placed = free.place(exclusive, 0b11111101, Unit.CORE)
+    assert placed is not None and placed.runs == ((2, 4, 0b1111),)
+    hold(placed.allocation(3, "p", Sharing.RESERVED))
+    assert free.barred == 0b1100
+    hold(attrs_.evolve(placed.allocation(4, "p", Sharing.ONE_ROW), job_id=4))
+    assert free._held[4][2] == ()  # its nodes were held: node by node
+    release(3)
+    release(4)
+    release(2)
+    assert free._occupied == free._solo == free.barred == 0

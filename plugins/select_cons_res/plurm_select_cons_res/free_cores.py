@@ -13,6 +13,14 @@ bitmaps of the nodes by free CPUs. A test then costs C-speed operations over the
 chosen, where the general code does Python work per node. The rounds, best fit and
 tie-breaks are ``choose_nodes``'s and ``deal_tasks``'s; a property test in
 ``tests/plugins/test_select_cons_res.py`` compares the two on random clusters.
+
+Jobs of whole nodes make per-node work the cost: a placement on runs of consecutive nodes
+of one layout with no core busy gives every node of a run the same cores, so ``place``
+builds it run by run and records the runs on the placement (``Placement.runs``); ``hold``
+then sets each run's values by list slices and bitmap operations, and ``release`` clears
+them the same way, as long as the job still holds the run alone. A node another job comes
+onto leaves its run and is kept node by node from then on. A property test holds the same
+allocations with and without their runs and compares everything derived.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from plurm.model.runs import best_span
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.steps import Placement
-from plurm_select_cons_res.usage import Allocation
+from plurm_select_cons_res.usage import Allocation, Runs
 
 __all__ = ["FreeCores", "on_free_cores"]
 
@@ -75,8 +83,9 @@ class FreeCores:
         self._cpus_of = [by_layout[layout] for layout in self.layouts]
         #: Per node with jobs, the cores each of them holds there (job id -> core bitmask).
         self._jobs_on: dict[int, dict[int, int]] = {}
-        #: What each held job holds: its nodes and its sharing weight.
-        self._held: dict[int, tuple[list[int], int]] = {}
+        #: What each held job holds: its nodes (held one by one), its sharing weight and the
+        #: runs it holds by slices (``_hold_runs``; then no nodes).
+        self._held: dict[int, tuple[list[int], int, Runs]] = {}
         #: Per node, the union of its held cores (a core bitmask), and that within the
         #: node's cores (``busy``).
         self._union = [0] * len(self.table)
@@ -94,6 +103,27 @@ class FreeCores:
             self._by_free[cpus] |= 1 << index
         #: Nodes an exclusive job holds cores on: no other job may go there.
         self.barred = 0
+        # Each node's layout as a number, and per number the nodes of that layout (a bitmap),
+        # its cores (a bitmask) and what its free CPUs are with none busy: runs of nodes of
+        # one layout with no core held get the same cores, so they go by slices.
+        numbers: dict[Layout, int] = {}
+        self._layout_number = [numbers.setdefault(layout, len(numbers)) for layout in self.layouts]
+        self._layout_nodes = [0] * len(numbers)
+        for index, number in enumerate(self._layout_number):
+            self._layout_nodes[number] |= 1 << index
+        ordered = sorted(numbers, key=numbers.__getitem__)
+        self._layout_all = [(1 << layout.cores) - 1 for layout in ordered]
+        self._layout_full = [layout.cpus_of(layout.cores) for layout in ordered]
+        self._layout_cpus_of = [by_layout[layout] for layout in ordered]
+        self._layout_left = [left[by_layout[layout]] for layout in ordered]
+        self._layout_per_core = [layout.cpus_per_core for layout in ordered]
+        #: Nodes with a held job (with cores or not).
+        self._occupied = 0
+        #: Nodes held by one job that holds them by runs (``_hold_runs``): they are not in
+        #: ``_jobs_on``; ``_owner`` says whose they are. A node leaves this set when another
+        #: job comes onto it (it goes into ``_jobs_on`` then) or its job leaves.
+        self._solo = 0
+        self._owner = [0] * len(self.table)
         # Derived from the above per tasks' CPUs; emptied on every change.
         self._slots: dict[int, tuple[list[int], int]] = {}
         # Pure functions of their keys, remembered: core sets recur job after job.
@@ -108,45 +138,107 @@ class FreeCores:
         if job_id in self._held:
             self.release(job_id)
         weight = allocation.sharing.weight
+        if allocation.runs and self._hold_runs(allocation, weight):
+            return
         index_of = self._index
         masks = self._masks
         jobs_on = self._jobs_on
         weights = self._weight
         unions = self._union
+        occupied = self._occupied
         nodes = []
         for name, cores in allocation.cores.items():
             index = index_of[name]
             mask = masks.get(cores)
             if mask is None:
-                mask = masks[cores] = sum(1 << core for core in cores)
+                mask = self._mask(cores)
             on = jobs_on.get(index)
+            if on is None and self._solo >> index & 1:
+                on = self._list_solo(index)
             if on is None:  # the node's first job (the common case: no sums to keep)
                 jobs_on[index] = {job_id: mask}
                 weights[index] = weight
                 unions[index] = mask
+                occupied |= 1 << index
             else:
                 on[job_id] = mask
                 weights[index] += weight
                 unions[index] |= mask
             nodes.append(index)
-        self._held[job_id] = (nodes, weight)
+        self._occupied = occupied
+        self._held[job_id] = (nodes, weight, ())
         self._derive(nodes)
+
+    def _list_solo(self, index: int) -> dict[int, int]:
+        """Another job comes onto (or a release walks) a node held by runs: its job goes
+        into ``_jobs_on`` like any other."""
+        self._solo ^= 1 << index
+        on = self._jobs_on[index] = {self._owner[index]: self._union[index]}
+        return on
+
+    def _hold_runs(self, allocation: Allocation, weight: int) -> bool:
+        """``hold`` by slices, when every node of the allocation's runs is still without a
+        job (else False, and nothing changed): per run, every node gets the same values."""
+        runs = allocation.runs
+        occupied = self._occupied
+        count = 0
+        for start, end, _ in runs:
+            count += end - start
+            if occupied >> start & ((1 << (end - start)) - 1):
+                return False
+        if count != len(allocation.cores):
+            return False
+        job_id = allocation.job_id
+        by_free = self._by_free
+        barred = self.barred
+        reserved = weight >= _RESERVED
+        for start, end, mask in runs:
+            size = end - start
+            bits = ((1 << size) - 1) << start
+            number = self._layout_number[start]
+            busy = mask & self._layout_all[number]
+            self._owner[start:end] = itertools.repeat(job_id, size)
+            self._union[start:end] = itertools.repeat(mask, size)
+            self.busy[start:end] = itertools.repeat(busy, size)
+            self._weight[start:end] = itertools.repeat(weight, size)
+            full = self._layout_full[number]  # every node's free CPUs until now
+            after = self._layout_left[number][busy.bit_count()]
+            if after != full:
+                self.free_cpus[start:end] = itertools.repeat(after, size)
+                by_free[full] &= ~bits
+                by_free[after] |= bits
+            if mask and reserved:
+                barred |= bits
+            occupied |= bits
+        self.barred = barred
+        self._solo |= occupied & ~self._occupied
+        self._occupied = occupied
+        self._held[job_id] = ([], weight, runs)
+        self._slots.clear()
+        return True
 
     def release(self, job_id: int) -> None:
         """The job left its row (ended, or suspended by an administrator)."""
         held = self._held.pop(job_id, None)
         if held is None:
             return
-        nodes, weight = held
+        nodes, weight, runs = held
+        if runs:
+            nodes = self._release_runs(runs)
+            if not nodes:
+                self._slots.clear()
+                return
         jobs_on = self._jobs_on
         weights = self._weight
         unions = self._union
+        occupied = self._occupied
         for index in nodes:
             on = jobs_on[index]
             if len(on) == 1:  # the node's last job: nothing is left on it
                 del jobs_on[index]
                 weights[index] = 0
                 unions[index] = 0
+                occupied &= ~(1 << index)
                 continue
             del on[job_id]
             weights[index] -= weight
@@ -154,7 +246,38 @@ class FreeCores:
             for mask in on.values():
                 union |= mask
             unions[index] = union
+        self._occupied = occupied
         self._derive(nodes)
+
+    def _release_runs(self, runs: Runs) -> list[int]:
+        """``release`` of a job held by runs: a run whose nodes it still holds alone is
+        emptied by slices; the nodes of any other run (another job came onto some of them)
+        are returned, each in ``_jobs_on``, for the release node by node."""
+        by_free = self._by_free
+        left: list[int] = []
+        for start, end, _ in runs:
+            size = end - start
+            bits = ((1 << size) - 1) << start
+            if self._solo & bits != bits:
+                for index in range(start, end):
+                    if self._solo >> index & 1:
+                        self._list_solo(index)
+                left.extend(range(start, end))
+                continue
+            number = self._layout_number[start]
+            self._union[start:end] = itertools.repeat(0, size)
+            self.busy[start:end] = itertools.repeat(0, size)
+            self._weight[start:end] = itertools.repeat(0, size)
+            before = self.free_cpus[start]  # the same on every node of the run
+            full = self._layout_full[number]
+            if before != full:
+                self.free_cpus[start:end] = itertools.repeat(full, size)
+                by_free[before] &= ~bits
+                by_free[full] |= bits
+            self.barred &= ~bits
+            self._occupied &= ~bits
+            self._solo &= ~bits
+        return left
 
     def _derive(self, nodes: list[int]) -> None:
         """The held cores of ``nodes`` changed: update what is derived from them."""
@@ -206,36 +329,79 @@ class FreeCores:
         if allowed.bit_count() < needs.min_nodes:
             return None
         slots, some = self._slots_for(needs.cpus_per_task)
-        chosen = self._choose(needs, allowed & some, slots)
-        if chosen is None:
+        taken = self._choose(needs, allowed & some, slots)
+        if taken is None:
             return None
+        cores: dict[str, frozenset[int]] = {}
+        cpus: dict[str, int] = {}
+        chosen = list(itertools.chain.from_iterable(range(first, end) for first, end in taken))
+        dealt = [slots[index] for index in chosen]
+        if needs.tasks < sum(dealt):
+            self._per_node(chosen, _deal(dealt, needs.tasks), needs.cpus_per_task, cores, cpus)
+            return Placement(cores, cpus, dict.fromkeys(cores, 0))
+        # Every chosen node gets all its task slots: a run of nodes of one layout with no
+        # core busy gives every node the same cores, set by slices.
+        runs = []
+        by_free = self._by_free
+        for first, end in taken:
+            number = self._layout_number[first]
+            bits = ((1 << (end - first)) - 1) << first
+            if bits & ~(self._layout_nodes[number] & by_free[self._layout_full[number]]):
+                indexes = range(first, end)
+                self._per_node(indexes, slots[first:end], needs.cpus_per_task, cores, cpus)
+                continue
+            count = -(-slots[first] * needs.cpus_per_task // self._layout_per_core[number])
+            lowest = self._lowest(self._layout_all[number], count)
+            names = self.table[first:end]
+            cores.update(zip(names, itertools.repeat(lowest)))
+            cpus.update(zip(names, itertools.repeat(self._layout_cpus_of[number][count])))
+            runs.append((first, end, self._mask(lowest)))
+        # runs are a hint for ``hold`` only when they cover every chosen node
+        whole = len(runs) == len(taken)
+        return Placement(cores, cpus, dict.fromkeys(cores, 0), tuple(runs) if whole else ())
+
+    def _per_node(
+        self,
+        chosen: Sequence[int],
+        dealt: Sequence[int],
+        per_task: int,
+        cores: dict[str, frozenset[int]],
+        cpus: dict[str, int],
+    ) -> None:
+        """The cores and CPUs of ``chosen`` nodes given ``dealt`` tasks, node by node."""
         table = self.table
         layouts = self.layouts
         all_cores = self._all
         busy = self.busy
         cpus_of = self._cpus_of
-        picked = self._picked
-        per_task = needs.cpus_per_task
-        cores: dict[str, frozenset[int]] = {}
-        cpus: dict[str, int] = {}
-        dealt = _deal([slots[index] for index in chosen], needs.tasks)
         for index, tasks in zip(chosen, dealt, strict=True):
             name = table[index]
             # pick_cores and allocated_cpus: whole cores, the lowest free ones (a CPU is a
             # core of one thread under CR_CPU, so the same sums hold there)
             count = -(-tasks * per_task // layouts[index].cpus_per_core)
-            key = (all_cores[index] & ~busy[index], count)
-            lowest = picked.get(key)
-            if lowest is None:
-                lowest = picked[key] = _lowest(*key)
-            cores[name] = lowest
+            cores[name] = self._lowest(all_cores[index] & ~busy[index], count)
             cpus[name] = cpus_of[index][count]
-        return Placement(cores, cpus, dict.fromkeys(cores, 0))
+
+    def _lowest(self, free: int, count: int) -> frozenset[int]:
+        """``_lowest``, remembered: core sets recur job after job."""
+        key = (free, count)
+        lowest = self._picked.get(key)
+        if lowest is None:
+            lowest = self._picked[key] = _lowest(free, count)
+        return lowest
+
+    def _mask(self, cores: frozenset[int]) -> int:
+        """``cores`` as a bitmask, remembered."""
+        mask = self._masks.get(cores)
+        if mask is None:
+            mask = self._masks[cores] = sum(1 << core for core in cores)
+        return mask
 
     @staticmethod
-    def _choose(needs: Needs, usable: int, slots: list[int]) -> list[int] | None:
+    def _choose(needs: Needs, usable: int, slots: list[int]) -> list[tuple[int, int]] | None:
         """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
-        nodes with a slot: runs of consecutive nodes are runs of set bits."""
+        nodes with a slot: runs of consecutive nodes are runs of set bits. The chosen nodes
+        as ranges of table indexes (first, last + 1), in table order."""
         most = needs.max_nodes if needs.max_nodes is not None else usable.bit_count()
         most = max(most, needs.min_nodes)
         want_nodes = needs.min_nodes
@@ -269,7 +435,7 @@ class FreeCores:
         if want_nodes > 0 or want_tasks > 0:
             return None
         taken.sort()
-        return list(itertools.chain.from_iterable(range(first, last) for first, last in taken))
+        return taken
 
 
 def _fewest_that_hold(run: list[int], want: int) -> int | None:

@@ -307,6 +307,7 @@ class ConsResSelect:
             self.free_cores.hold(self.usage.allocations[job.job_id])
             self._changed()
         return True
+            runs=(),
 
     @hookimpl
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:

@@ -42,7 +42,7 @@ from plurm_select_cons_res.placement import (
     pick_cores,
     slots,
 )
-from plurm_select_cons_res.usage import Allocation, Usage, View
+from plurm_select_cons_res.usage import Allocation, Runs, Usage, View
 
 __all__ = ["Placement", "Tester"]
 
@@ -57,13 +57,15 @@ class Placement:
     cores: Mapping[str, frozenset[int]]
     cpus: Mapping[str, int]
     memory: Mapping[str, int]
+    #: ``cores`` as runs (``usage.Runs``) when ``FreeCores`` made it; a hint, not compared.
+    runs: Runs = attrs.field(default=(), eq=False, repr=False)
 
     @property
     def nodes(self) -> tuple[str, ...]:
         return tuple(self.cores)
 
     def allocation(self, job_id: int, partition: str, sharing: Sharing) -> Allocation:
-        return Allocation(job_id, partition, self.cores, self.cpus, self.memory, sharing)
+        return Allocation(job_id, partition, self.cores, self.cpus, self.memory, sharing, self.runs)
 
 
 class RowCounts(Protocol):

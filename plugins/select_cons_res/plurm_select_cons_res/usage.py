@@ -15,9 +15,13 @@ import attrs
 
 from plurm_select_cons_res.needs import Sharing
 
-__all__ = ["Allocation", "Usage", "View"]
+__all__ = ["Allocation", "Runs", "Usage", "View"]
 
 Cores = Mapping[str, frozenset[int]]
+#: Runs of consecutive nodes, as (first table index, last + 1, core bitmask), where every
+#: node of a run gets the same cores and no node had cores held when the placement was made:
+#: ``FreeCores``'s hint that lets it hold and release them by slices instead of node by node.
+Runs = tuple[tuple[int, int, int], ...]
 
 
 @attrs.frozen
@@ -30,6 +34,9 @@ class Allocation:
     cpus: Mapping[str, int]
     memory: Mapping[str, int]
     sharing: Sharing
+    #: ``cores`` as runs, when ``FreeCores.place`` made the placement (else empty); a hint,
+    #: not part of what the job holds, so equal allocations compare equal with or without.
+    runs: Runs = attrs.field(default=(), eq=False, repr=False)
 
     @property
     def nodes(self) -> tuple[str, ...]:

@@ -963,3 +963,41 @@ def test_free_cores_holds_a_whole_node_placement_by_runs() -> None:
     release(4)
     release(2)
     assert free._occupied == free._solo == free.barred == 0
+
+
+def test_a_jobs_needs_follow_its_partition_and_request() -> None:
+    """The plugin remembers the last job's needs; a new partition (a multi-partition job
+    tried in the next one, or an update) or a new request gives new needs."""
+    import attrs as attrs_
+
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest
+    from plurm.registry import PluginContext
+    from plurm_select_cons_res.needs import Sharing
+
+    partitions = "PartitionName=a Nodes=ALL Default=YES\nPartitionName=b Nodes=ALL"
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\n"
+        + _conf("CR_Core", "NodeName=n[1-2] CPUs=4", partitions + " OverSubscribe=EXCLUSIVE")
+    )
+    cluster = Cluster.from_config(config)
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    job = RealJob(1, JobRequest(ntasks=2), 0.0, "a")
+
+    def needs() -> tuple[Sharing, int]:
+        found = select._needs(job, cluster)
+        assert found is not None
+        return found.sharing, found.tasks
+
+    assert needs() == (Sharing.ONE_ROW, 2)
+    job.partition = "b"
+    assert needs() == (Sharing.RESERVED, 2)
+    job.request = attrs_.evolve(job.request, ntasks=3)
+    assert needs() == (Sharing.RESERVED, 3)
+    cluster.partitions["b"] = attrs_.evolve(
+        cluster.partitions["b"], oversubscribe=cluster.partitions["a"].oversubscribe
+    )
+    assert needs()[0] is Sharing.ONE_ROW

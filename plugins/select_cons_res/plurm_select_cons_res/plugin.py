@@ -61,12 +61,31 @@ class ConsResSelect:
         #: The idle test's answers: they depend only on the needs, the nodes and the unit
         #: (node layouts never change), and passes ask the same again and again.
         self.idle_tests: dict[tuple[Needs, object, Unit], Placement | None] = {}
+        # Functions of the partitions as they are and of one job's request, remembered:
+        # the rows and plainness for the partition objects they were computed from, and
+        # the last job's needs (select_job_begin asks for the job select_job_test just did).
+        self._by_partitions: tuple[tuple[object, ...], dict[str, int], bool] | None = None
+        self._last_needs: tuple[int, object, object, object, Needs | None] | None = None
 
     # ----------------------------------------------------------------------------- helpers
 
     def _rows(self, cluster: Cluster) -> dict[str, int]:
+        return self._of_partitions(cluster)[1]
+
+    def _of_partitions(self, cluster: Cluster) -> tuple[tuple[object, ...], dict[str, int], bool]:
+        """(the partition objects, rows per partition, ``_plain``), kept while the partition
+        objects and the configuration stay the same (an update makes a new object)."""
+        key = (cluster.config, *cluster.partitions.items())
+        known = self._by_partitions
+        if known is not None and known[0] == key:
+            return known
         extra = cluster.config.preempt_type == "preempt/qos"
-        return {name: row_count(part, extra) for name, part in cluster.partitions.items()}
+        rows = {name: row_count(part, extra) for name, part in cluster.partitions.items()}
+        plain = not cluster.config.gang_scheduling and all(
+            row_count(part, False) == 1 for part in cluster.partitions.values()
+        )
+        self._by_partitions = known = (key, rows, plain)
+        return known
 
     def _tester(self, cluster: Cluster) -> Tester:
         rows = self._rows(cluster)
@@ -88,7 +107,18 @@ class ConsResSelect:
 
     def _needs(self, job: Job, cluster: Cluster) -> Needs | None:
         part = cluster.partition(job.partition)
-        return needs_of(job, part, cluster.config, self.resource.memory)
+        last = self._last_needs
+        if (
+            last is not None
+            and last[0] == job.job_id
+            and last[1] is job.request
+            and last[2] is part
+            and last[3] is cluster.config
+        ):
+            return last[4]
+        needs = needs_of(job, part, cluster.config, self.resource.memory)
+        self._last_needs = (job.job_id, job.request, part, cluster.config, needs)
+        return needs
 
     def _changed(self) -> None:
         self.version += 1
@@ -173,9 +203,7 @@ class ConsResSelect:
         scheduling and with one row per partition, a job that wants its cores to itself
         only ever goes on free cores (steps 2 to 4 never run, no node is left out for
         another partition's rows)."""
-        return not cluster.config.gang_scheduling and all(
-            row_count(part, False) == 1 for part in cluster.partitions.values()
-        )
+        return self._of_partitions(cluster)[2]
 
     def _idle_test(
         self,
@@ -279,6 +307,7 @@ class ConsResSelect:
             cores={n: c for n, c in allocation.cores.items() if n not in gone},
             cpus={n: c for n, c in allocation.cpus.items() if n not in gone},
             memory={n: m for n, m in allocation.memory.items() if n not in gone},
+            runs=(),
         )
         self.usage.allocations[job.job_id] = kept
         if self.usage.in_rows(job.job_id):
@@ -307,7 +336,6 @@ class ConsResSelect:
             self.free_cores.hold(self.usage.allocations[job.job_id])
             self._changed()
         return True
-            runs=(),
 
     @hookimpl
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:

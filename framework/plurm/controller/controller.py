@@ -159,6 +159,7 @@ class Controller:
         self._resumed_unseen: set[int] = set()
         self._backfill_timer: TimerHandle | None = None
         self._capacities: dict[tuple[str, ...], tuple[int, int]] = {}
+        self._last_capacity: tuple[tuple[str, ...], tuple[int, int]] | None = None
         #: The most CPUs of any node of each partition, with the node list it is for.
         self._largest_cpus: dict[str, tuple[tuple[str, ...], int]] = {}
         #: Usable nodes per (partition, excluded nodes), with the partition and the
@@ -384,13 +385,19 @@ class Controller:
         return charged
 
     def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
-        """Node and CPU count of a node list (cached: every pass asks for every job)."""
+        """Node and CPU count of a node list (cached: every pass asks for every job). The
+        last list asked for is known by identity: hashing a long tuple costs a visit of
+        every name, and most jobs ask for their partition's own tuple."""
+        last = self._last_capacity
+        if last is not None and last[0] is nodes:
+            return last[1]
         known = self._capacities.get(nodes)
         if known is None:
             known = self._capacities[nodes] = (
                 len(nodes),
                 sum(self.cluster.node(name).cpus for name in nodes),
             )
+        self._last_capacity = (nodes, known)
         return known
 
     def _beyond_node_limits(self, request: JobRequest, partition: str) -> bool:

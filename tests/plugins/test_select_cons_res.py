@@ -1001,3 +1001,36 @@ def test_a_jobs_needs_follow_its_partition_and_request() -> None:
         cluster.partitions["b"], oversubscribe=cluster.partitions["a"].oversubscribe
     )
     assert needs()[0] is Sharing.ONE_ROW
+
+
+def test_job_resources_of_a_placement_by_runs() -> None:
+    """select_job_resources gives every (node, core) pair a job holds, whether its
+    placement came by runs of whole nodes or node by node."""
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest, JobState
+    from plurm.registry import PluginContext
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\n" + _conf("CR_Core", "NodeName=n[1-4] CPUs=4")
+    )
+    cluster = Cluster.from_config(config)
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    held = {}
+    for job_id, tasks in ((1, 4), (2, 8), (3, 3)):
+        job = RealJob(job_id, JobRequest(ntasks=tasks), 0.0, "p")
+        result = select.select_job_test(
+            job, cluster.config.node_names, SelectMode.RUN_NOW, (), cluster
+        )
+        assert result.status is SelectStatus.SUCCESS
+        job.nodes, job.state = result.nodes, JobState.RUNNING
+        select.select_job_begin(job, cluster)
+        held[job_id] = select.select_job_resources(job, cluster)
+    assert select.usage.allocations[2].runs == ((1, 3, 0b1111),)
+    assert held == {
+        1: {("n1", core) for core in range(4)},
+        2: {(name, core) for name in ("n2", "n3") for core in range(4)},
+        3: {("n4", 0), ("n4", 1), ("n4", 2)},
+    }

@@ -283,6 +283,11 @@ class ConsResSelect:
         if allocation is None:
             return frozenset()
         pairs: list[tuple[str, int]] = []
+        if allocation.runs:  # every node of a run has the same cores: one product per run
+            table = self.free_cores.table
+            for first, end, _ in allocation.runs:
+                pairs.extend(itertools.product(table[first:end], allocation.cores[table[first]]))
+            return frozenset(pairs)
         for name, cores in allocation.cores.items():
             pairs.extend(zip(itertools.repeat(name), cores))  # the pairs made in C
         return frozenset(pairs)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from plurm.model.bitmap import NodeBitmap, mask_names
+from plurm.model.runs import set_bit_spans
 
 TABLE = ("n1", "n2", "n3", "n4", "n5")
 
@@ -23,3 +27,29 @@ def test_a_bitmap_reads_as_its_names_in_table_order() -> None:
     assert hash(nodes) == hash(("n1", "n3", "n5"))
     assert NodeBitmap(0, TABLE) == ()
     assert mask_names(0b11000, TABLE) == ("n4", "n5")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.booleans(), max_size=300), st.integers(1, 12))
+def test_the_runs_of_set_bits_are_the_runs_of_consecutive_nodes(
+    bits: list[bool], stretch: int
+) -> None:
+    """set_bit_spans finds every run of set bits, as a walk bit by bit does, with few runs
+    (arithmetic per run) and with many (more than 32: a search over the bitmap written out)."""
+    bits = [bit for bit in bits for _ in range(stretch)][:600]
+    bitmap = sum(1 << index for index, bit in enumerate(bits) if bit)
+    spans: list[tuple[int, int]] = []
+    for index, bit in enumerate(bits):
+        if bit and spans and spans[-1][1] == index:
+            spans[-1] = (spans[-1][0], index + 1)
+        elif bit:
+            spans.append((index, index + 1))
+    assert set_bit_spans(bitmap) == spans
+
+
+def test_runs_of_set_bits_few_and_many() -> None:
+    assert set_bit_spans(0) == []
+    assert set_bit_spans(0b1110110) == [(1, 3), (4, 7)]
+    assert set_bit_spans(1 << 5000) == [(5000, 5001)]
+    many = int("01" * 40, 2)  # 40 runs of one bit: the written-out search
+    assert set_bit_spans(many) == [(index, index + 1) for index in range(0, 80, 2)]

@@ -8,9 +8,33 @@ block with the most; ties go to the first block.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["best_run", "best_span", "consecutive_runs"]
+__all__ = ["best_run", "best_span", "consecutive_runs", "set_bit_spans"]
+
+_ONES = re.compile("1+")
+#: Above this many runs, a regular expression over the bitmap written out finds them faster
+#: than arithmetic on the whole integer per run.
+_FEW_SPANS = 32
+
+
+def set_bit_spans(bitmap: int) -> list[tuple[int, int]]:
+    """The runs of set bits of a non-negative ``bitmap`` as index ranges (first, last + 1),
+    lowest first: the runs of consecutive nodes of a node bitmap."""
+    if (bitmap & ~(bitmap << 1)).bit_count() > _FEW_SPANS:
+        return [match.span() for match in _ONES.finditer(format(bitmap, "b")[::-1])]
+    spans = []
+    base = 0
+    while bitmap:
+        zeros = (bitmap & -bitmap).bit_length() - 1  # to the next run's first bit
+        bitmap >>= zeros
+        base += zeros
+        ones = (~bitmap & (bitmap + 1)).bit_length() - 1  # the run's length
+        spans.append((base, base + ones))
+        bitmap >>= ones
+        base += ones
+    return spans
 
 
 def consecutive_runs(names: Iterable[str], index: Mapping[str, int]) -> list[list[str]]:

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 
-from plurm.model.runs import best_span
+from plurm.model.runs import best_span, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.steps import Placement
@@ -38,8 +37,6 @@ from plurm_select_cons_res.usage import Allocation, Runs
 
 __all__ = ["FreeCores", "on_free_cores"]
 
-#: A run of set bits in a bitmap written lowest bit first.
-_ONES = re.compile("1+")
 #: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
 #: Slurm's node state counter at and above which an exclusive job holds the node.
@@ -329,15 +326,17 @@ class FreeCores:
         if allowed.bit_count() < needs.min_nodes:
             return None
         slots, some = self._slots_for(needs.cpus_per_task)
-        taken = self._choose(needs, allowed & some, slots)
-        if taken is None:
+        widest = (len(self._by_free) - 1) // needs.cpus_per_task
+        chose = self._choose(needs, allowed & some, slots, widest)
+        if chose is None:
             return None
+        taken, spare = chose
         cores: dict[str, frozenset[int]] = {}
         cpus: dict[str, int] = {}
-        chosen = list(itertools.chain.from_iterable(range(first, end) for first, end in taken))
-        dealt = [slots[index] for index in chosen]
-        if needs.tasks < sum(dealt):
-            self._per_node(chosen, _deal(dealt, needs.tasks), needs.cpus_per_task, cores, cpus)
+        if spare:  # fewer tasks than the chosen nodes' slots: deal them
+            chosen = list(itertools.chain.from_iterable(range(first, end) for first, end in taken))
+            dealt = _deal([slots[index] for index in chosen], needs.tasks)
+            self._per_node(chosen, dealt, needs.cpus_per_task, cores, cpus)
             return Placement(cores, cpus, dict.fromkeys(cores, 0))
         # Every chosen node gets all its task slots: a run of nodes of one layout with no
         # core busy gives every node the same cores, set by slices.
@@ -398,15 +397,19 @@ class FreeCores:
         return mask
 
     @staticmethod
-    def _choose(needs: Needs, usable: int, slots: list[int]) -> list[tuple[int, int]] | None:
+    def _choose(
+        needs: Needs, usable: int, slots: list[int], widest: int
+    ) -> tuple[list[tuple[int, int]], int] | None:
         """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
         nodes with a slot: runs of consecutive nodes are runs of set bits. The chosen nodes
-        as ranges of table indexes (first, last + 1), in table order."""
+        as ranges of table indexes (first, last + 1), in table order, and how many of
+        their slots are left over once the job's tasks are dealt. ``widest``: no node has
+        more slots (a job of more tasks needs several)."""
         most = needs.max_nodes if needs.max_nodes is not None else usable.bit_count()
         most = max(most, needs.min_nodes)
         want_nodes = needs.min_nodes
         want_tasks = needs.tasks
-        runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
+        runs = set_bit_spans(usable)
         totals = [sum(slots[start:end]) for start, end in runs]
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
@@ -414,7 +417,7 @@ class FreeCores:
             best, _ = best_span(runs, totals, want_tasks, want_nodes)
             start, end = runs.pop(best)
             del totals[best]
-            if want_nodes <= 1:
+            if want_nodes <= 1 and want_tasks <= widest:
                 single = _fewest_that_hold(slots[start:end], want_tasks)
                 if single is not None:
                     taken.append((start + single, start + single + 1))
@@ -435,7 +438,7 @@ class FreeCores:
         if want_nodes > 0 or want_tasks > 0:
             return None
         taken.sort()
-        return taken
+        return taken, -want_tasks
 
 
 def _fewest_that_hold(run: list[int], want: int) -> int | None:

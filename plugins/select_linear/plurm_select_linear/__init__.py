@@ -21,7 +21,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, TypeGuard
 
@@ -34,7 +33,7 @@ from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest
-from plurm.model.runs import best_run, best_span, consecutive_runs
+from plurm.model.runs import best_run, best_span, consecutive_runs, set_bit_spans
 from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 
@@ -44,8 +43,6 @@ __all__ = ["LinearSelect"]
 _UNLIMITED = 1 << 30
 #: How many placements the bitmap path remembers before it starts afresh.
 _MEMO_SIZE = 1 << 14
-#: A run of set bits in a bitmap written lowest bit first.
-_ONES = re.compile("1+")
 
 
 @attrs.define
@@ -435,7 +432,7 @@ class LinearSelect:
         if need_nodes <= 0 and need_cpus <= 0:
             return ()
         before = self.cpu_before
-        runs = [match.span() for match in _ONES.finditer(format(usable, "b")[::-1])]
+        runs = set_bit_spans(usable)
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
         totals = [before[end] - before[start] for start, end in runs]  # CPUs per run

@@ -27,6 +27,8 @@ __all__ = ["ConsResSelect"]
 
 #: How many idle-cluster answers select_job_test remembers before it starts afresh.
 _IDLE_MEMO_SIZE = 1 << 14
+#: The most (node, cores) pairs whose units are kept for select_job_resources.
+_UNITS_MEMO_SIZE = 1 << 14
 
 
 @attrs.frozen
@@ -66,6 +68,9 @@ class ConsResSelect:
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
         self._by_partitions: tuple[tuple[object, ...], dict[str, int], bool] | None = None
         self._last_needs: tuple[int, object, object, object, Needs | None] | None = None
+        #: Each node's (node, core) pairs for the cores a job holds there: the same cores
+        #: recur on a node job after job, and a union of ready sets reuses their hashes.
+        self._node_units: dict[tuple[str, frozenset[int]], frozenset[tuple[str, int]]] = {}
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -282,15 +287,17 @@ class ConsResSelect:
         allocation = self.usage.allocations.get(job.job_id)
         if allocation is None:
             return frozenset()
-        pairs: list[tuple[str, int]] = []
-        if allocation.runs:  # every node of a run has the same cores: one product per run
-            table = self.free_cores.table
-            for first, end, _ in allocation.runs:
-                pairs.extend(itertools.product(table[first:end], allocation.cores[table[first]]))
-            return frozenset(pairs)
-        for name, cores in allocation.cores.items():
-            pairs.extend(zip(itertools.repeat(name), cores))  # the pairs made in C
-        return frozenset(pairs)
+        return frozenset().union(*map(self._units_on, allocation.cores.items()))
+
+    def _units_on(self, held: tuple[str, frozenset[int]]) -> frozenset[tuple[str, int]]:
+        """The (node, core) pairs of ``held``'s cores on its node, remembered."""
+        units = self._node_units.get(held)
+        if units is None:
+            if len(self._node_units) >= _UNITS_MEMO_SIZE:
+                self._node_units.clear()
+            name, cores = held
+            units = self._node_units[held] = frozenset(zip(itertools.repeat(name), cores))
+        return units
 
     @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plurm.model.bitmap import NodeBitmap, mask_names
-from plurm.model.runs import set_bit_spans
+from plurm.model.runs import best_run, best_span, set_bit_spans
 
 TABLE = ("n1", "n2", "n3", "n4", "n5")
 
@@ -53,3 +53,28 @@ def test_runs_of_set_bits_few_and_many() -> None:
     assert set_bit_spans(1 << 5000) == [(5000, 5001)]
     many = int("01" * 40, 2)  # 40 runs of one bit: the written-out search
     assert set_bit_spans(many) == [(index, index + 1) for index in range(0, 80, 2)]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), min_size=1, max_size=8),
+    st.integers(-2, 30),
+    st.integers(0, 4),
+)
+def test_the_best_span_is_the_best_run(
+    runs: list[list[int]], want_slots: int, want_nodes: int
+) -> None:
+    """best_span (runs as index ranges with slot totals) picks the run best_run (runs of
+    names) picks: the enough run with the fewest slots, else the one with the most; the
+    first on ties."""
+    slots: dict[str, int] = {}
+    named: list[list[str]] = []
+    spans: list[tuple[int, int]] = []
+    for run in runs:
+        first = len(slots)
+        named.append([f"n{first + offset}" for offset in range(len(run))])
+        slots.update(zip(named[-1], run, strict=True))
+        spans.append((first, len(slots)))
+    totals = [sum(run) for run in runs]
+    best, enough = best_run(named, slots, want_slots, want_nodes)
+    assert best_span(spans, totals, want_slots, want_nodes) == (named.index(best), enough)

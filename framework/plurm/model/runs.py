@@ -76,7 +76,12 @@ def best_span(
 ) -> tuple[int, bool]:
     """:func:`best_run` for runs given as index ranges (first, last + 1) of the node table
     with their slot totals, as the bitmap paths find them: the position of the run to take
-    next and whether it is enough. ``spans`` must not be empty."""
+    next and whether it is enough. ``spans`` must not be empty, nor any span."""
+    if want_nodes <= 1:  # every span has a node: enough is enough slots; ties go first
+        enough = [position for position, total in enumerate(totals) if total >= want_slots]
+        if enough:
+            return min(enough, key=totals.__getitem__), True
+        return max(range(len(totals)), key=totals.__getitem__), False
     best = -1
     best_slots = 0
     best_enough = False

@@ -326,8 +326,13 @@ class FreeCores:
         if allowed.bit_count() < needs.min_nodes:
             return None
         slots, some = self._slots_for(needs.cpus_per_task)
-        widest = (len(self._by_free) - 1) // needs.cpus_per_task
-        chose = self._choose(needs, allowed & some, slots, widest)
+        usable = allowed & some
+        most_cpus = len(self._by_free) - 1  # no node has more free CPUs
+        widest = most_cpus // needs.cpus_per_task
+        # Whole-node jobs on one kind of node leave every usable node wholly free: then
+        # every one has the same slots, and runs are summed by their lengths.
+        even = 0 if usable & ~self._by_free[most_cpus] else widest
+        chose = self._choose(needs, usable, slots, widest, even)
         if chose is None:
             return None
         taken, spare = chose
@@ -398,19 +403,23 @@ class FreeCores:
 
     @staticmethod
     def _choose(
-        needs: Needs, usable: int, slots: list[int], widest: int
+        needs: Needs, usable: int, slots: list[int], widest: int, even: int = 0
     ) -> tuple[list[tuple[int, int]], int] | None:
         """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
         nodes with a slot: runs of consecutive nodes are runs of set bits. The chosen nodes
         as ranges of table indexes (first, last + 1), in table order, and how many of
         their slots are left over once the job's tasks are dealt. ``widest``: no node has
-        more slots (a job of more tasks needs several)."""
+        more slots (a job of more tasks needs several); ``even``, if not 0: every usable
+        node has that many."""
         most = needs.max_nodes if needs.max_nodes is not None else usable.bit_count()
         most = max(most, needs.min_nodes)
         want_nodes = needs.min_nodes
         want_tasks = needs.tasks
         runs = set_bit_spans(usable)
-        totals = [sum(slots[start:end]) for start, end in runs]
+        if even:
+            totals = [even * (end - start) for start, end in runs]
+        else:
+            totals = [sum(slots[start:end]) for start, end in runs]
         taken: list[tuple[int, int]] = []  # ranges of node indexes, first to last + 1
         count = 0
         while runs and (want_nodes > 0 or want_tasks > 0) and count < most:
@@ -418,7 +427,10 @@ class FreeCores:
             start, end = runs.pop(best)
             del totals[best]
             if want_nodes <= 1 and want_tasks <= widest:
-                single = _fewest_that_hold(slots[start:end], want_tasks)
+                if even:  # the first node holds it, if any does
+                    single: int | None = 0 if want_tasks <= even else None
+                else:
+                    single = _fewest_that_hold(slots[start:end], want_tasks)
                 if single is not None:
                     taken.append((start + single, start + single + 1))
                     count += 1
@@ -428,13 +440,18 @@ class FreeCores:
             # Nodes from the start of the run until both needs are met, the run ends or
             # ``most`` is reached: the fewest that give want_tasks (a search on the
             # running slot totals) and at least want_nodes.
-            running = list(itertools.accumulate(slots[start:end]))
-            by_tasks = bisect.bisect_left(running, want_tasks) + 1 if want_tasks > 0 else 0
-            take = min(max(want_nodes, by_tasks), end - start, most - count)
+            if even:
+                by_tasks = -(-want_tasks // even) if want_tasks > 0 else 0
+                take = min(max(want_nodes, by_tasks), end - start, most - count)
+                want_tasks -= even * take
+            else:
+                running = list(itertools.accumulate(slots[start:end]))
+                by_tasks = bisect.bisect_left(running, want_tasks) + 1 if want_tasks > 0 else 0
+                take = min(max(want_nodes, by_tasks), end - start, most - count)
+                want_tasks -= running[take - 1]
             taken.append((start, start + take))
             count += take
             want_nodes -= take
-            want_tasks -= running[take - 1]
         if want_nodes > 0 or want_tasks > 0:
             return None
         taken.sort()

@@ -58,7 +58,7 @@ def _apply(
     return job, now
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(st.lists(_STEP, max_size=60))
 def test_the_kept_queue_reads_as_the_plugins_order(
     steps: list[tuple[str, int, str, int, float]],
@@ -77,6 +77,13 @@ def test_the_kept_queue_reads_as_the_plugins_order(
         read = list(queue.ordered(now))
         assert read == ORDER.sched_queue_order(eligible, never_preempts, CLUSTER)
         assert set(queue.partitions()) == {j.partition for j in read}
+        # each partition's own list (the queue itself while one partition has jobs)
+        assert list(queue.ordered_except(())) == read
+        for partition in PARTITIONS:
+            others = set(PARTITIONS) - {partition}
+            assert list(queue.ordered_except(others)) == [
+                j for j in read if j.partition == partition
+            ]
         # a job read as it became eligible has its BeginTime reason cleared, as _queue does
         assert all(j.reason is not PendingReason.BEGIN_TIME for j in read)
 

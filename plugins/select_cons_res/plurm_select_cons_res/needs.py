@@ -45,7 +45,7 @@ class MemoryKind(enum.Enum):
     WHOLE_NODE = "whole_node"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the idle tests' memo, looked up at every test
 class Needs:
     """A job's requirements, in the plugin's terms."""
 

@@ -27,6 +27,8 @@ __all__ = ["ConsResSelect"]
 
 #: How many idle-cluster answers select_job_test remembers before it starts afresh.
 _IDLE_MEMO_SIZE = 1 << 14
+#: No idle test remembered (None is a remembered answer: never).
+_UNKNOWN = Placement({}, {}, {})
 #: The most (node, cores) pairs whose units are kept for select_job_resources.
 _UNITS_MEMO_SIZE = 1 << 14
 
@@ -222,8 +224,9 @@ class ConsResSelect:
         """The job's placement on an idle cluster (whether it could ever run on ``nodes``),
         remembered. ``mask``: the nodes as a bitmap when the test is FreeCores's case."""
         key = (needs, tuple(nodes) if mask is None else mask, unit)
-        if key in self.idle_tests:
-            return self.idle_tests[key]
+        known = self.idle_tests.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
         if len(self.idle_tests) >= _IDLE_MEMO_SIZE:
             self.idle_tests.clear()
         if mask is not None:

@@ -78,9 +78,9 @@ def best_span(
     with their slot totals, as the bitmap paths find them: the position of the run to take
     next and whether it is enough. ``spans`` must not be empty, nor any span."""
     if want_nodes <= 1:  # every span has a node: enough is enough slots; ties go first
-        enough = [position for position, total in enumerate(totals) if total >= want_slots]
-        if enough:
-            return min(enough, key=totals.__getitem__), True
+        fitting = [position for position, total in enumerate(totals) if total >= want_slots]
+        if fitting:
+            return min(fitting, key=totals.__getitem__), True
         return max(range(len(totals)), key=totals.__getitem__), False
     best = -1
     best_slots = 0

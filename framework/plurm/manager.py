@@ -95,6 +95,13 @@ class _Hook:
             return None
         return self._direct
 
+    def unanswered(self) -> bool:
+        """Whether a call would do nothing: no plugin implements the hook and no monitoring
+        would see the call."""
+        if self._caller._hookimpls != self._impls:
+            self._refresh()
+        return self._direct is _nothing and self._manager._inner_hookexec is _multicall
+
     def __call__(self, *args: Any) -> Any:
         if self._caller._hookimpls != self._impls:
             self._refresh()
@@ -375,7 +382,10 @@ class Plugins:
         return list(starts or ())
 
     def _gang(self, name: str, *args: Any) -> GangDecision:
-        decisions = [d for d in self._fast(name)(*args) if d]
+        hook = self._fast(name)
+        if hook.unanswered():  # no gang plugin: every start and end asks, for nothing
+            return _NO_GANG_DECISION
+        decisions = [d for d in hook(*args) if d]
         if not decisions:  # no gang plugin, or nothing to do: the common answer, shared
             return _NO_GANG_DECISION
         return GangDecision(

@@ -242,3 +242,29 @@ def test_hooks_called_directly_still_see_later_plugins_and_monitoring(tmp_path: 
     assert plugins.preempt_job_preempt_check(job, job, cluster) is False  # type: ignore[arg-type]
     recorder.close()
     assert recorder.names() == ["preempt_job_preempt_check"]
+
+
+def test_gang_hooks_unimplemented_answer_nothing_until_a_plugin_comes(tmp_path: Path) -> None:
+    """Without a gang plugin the manager answers gang hooks with the shared empty decision
+    without a call; a gang plugin registered later is asked, and monitoring sees calls."""
+    from plurm import hookimpl
+    from plurm.model.job import Job, JobRequest
+    from plurm.model.select import GangDecision
+    from plurm.testing.cluster import HookRecorder
+
+    plugins = Plugins.load(_config(tmp_path))
+    job = Job(1, JobRequest(), 0.0, "p")
+    cluster = object()
+    assert not plugins.sched_gang_job_start(job, cluster)  # type: ignore[arg-type]
+    recorder = HookRecorder(plugins.manager)
+    plugins.sched_gang_job_fini(job, cluster)  # type: ignore[arg-type]
+    recorder.close()
+    assert recorder.names() == ["sched_gang_job_fini"]
+
+    class Gang:
+        @hookimpl
+        def sched_gang_job_start(self, job: Job, cluster: object) -> GangDecision:
+            return GangDecision(suspend=(7,))
+
+    plugins.manager.register(Gang())
+    assert plugins.sched_gang_job_start(job, cluster).suspend == (7,)  # type: ignore[arg-type]

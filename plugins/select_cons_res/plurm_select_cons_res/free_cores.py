@@ -355,7 +355,7 @@ class FreeCores:
                 self._per_node(indexes, slots[first:end], needs.cpus_per_task, cores, cpus)
                 continue
             count = -(-slots[first] * needs.cpus_per_task // self._layout_per_core[number])
-            lowest = self._lowest(self._layout_all[number], count)
+            lowest = self._pick_lowest(self._layout_all[number], count)
             names = self.table[first:end]
             cores.update(zip(names, itertools.repeat(lowest)))
             cpus.update(zip(names, itertools.repeat(self._layout_cpus_of[number][count])))
@@ -383,10 +383,10 @@ class FreeCores:
             # pick_cores and allocated_cpus: whole cores, the lowest free ones (a CPU is a
             # core of one thread under CR_CPU, so the same sums hold there)
             count = -(-tasks * per_task // layouts[index].cpus_per_core)
-            cores[name] = self._lowest(all_cores[index] & ~busy[index], count)
+            cores[name] = self._pick_lowest(all_cores[index] & ~busy[index], count)
             cpus[name] = cpus_of[index][count]
 
-    def _lowest(self, free: int, count: int) -> frozenset[int]:
+    def _pick_lowest(self, free: int, count: int) -> frozenset[int]:
         """``_lowest``, remembered: core sets recur job after job."""
         key = (free, count)
         lowest = self._picked.get(key)

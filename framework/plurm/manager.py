@@ -386,7 +386,7 @@ class Plugins:
         if hook.unanswered():  # no gang plugin: every start and end asks, for nothing
             return _NO_GANG_DECISION
         decisions = [d for d in hook(*args) if d]
-        if not decisions:  # no gang plugin, or nothing to do: the common answer, shared
+        if not decisions:  # nothing to do: the common answer, shared
             return _NO_GANG_DECISION
         return GangDecision(
             tuple(job for d in decisions for job in d.suspend),

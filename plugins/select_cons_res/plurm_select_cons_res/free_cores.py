@@ -345,8 +345,22 @@ class FreeCores:
             return Placement(cores, cpus, dict.fromkeys(cores, 0))
         # Every chosen node gets all its task slots: a run of nodes of one layout with no
         # core busy gives every node the same cores, set by slices.
-        runs = []
         by_free = self._by_free
+        if len(taken) == 1:  # the common case: one run, whose dictionaries are made whole
+            first, end = taken[0]
+            number = self._layout_number[first]
+            bits = ((1 << (end - first)) - 1) << first
+            if not bits & ~(self._layout_nodes[number] & by_free[self._layout_full[number]]):
+                count = -(-slots[first] * needs.cpus_per_task // self._layout_per_core[number])
+                lowest = self._pick_lowest(self._layout_all[number], count)
+                names = self.table[first:end]
+                return Placement(
+                    dict.fromkeys(names, lowest),
+                    dict.fromkeys(names, self._layout_cpus_of[number][count]),
+                    dict.fromkeys(names, 0),
+                    ((first, end, self._mask(lowest)),),
+                )
+        runs = []
         for first, end in taken:
             number = self._layout_number[first]
             bits = ((1 << (end - first)) - 1) << first

@@ -181,6 +181,10 @@ class Transition:
     preempted: str | None = None
 
 
+#: Each state's name (an enum's ``name`` is a property, read at every state change).
+_STATE_NAMES = {state: state.name for state in JobState}
+
+
 class _Recorder:
     """Follows the controller's state changes into JobRecords (and Transitions if given a
     list)."""
@@ -204,7 +208,7 @@ class _Recorder:
         if record is None:
             return
         now = cluster.now
-        record.state = new.name
+        record.state = _STATE_NAMES[new]
         held = self._since.pop(job.job_id, None)
         if old is JobState.RUNNING and held is not None:
             record.run += now - held

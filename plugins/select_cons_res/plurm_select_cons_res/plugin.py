@@ -27,6 +27,8 @@ __all__ = ["ConsResSelect"]
 
 #: How many idle-cluster answers select_job_test remembers before it starts afresh.
 _IDLE_MEMO_SIZE = 1 << 14
+#: Partition objects whose needs by shape are kept (a reconfiguration makes new ones).
+_NEEDS_MEMO_PARTITIONS = 256
 #: No idle test remembered (None is a remembered answer: never).
 _UNKNOWN = Placement({}, {}, {})
 #: The most (node, cores) pairs whose units are kept for select_job_resources.
@@ -70,6 +72,10 @@ class ConsResSelect:
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
         self._by_partitions: tuple[tuple[object, ...], dict[str, int], bool] | None = None
         self._last_needs: tuple[int, object, object, object, Needs | None] | None = None
+        #: Needs by request shape, per partition object (see ``_needs``).
+        self._needs_by_shape: dict[
+            int, tuple[object, object, dict[tuple[object, ...], Needs | None]]
+        ] = {}
         #: Each node's (node, core) pairs for the cores a job holds there: the same cores
         #: recur on a node job after job, and a union of ready sets reuses their hashes.
         self._node_units: dict[tuple[str, frozenset[int]], frozenset[tuple[str, int]]] = {}
@@ -123,8 +129,36 @@ class ConsResSelect:
             and last[3] is cluster.config
         ):
             return last[4]
-        needs = needs_of(job, part, cluster.config, self.resource.memory)
-        self._last_needs = (job.job_id, job.request, part, cluster.config, needs)
+        request = job.request
+        # Needs depend on the partition, the configuration and these fields of the request
+        # alone (see needs_of), and trace jobs repeat a few shapes: one Needs per shape
+        # also keeps the idle tests' memo keys the same object.
+        shape = (
+            request.ntasks,
+            request.min_nodes,
+            request.max_nodes,
+            request.cpus_per_task,
+            request.mem_per_node,
+            request.mem_per_cpu,
+            request.nodelist,
+            request.exclusive,
+            request.contiguous,
+            request.oversubscribe,
+        )
+        known = self._needs_by_shape.get(id(part))
+        if known is None or known[0] is not part or known[1] is not cluster.config:
+            if len(self._needs_by_shape) >= _NEEDS_MEMO_PARTITIONS:
+                self._needs_by_shape.clear()
+            # (the entry holds the partition, so no other object takes its id meanwhile)
+            known = self._needs_by_shape[id(part)] = (part, cluster.config, {})
+        shapes = known[2]
+        try:
+            needs = shapes[shape]
+        except KeyError:  # a shape not seen yet in this partition: rare
+            if len(shapes) >= _IDLE_MEMO_SIZE:
+                shapes.clear()
+            needs = shapes[shape] = needs_of(job, part, cluster.config, self.resource.memory)
+        self._last_needs = (job.job_id, request, part, cluster.config, needs)
         return needs
 
     def _changed(self) -> None:

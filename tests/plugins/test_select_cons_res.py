@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from plurm.conf.values import OverSubscribe, OverSubscribeKind
@@ -1001,6 +1001,120 @@ def test_a_jobs_needs_follow_its_partition_and_request() -> None:
         cluster.partitions["b"], oversubscribe=cluster.partitions["a"].oversubscribe
     )
     assert needs()[0] is Sharing.ONE_ROW
+
+
+_SHAPE_FIELDS: dict[str, st.SearchStrategy[object]] = {
+    "ntasks": st.none() | st.integers(1, 9),
+    "min_nodes": st.integers(1, 3),
+    "max_nodes": st.none() | st.integers(1, 4),
+    "cpus_per_task": st.integers(1, 3),
+    "mem_per_node": st.sampled_from([None, None, None, 0, 100, 3000]),  # mostly per CPU
+    "mem_per_cpu": st.none() | st.sampled_from([50, 200, 900]),
+    "nodelist": st.sampled_from([(), ("n1",), ("n2", "n1")]),
+    "exclusive": st.booleans(),
+    "contiguous": st.booleans(),
+    "oversubscribe": st.booleans(),
+    # not read by needs_of: jobs differing only here share their needs
+    "time_limit": st.none() | st.integers(1, 60),
+}
+_SHAPES = st.fixed_dictionaries(_SHAPE_FIELDS)
+
+
+_PLAIN_SHAPE = {name: None for name in ("ntasks", "max_nodes", "mem_per_node", "time_limit")}
+
+
+@example(  # --oversubscribe matters only where a partition says YES: found for sure here
+    pool=[
+        {
+            **_PLAIN_SHAPE,
+            "min_nodes": 1,
+            "cpus_per_task": 1,
+            "mem_per_cpu": None,
+            "nodelist": (),
+            "exclusive": False,
+            "contiguous": False,
+            "oversubscribe": False,
+        },
+        {
+            **_PLAIN_SHAPE,
+            "min_nodes": 1,
+            "cpus_per_task": 1,
+            "mem_per_cpu": None,
+            "nodelist": (),
+            "exclusive": False,
+            "contiguous": False,
+            "oversubscribe": True,
+        },
+    ],
+    steps=[(0, "oversubscribe", "a", False)],
+)
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(_SHAPES, min_size=2, max_size=3),
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.sampled_from(sorted(_SHAPE_FIELDS)),
+            st.sampled_from(["a", "a", "b", "c"]),  # a: where --oversubscribe matters
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_needs_kept_by_request_shape_are_what_needs_of_gives(
+    pool: list[dict[str, object]], steps: list[tuple[int, str, str, bool]]
+) -> None:
+    """Needs are kept per partition object and request shape: whatever jobs come, in any
+    partition, and whatever partition update happens between them, the plugin's needs are
+    what needs_of works out afresh, and jobs of one shape in one partition share them."""
+    import attrs as attrs_
+
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest
+    from plurm.registry import PluginContext
+    from plurm_select_cons_res.needs import needs_of
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nMaxMemPerCPU=300\n"
+        + _conf(
+            "CR_Core_Memory",
+            "NodeName=n[1-2] CPUs=4 RealMemory=4000",
+            "PartitionName=a Nodes=ALL Default=YES OverSubscribe=YES DefMemPerCPU=100\n"
+            "PartitionName=b Nodes=ALL OverSubscribe=EXCLUSIVE MaxMemPerNode=2000\n"
+            "PartitionName=c Nodes=n1 OverSubscribe=FORCE MaxMemPerCPU=500",
+        )
+    )
+    cluster = Cluster.from_config(config)
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    seen: dict[tuple[object, ...], object] = {}
+    parts = []  # every partition object stays alive: ids in the keys below stay unique
+    job_ids = iter(range(1, 1000))
+    for which, field, partition, update in steps:
+        if update:  # an scontrol update: a new partition object, with another sharing
+            part = cluster.partitions[partition]
+            kinds = [OverSubscribeKind.NO, OverSubscribeKind.YES, OverSubscribeKind.FORCE]
+            now = part.oversubscribe.kind
+            kind = kinds[(kinds.index(now) + 1) % 3] if now in kinds else OverSubscribeKind.NO
+            cluster.partitions[partition] = attrs_.evolve(
+                part, oversubscribe=OverSubscribe(kind, 2)
+            )
+        part = cluster.partitions[partition]
+        parts.append(part)
+        # a shape of the pool, then the same with one field of the next shape of the pool
+        shape = pool[which % len(pool)]
+        mixed = {**shape, field: pool[(which + 1) % len(pool)][field]}
+        for request in (shape, mixed):
+            job = RealJob(next(job_ids), JobRequest(**request), 0.0, partition)  # type: ignore[arg-type]
+            found = select._needs(job, cluster)
+            assert found == needs_of(job, part, config, memory=True)
+            key = (id(part), *(value for name, value in request.items() if name != "time_limit"))
+            if key in seen:
+                assert found is seen[key]
+            seen[key] = found
 
 
 def test_job_resources_of_a_placement_by_runs() -> None:

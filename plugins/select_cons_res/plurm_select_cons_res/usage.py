@@ -52,6 +52,12 @@ class Usage:
 
     allocations: dict[int, Allocation] = attrs.Factory(dict)
     rows: dict[str, list[list[int]]] = attrs.Factory(dict)
+    #: The row each job in a row is in (the list itself): every start and end asks, and a
+    #: row may hold every running job. Rebuilt whenever ``rows`` is replaced.
+    _row_of: dict[int, list[int]] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._row_of = {job: row for rows in self.rows.values() for row in rows for job in row}
 
     def copy(self) -> Usage:
         return Usage(
@@ -59,7 +65,7 @@ class Usage:
         )
 
     def in_rows(self, job_id: int) -> bool:
-        return any(job_id in row for rows in self.rows.values() for row in rows)
+        return job_id in self._row_of
 
     def _fits(self, row: Iterable[int], allocation: Allocation) -> bool:
         return not any(self.allocations[other].overlaps(allocation.cores) for other in row)
@@ -76,9 +82,11 @@ class Usage:
         # hold every running job).
         for row in rows[: max(0, count - 1)]:
             if self._fits(row, allocation):
-                row.append(job_id)
-                return
-        rows[count - 1].append(job_id)
+                break
+        else:
+            row = rows[count - 1]
+        row.append(job_id)
+        self._row_of[job_id] = row
 
     def add(self, allocation: Allocation, count: int) -> None:
         self.allocations[allocation.job_id] = allocation
@@ -86,10 +94,9 @@ class Usage:
 
     def unplace(self, job_id: int) -> None:
         """Take a job's cores out of its row; it keeps its memory."""
-        for rows in self.rows.values():
-            for row in rows:
-                if job_id in row:
-                    row.remove(job_id)
+        row = self._row_of.pop(job_id, None)
+        if row is not None:
+            row.remove(job_id)
 
     def remove(self, job_id: int) -> None:
         self.unplace(job_id)
@@ -99,6 +106,7 @@ class Usage:
         """Partitions changed: put every placed job back, in job-id order, in the new rows."""
         placed = sorted(job for rows in self.rows.values() for row in rows for job in row)
         self.rows = {}
+        self._row_of = {}
         for job_id in placed:
             allocation = self.allocations[job_id]
             self.place(job_id, counts.get(allocation.partition, 1))

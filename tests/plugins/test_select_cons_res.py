@@ -1117,6 +1117,53 @@ def test_needs_kept_by_request_shape_are_what_needs_of_gives(
             seen[key] = found
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "remove", "unplace", "place", "copy", "reshape"]),
+            st.integers(1, 6),
+            st.sampled_from(["p", "q"]),
+            st.integers(1, 3),
+        ),
+        max_size=30,
+    )
+)
+def test_usage_finds_each_jobs_row_as_a_scan_of_the_rows_would(
+    steps: list[tuple[str, int, str, int]],
+) -> None:
+    """Usage keeps the row each job is in: after any sequence of additions, removals,
+    suspensions (unplace), resumptions (place), copies and reshapes, ``in_rows`` says what
+    a scan of every row says, and a job is in at most one row."""
+    from plurm_select_cons_res.needs import Sharing
+    from plurm_select_cons_res.usage import Allocation, Usage
+
+    usage = Usage()
+    counts = {"p": 1, "q": 2}
+    for action, job_id, partition, cores in steps:
+        if action == "add":
+            usage.remove(job_id)  # (select_job_begin takes a job out first)
+            held = {"n1": frozenset(range(cores)), "n2": frozenset({cores})}
+            allocation = Allocation(job_id, partition, held, {}, {}, Sharing.ONE_ROW)
+            usage.add(allocation, counts[partition])
+        elif action == "remove":
+            usage.remove(job_id)
+        elif action == "unplace":
+            usage.unplace(job_id)
+        elif action == "place":
+            if job_id in usage.allocations and not usage.in_rows(job_id):
+                usage.place(job_id, counts[usage.allocations[job_id].partition])
+        elif action == "copy":
+            usage = usage.copy()
+        else:
+            counts[partition] = cores
+            usage.reshape(counts)
+        rows = [row for per_partition in usage.rows.values() for row in per_partition]
+        for known in range(1, 7):
+            assert usage.in_rows(known) == any(known in row for row in rows)
+            assert sum(row.count(known) for row in rows) <= 1
+
+
 def test_job_resources_of_a_placement_by_runs() -> None:
     """select_job_resources gives every (node, core) pair a job holds, whether its
     placement came by runs of whole nodes or node by node."""

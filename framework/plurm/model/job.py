@@ -26,6 +26,10 @@ class JobState(enum.Enum):
     PREEMPTED = "PR"
     NODE_FAIL = "NF"
 
+    # Members are singletons that compare by identity: hash them by identity too, in C.
+    # (Enum's own __hash__ is Python code, and states key dicts at every state change.)
+    __hash__ = object.__hash__
+
     @property
     def code(self) -> str:
         return self.value
@@ -44,6 +48,10 @@ class JobState(enum.Enum):
     def holds_resources(self) -> bool:
         """The job has an allocation (running, suspended or completing)."""
         return self in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+
+
+#: The states in which a job's run time still counts up (or has not begun).
+_UNSTOPPED = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
 
 
 class PendingReason(enum.Enum):
@@ -230,7 +238,7 @@ class Job:
             return 0.0
         if self.state is JobState.SUSPENDED:
             return self.pre_suspend_time
-        stopped = self.state.finished or self.state is JobState.COMPLETING
+        stopped = self.state not in _UNSTOPPED
         until = self.end_time if stopped and self.end_time is not None else now
         resumed = self.suspend_time if self.suspend_time is not None else self.start_time
         return self.pre_suspend_time + max(0.0, until - resumed)

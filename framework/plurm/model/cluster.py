@@ -179,6 +179,12 @@ class Cluster:
     def in_table_order(self, names: Iterable[str]) -> tuple[str, ...]:
         """``names`` once each, in node-table order."""
         names = tuple(names)
+        if names:
+            # the common answer: one stretch of the node table (a tuple comparison in C,
+            # where most elements are the table's own string objects)
+            first = self.node_index[names[0]]
+            if self.config.node_names[first : first + len(names)] == names:
+                return names
         places = list(map(self.node_index.__getitem__, names))
         if all(map(operator.lt, places, itertools.islice(places, 1, None))):
             return names  # already in order (select answers so): no set, no sort

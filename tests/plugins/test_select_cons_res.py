@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from plurm.conf.values import OverSubscribe, OverSubscribeKind
+from plurm.model.cluster import Cluster
 from plurm.model.select import SelectMode, SelectStatus
 from plurm.registry import Registry
 from plurm.testing import JobBuilder, TestCluster
@@ -717,37 +718,16 @@ _RUNNING = st.tuples(
 )
 
 
-@settings(max_examples=1000, deadline=None, derandomize=True)
-@given(
-    params=st.sampled_from(["CR_Core", "CR_CPU"]),
-    nodes=st.lists(_NODE, min_size=1, max_size=14),
-    running=st.lists(_RUNNING, max_size=8),
-    tasks=st.integers(1, 12),
-    cpus_per_task=st.integers(1, 3),
-    min_nodes=st.integers(1, 3),
-    max_nodes=st.sampled_from([None, 0, 2]),
-    mask=st.one_of(st.just(2**14 - 1), st.integers(0, 2**14 - 1)),
-)
-def test_free_core_placement_matches_the_general_code(
-    params: str,
-    nodes: list[tuple[int, int, int]],
-    running: list[tuple[int, int, int, bool, str]],
-    tasks: int,
-    cpus_per_task: int,
-    min_nodes: int,
-    max_nodes: int | None,
-    mask: int,
-) -> None:
-    """FreeCores (the common case on bitmaps) gives the placement the general code gives on
-    the same usage: on random clusters of mixed nodes, with running jobs placed by select or
-    started anywhere (overlapping cores), exclusive, admin-suspended or ended."""
+def _busy_select(
+    params: str, nodes: list[tuple[int, int, int]], running: list[tuple[int, int, int, bool, str]]
+) -> tuple[Cluster, ConsResSelect]:
+    """A cluster of ``nodes`` (sockets, cores per socket, threads per core) and its cons_res
+    plugin with the ``running`` jobs begun on it (see ``_RUNNING``)."""
     from plurm import conf
     from plurm.model.cluster import Cluster
     from plurm.model.job import Job as RealJob
     from plurm.model.job import JobRequest, JobState
     from plurm.registry import PluginContext
-    from plurm_select_cons_res.free_cores import on_free_cores
-    from plurm_select_cons_res.usage import Usage
 
     lines = "".join(
         f"NodeName=n{i:02d} CPUs={s * c * t} Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}\n"
@@ -773,6 +753,40 @@ def test_free_core_placement_matches_the_general_code(
             select.select_job_suspend(busy, True, cluster)
         elif fate == "ended":
             select.select_job_fini(busy, cluster)
+    return cluster, select
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    nodes=st.lists(_NODE, min_size=1, max_size=14),
+    running=st.lists(_RUNNING, max_size=8),
+    tasks=st.integers(1, 12),
+    cpus_per_task=st.integers(1, 3),
+    min_nodes=st.integers(1, 3),
+    max_nodes=st.sampled_from([None, 0, 2]),
+    mask=st.one_of(st.just(2**14 - 1), st.integers(0, 2**14 - 1)),
+)
+def test_free_core_placement_matches_the_general_code(
+    params: str,
+    nodes: list[tuple[int, int, int]],
+    running: list[tuple[int, int, int, bool, str]],
+    tasks: int,
+    cpus_per_task: int,
+    min_nodes: int,
+    max_nodes: int | None,
+    mask: int,
+) -> None:
+    """FreeCores (the common case on bitmaps) gives the placement the general code gives on
+    the same usage: on random clusters of mixed nodes, with running jobs placed by select or
+    started anywhere (overlapping cores), exclusive, admin-suspended or ended."""
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest
+    from plurm_select_cons_res.free_cores import on_free_cores
+    from plurm_select_cons_res.usage import Usage
+
+    cluster, select = _busy_select(params, nodes, running)
+    every = (1 << len(nodes)) - 1
     request = JobRequest(
         min_nodes=min_nodes,
         max_nodes=None if max_nodes is None else min_nodes + max_nodes,
@@ -791,6 +805,86 @@ def test_free_core_placement_matches_the_general_code(
         slow = tester.test(needs, names, "p", usage)
         assert fast == slow
         assert (fast and fast.nodes) == (slow and slow.nodes)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    node=_NODE,
+    count=st.integers(1, 14),
+    running=st.lists(_RUNNING, max_size=8),
+    tasks=st.integers(1, 40),
+    cpus_per_task=st.integers(1, 3),
+    min_nodes=st.integers(1, 4),
+    max_nodes=st.sampled_from([None, 0, 1, 3]),
+    mask=st.one_of(st.just(2**14 - 1), st.integers(0, 2**14 - 1)),
+)
+def test_on_nodes_of_one_layout_a_job_placed_now_is_placed_on_an_idle_cluster(
+    params: str,
+    node: tuple[int, int, int],
+    count: int,
+    running: list[tuple[int, int, int, bool, str]],
+    tasks: int,
+    cpus_per_task: int,
+    min_nodes: int,
+    max_nodes: int | None,
+    mask: int,
+) -> None:
+    """What select_job_test relies on to place a job before its idle test, on a cluster
+    whose nodes all have one layout: whatever runs, a job FreeCores places on the cores
+    free now, it also places on the idle cluster (so the idle test would not refuse it),
+    and select_job_test answers what testing idle first would."""
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest
+
+    cluster, select = _busy_select(params, [node] * count, running)
+    assert select.free_cores.one_layout
+    every = (1 << count) - 1
+    request = JobRequest(
+        min_nodes=min_nodes,
+        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
+        ntasks=tasks,
+        cpus_per_task=cpus_per_task,
+    )
+    job = RealJob(99, request, 0.0, "p")
+    needs = select._needs(job, cluster)
+    assert needs is not None
+    unit = select.resource.unit
+    now = select.free_cores.place(needs, mask & every, unit)
+    idle = select.idle_cores.place(needs, mask & every, unit)
+    if now is not None:
+        assert idle is not None
+    result = select.select_job_test(
+        job, cluster.bitmap(mask & every), SelectMode.RUN_NOW, (), cluster
+    )
+    if idle is None:
+        assert result.status is SelectStatus.NEVER
+    elif now is None:
+        assert result.status is SelectStatus.BUSY
+    else:
+        assert result.status is SelectStatus.SUCCESS and result.nodes == now.nodes
+
+
+def test_on_nodes_of_two_layouts_the_idle_test_still_comes_first() -> None:
+    """Slurm's node choice is not monotonic on mixed nodes: here a job fits the cores free
+    now but not an idle cluster (idle, the best fit is two one-slot nodes, of which it may
+    take one; now the 12-CPU node, half busy, ties them and comes first). The idle test
+    refuses it for ever, as before the shortcut for one layout."""
+    from plurm.model.job import Job as RealJob
+    from plurm.model.job import JobRequest
+
+    nodes = [(2, 3, 2), (1, 1, 1), (1, 4, 1), (1, 4, 1)]
+    running = [(0, 1, 1, False, "run"), (0, 1, 1, False, "run")]  # two 1-CPU jobs on n00
+    cluster, select = _busy_select("CR_Core", nodes, running)
+    assert not select.free_cores.one_layout
+    job = RealJob(99, JobRequest(min_nodes=1, max_nodes=1, ntasks=2, cpus_per_task=3), 0.0, "p")
+    needs = select._needs(job, cluster)
+    assert needs is not None
+    usable = 0b1101  # n00, n02 and n03
+    assert select.free_cores.place(needs, usable, select.resource.unit) is not None
+    assert select.idle_cores.place(needs, usable, select.resource.unit) is None
+    result = select.select_job_test(job, cluster.bitmap(usable), SelectMode.RUN_NOW, (), cluster)
+    assert result.status is SelectStatus.NEVER
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)

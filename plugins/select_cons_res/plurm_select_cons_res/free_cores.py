@@ -114,6 +114,8 @@ class FreeCores:
         self._layout_cpus_of = [by_layout[layout] for layout in ordered]
         self._layout_left = [left[by_layout[layout]] for layout in ordered]
         self._layout_per_core = [layout.cpus_per_core for layout in ordered]
+        #: Whether every node has the same layout (a homogeneous cluster).
+        self.one_layout = len(ordered) == 1
         #: Nodes with a held job (with cores or not).
         self._occupied = 0
         #: Nodes held by one job that holds them by runs (``_hold_runs``): they are not in

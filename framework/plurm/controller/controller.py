@@ -144,6 +144,7 @@ class Controller:
         self.config = config
         self.plugins = plugins
         self.timer = timer
+        self._clock = timer.now  # (bound once: ``now`` is read a dozen times per job)
         self.executor = executor
         self.cluster = Cluster.from_config(config)
         self._next_id = config.first_job_id
@@ -200,10 +201,10 @@ class Controller:
 
     @property
     def now(self) -> float:
-        return self.timer.now()
+        return self._clock()
 
     def _tick(self) -> None:
-        self.cluster.now = self.timer.now()
+        self.cluster.now = self._clock()
 
     def job(self, job_id: int) -> Job:
         try:
@@ -713,10 +714,11 @@ class Controller:
         if job.start_time is None or (job.time_limit is None and grace_end is None):
             return
         self._cancel_limit(job.job_id)
+        now = self.now
         due = math.inf if grace_end is None else grace_end
         if job.time_limit is not None:
             # The limit counts run time only: time spent suspended does not use it up.
-            due = min(due, self.now + max(0.0, job.time_limit * 60 - job.run_time(self.now)))
+            due = min(due, now + max(0.0, job.time_limit * 60 - job.run_time(now)))
         # the check runs every 30 s since slurmctld started
         at = self._epoch + math.ceil((due - self._epoch) / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
 
@@ -732,7 +734,7 @@ class Controller:
             else:
                 self._kill(job, _Ending(JobState.TIMEOUT))
 
-        self._limit_timers[job.job_id] = self.timer.call_at(max(at, self.now), run)
+        self._limit_timers[job.job_id] = self.timer.call_at(max(at, now), run)
 
     def _cancel_limit(self, job_id: int) -> None:
         handle = self._limit_timers.pop(job_id, None)

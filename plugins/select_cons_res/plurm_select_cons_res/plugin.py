@@ -422,7 +422,7 @@ class ConsResSelect:
 def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:
     """``nodes`` as a node bitmap if they are known nodes in node-table order (FreeCores
     walks bitmaps in table order, the general code walks ``nodes`` as given), else None."""
-    if isinstance(nodes, NodeBitmap):
+    if type(nodes) is NodeBitmap or isinstance(nodes, NodeBitmap):  # (the ABC check is slow)
         return nodes.mask
     index = cluster.node_index
     mask = 0

@@ -936,8 +936,9 @@ def test_free_cores_by_runs_keeps_what_node_by_node_keeps(
 ) -> None:
     """FreeCores holds and releases placements by runs of nodes when it can (slices, not a
     loop per node). Beside a FreeCores given the same allocations without their runs (node
-    by node only), every derived value, every node's jobs and every placement stay the
-    same, through jobs placed on top of run-held nodes, releases and holds again."""
+    by node only) and that places afresh each time (no remembered placement), every derived
+    value, every node's jobs and every placement stay the same, through jobs placed on top
+    of run-held nodes, releases and holds again."""
     import attrs as attrs_
 
     from plurm_select_cons_res.free_cores import FreeCores
@@ -961,7 +962,9 @@ def test_free_cores_by_runs_keeps_what_node_by_node_keeps(
         if kind == "place":
             needs = Needs(tasks, per_task, 1, None, (), False, sharing)
             placed = by_runs.place(needs, where & every, Unit.CORE)
+            by_node._on_runs.clear()  # its placements are made afresh, by_runs's remembered
             assert placed == by_node.place(needs, where & every, Unit.CORE)
+            assert by_runs._on_runs_nodes <= 3 * len(table)  # the memo stays bounded
             if placed is None:
                 continue
             allocation = placed.allocation(job_id, "p", sharing)
@@ -993,6 +996,44 @@ def test_free_cores_by_runs_keeps_what_node_by_node_keeps(
         by_node.release(allocation.job_id)
     assert _free_cores_state(by_runs) == _free_cores_state(by_node)
     assert not by_runs._occupied and not by_runs._solo
+
+
+def test_free_cores_remembers_placements_on_a_run_by_run_and_core_count() -> None:
+    """A placement on a run of wholly free nodes is remembered by the run and the cores per
+    node it takes: the same job again gets the same placement object, a job taking fewer
+    cores per node on that run its own, each what a FreeCores without memory gives; and
+    the memory stays within twice the node table (plus one run)."""
+    from plurm_select_cons_res.free_cores import FreeCores
+    from plurm_select_cons_res.layout import Layout
+    from plurm_select_cons_res.needs import Needs, Sharing
+
+    table = [f"n{i:02d}" for i in range(30)]
+    layouts = dict.fromkeys(table, Layout(3, 2, 3, 6, 1000))  # 3 cores of 2 CPUs
+    index = {name: i for i, name in enumerate(table)}
+    every = (1 << len(table)) - 1
+
+    def needs(tasks: int, per_task: int, nodes: int) -> Needs:
+        return Needs(tasks, per_task, nodes, None, (), False, Sharing.ONE_ROW)
+
+    free = FreeCores(table, index, layouts)
+    # one 4-CPU task per node takes 2 cores there, six 1-CPU tasks all 3: one run, two counts
+    for wanted in (needs(2, 4, 2), needs(12, 1, 2), needs(2, 4, 2)):
+        placed = free.place(wanted, every, Unit.CORE)
+        assert placed is not None and placed.runs == ((0, 2, placed.runs[0][2]),)
+        assert placed == FreeCores(table, index, layouts).place(wanted, every, Unit.CORE)
+    assert free.place(needs(2, 4, 2), every, Unit.CORE) is placed
+    two = free.place(needs(12, 1, 2), every, Unit.CORE)
+    assert two is not None and two.cores["n00"] == frozenset({0, 1, 2}) != placed.cores["n00"]
+    placed_nodes = 0
+    for length in range(1, 8):
+        for first in range(len(table) - length + 1):
+            run = ((1 << length) - 1) << first
+            wanted = needs(6 * length, 1, length)
+            placed = free.place(wanted, run, Unit.CORE)
+            assert placed == FreeCores(table, index, layouts).place(wanted, run, Unit.CORE)
+            placed_nodes += length
+            assert free._on_runs_nodes <= 2 * len(table) + length
+    assert placed_nodes > 3 * len(table)  # (so the memory was emptied on the way)
 
 
 def test_free_cores_holds_a_whole_node_placement_by_runs() -> None:

@@ -116,6 +116,9 @@ class FreeCores:
         self._layout_per_core = [layout.cpus_per_core for layout in ordered]
         #: Whether every node has the same layout (a homogeneous cluster).
         self.one_layout = len(ordered) == 1
+        #: Placements on one run of wholly free nodes (``_on_run``), and their node count.
+        self._on_runs: dict[tuple[int, int, int], Placement] = {}
+        self._on_runs_nodes = 0
         #: Nodes with a held job (with cores or not).
         self._occupied = 0
         #: Nodes held by one job that holds them by runs (``_hold_runs``): they are not in
@@ -354,14 +357,7 @@ class FreeCores:
             bits = ((1 << (end - first)) - 1) << first
             if not bits & ~(self._layout_nodes[number] & by_free[self._layout_full[number]]):
                 count = -(-slots[first] * needs.cpus_per_task // self._layout_per_core[number])
-                lowest = self._pick_lowest(self._layout_all[number], count)
-                names = self.table[first:end]
-                return Placement(
-                    dict.fromkeys(names, lowest),
-                    dict.fromkeys(names, self._layout_cpus_of[number][count]),
-                    dict.fromkeys(names, 0),
-                    ((first, end, self._mask(lowest)),),
-                )
+                return self._on_run(first, end, number, count)
         runs = []
         for first, end in taken:
             number = self._layout_number[first]
@@ -379,6 +375,28 @@ class FreeCores:
         # runs are a hint for ``hold`` only when they cover every chosen node
         whole = len(runs) == len(taken)
         return Placement(cores, cpus, dict.fromkeys(cores, 0), tuple(runs) if whole else ())
+
+    def _on_run(self, first: int, end: int, number: int, count: int) -> Placement:
+        """The placement that gives each node of the run ``first:end`` (wholly free, of
+        layout ``number``) its ``count`` lowest cores, remembered: jobs of one size land on
+        the same free runs again and again. A placement is frozen and its mappings are
+        never changed, so jobs share it."""
+        key = (first, end, count)
+        placed = self._on_runs.get(key)
+        if placed is None:
+            if self._on_runs_nodes > 2 * len(self.table):  # (bounded: a few tables' worth)
+                self._on_runs.clear()
+                self._on_runs_nodes = 0
+            lowest = self._pick_lowest(self._layout_all[number], count)
+            names = self.table[first:end]
+            placed = self._on_runs[key] = Placement(
+                dict.fromkeys(names, lowest),
+                dict.fromkeys(names, self._layout_cpus_of[number][count]),
+                dict.fromkeys(names, 0),
+                ((first, end, self._mask(lowest)),),
+            )
+            self._on_runs_nodes += end - first
+        return placed
 
     def _per_node(
         self,

@@ -199,14 +199,14 @@ class FreeCores:
             bits = ((1 << size) - 1) << start
             number = self._layout_number[start]
             busy = mask & self._layout_all[number]
-            self._owner[start:end] = itertools.repeat(job_id, size)
-            self._union[start:end] = itertools.repeat(mask, size)
-            self.busy[start:end] = itertools.repeat(busy, size)
-            self._weight[start:end] = itertools.repeat(weight, size)
+            self._owner[start:end] = [job_id] * size
+            self._union[start:end] = [mask] * size
+            self.busy[start:end] = [busy] * size
+            self._weight[start:end] = [weight] * size
             full = self._layout_full[number]  # every node's free CPUs until now
             after = self._layout_left[number][busy.bit_count()]
             if after != full:
-                self.free_cpus[start:end] = itertools.repeat(after, size)
+                self.free_cpus[start:end] = [after] * size
                 by_free[full] &= ~bits
                 by_free[after] |= bits
             if mask and reserved:
@@ -267,13 +267,14 @@ class FreeCores:
                 left.extend(range(start, end))
                 continue
             number = self._layout_number[start]
-            self._union[start:end] = itertools.repeat(0, size)
-            self.busy[start:end] = itertools.repeat(0, size)
-            self._weight[start:end] = itertools.repeat(0, size)
+            zeros = [0] * size  # (a slice assignment copies it: one list serves three)
+            self._union[start:end] = zeros
+            self.busy[start:end] = zeros
+            self._weight[start:end] = zeros
             before = self.free_cpus[start]  # the same on every node of the run
             full = self._layout_full[number]
             if before != full:
-                self.free_cpus[start:end] = itertools.repeat(full, size)
+                self.free_cpus[start:end] = [full] * size
                 by_free[before] &= ~bits
                 by_free[full] |= bits
             self.barred &= ~bits

@@ -100,6 +100,9 @@ BASIC_PRIORITY_TOP = 0xFFFF0000
 #: The states in which a job holds its nodes and may be a preemption victim.
 _HOLDING = (JobState.RUNNING, JobState.SUSPENDED)
 
+#: select's busy answer, shared (results are frozen): a weight gate with no pool answers it.
+_BUSY = SelectResult.busy()
+
 #: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
 _ENDING_REASONS = {
     JobState.FAILED: PendingReason.NON_ZERO_EXIT_CODE,
@@ -374,7 +377,9 @@ class Controller:
             charged = charge(self.config, request)
         except Refused as refusal:
             raise RequestError(refusal.message) from None
-        if any(name not in self.cluster.node_index for name in request.nodelist):
+        if request.nodelist and any(
+            name not in self.cluster.node_index for name in request.nodelist
+        ):
             raise RequestError("Invalid node name specified")
         if self.config.enforce_part_limits != "NO":
             if self._beyond_node_limits(request, partition):
@@ -408,8 +413,9 @@ class Controller:
             nodes = tuple(name for name in part.nodes if name not in request.exclude)
         count, cpus = self._capacity(nodes)
         too_many = part.max_nodes is not None and request.min_nodes > part.max_nodes
-        outside = any(name not in part.nodes for name in request.nodelist)
-        return request.min_nodes > count or request.cpus > cpus or too_many or outside
+        if request.min_nodes > count or request.cpus > cpus or too_many:
+            return True
+        return bool(request.nodelist) and any(name not in part.nodes for name in request.nodelist)
 
     def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:
         limit = self.cluster.partition(partition).max_time
@@ -1132,7 +1138,7 @@ class Controller:
     def _test_by_weight(self, job: Job, usable: NodeBitmap) -> SelectResult:
         """Slurm's weight gate: add whole weight tiers, lightest first; select places the
         job anywhere in the pool so far (node-table order), not by weight."""
-        result = SelectResult.busy()
+        result = _BUSY
         for pool in self._weight_pools(usable):
             result = self.plugins.select_job_test(job, pool, SelectMode.RUN_NOW, (), self.cluster)
             if result.status is SelectStatus.SUCCESS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -35,9 +36,9 @@ _UNKNOWN = Placement({}, {}, {})
 _UNITS_MEMO_SIZE = 1 << 14
 
 
-@attrs.frozen
-class _Tested:
-    """The last placement a RUN_NOW test found for a job, for ``select_job_begin``."""
+class _Tested(NamedTuple):
+    """The last placement a RUN_NOW test found for a job, for ``select_job_begin`` (a named
+    tuple: one is made at every successful test)."""
 
     nodes: tuple[str, ...]
     version: int

@@ -105,7 +105,10 @@ def _default(part: PartitionSpec, config: SlurmConfig) -> tuple[int | None, int 
 
 
 def needs_of(job: Job, part: PartitionSpec, config: SlurmConfig, memory: bool) -> Needs | None:
-    """The job's needs in ``part``; None when its memory request is beyond the limits."""
+    """The job's needs in ``part``; None when its memory request is beyond the limits.
+
+    The plugin keeps needs by partition object and request shape (``ConsResSelect._needs``):
+    a request field read here must join that shape."""
     request = job.request
     cpus_per_task = request.cpus_per_task
     kind = MemoryKind.NONE

@@ -3,6 +3,8 @@ submission, lower job id), however the pending jobs come in."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,3 +48,26 @@ def test_the_queue_is_in_key_order_whatever_the_input_order(
     )
     for given_order in (jobs, shuffled):
         assert ORDER.sched_queue_order(given_order, never_preempts, CLUSTER) == expected
+
+
+def test_without_a_kept_queue_every_pass_asks_the_queue_order_even_with_none_pending(
+    tmp_path: Path,
+) -> None:
+    """sched_queue_order is called at the start of every scheduling pass: a pass that finds
+    no pending job skips its work only when the queue is kept (sort key), never this call."""
+    from plurm.testing.cluster import HookRecorder, JobBuilder, build_cluster
+
+    cluster = build_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\n"
+        "NodeName=n[1-2] CPUs=2\nPartitionName=p Nodes=ALL Default=YES\n",
+        tmp_path,
+        qos_text="QOS=low\nQOS=high Preempt=low\n",
+    )
+    assert not cluster.controller._pending.kept
+    recorder = HookRecorder(cluster.plugins.manager)
+    cluster.submit(JobBuilder().nodes(1).runtime(30))
+    cluster.run_until(200)
+    # the pass after the submission, and the one after the job's end (nothing pending)
+    assert recorder.names().count("sched_queue_order") == 2
+    recorder.close()

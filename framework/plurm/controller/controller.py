@@ -708,8 +708,9 @@ class Controller:
             full = self._pass_at.pop(at, False)
             self._tick()
             # A pass without a pending job changes nothing (half of a light trace's passes
-            # follow a job's end with no job waiting).
-            if self.cluster.jobs_unordered(JobState.PENDING):
+            # follow a job's end with no job waiting); without a kept queue it still asks
+            # sched_queue_order, which is called at the start of every pass.
+            if not self._pending.kept or self.cluster.jobs_unordered(JobState.PENDING):
                 self.schedule(full=full)
 
         self.timer.call_at(max(at, self.now), run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -1330,3 +1331,16 @@ def test_job_resources_of_a_placement_by_runs() -> None:
         2: {(name, core) for name in ("n2", "n3") for core in range(4)},
         3: {("n4", 0), ("n4", 1), ("n4", 2)},
     }
+
+
+def test_a_request_built_with_a_list_of_nodes_still_runs(tmp_path: Path) -> None:
+    """The Python API lets a caller give ``nodelist`` as a list: the plugin's needs, kept
+    by hashable request shapes, are worked out for it afresh rather than refused."""
+    from plurm.model.job import JobRequest
+    from plurm.testing.cluster import build_cluster
+
+    cluster = build_cluster(_conf("CR_Core", "NodeName=n[1-2] CPUs=2"), tmp_path)
+    job_id = cluster.submit(JobRequest(nodelist=["n2"], sim_runtime=30))  # type: ignore[arg-type]
+    cluster.run_until(5)
+    assert cluster.states() == {job_id: "RUNNING"}
+    assert cluster.controller.job(job_id).nodes == ("n2",)

@@ -155,6 +155,8 @@ class ConsResSelect:
         shapes = known[2]
         try:
             needs = shapes[shape]
+        except TypeError:  # a request built with a list (the API allows it): not kept
+            needs = needs_of(job, part, cluster.config, self.resource.memory)
         except KeyError:  # a shape not seen yet in this partition: rare
             if len(shapes) >= _IDLE_MEMO_SIZE:
                 shapes.clear()

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 
 from plurm.conf.values import OverSubscribe, OverSubscribeKind
 from plurm.model.cluster import Cluster
+from plurm.model.job import Job as RealJob
 from plurm.model.select import SelectMode, SelectStatus
 from plurm.registry import Registry
 from plurm.testing import JobBuilder, TestCluster
 from plurm_select_cons_res import ConsResSelect
 from plurm_select_cons_res.layout import Unit
+from plurm_select_cons_res.needs import Needs
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -757,6 +759,30 @@ def _busy_select(
     return cluster, select
 
 
+def _test_job(
+    select: ConsResSelect,
+    cluster: Cluster,
+    tasks: int,
+    cpus_per_task: int,
+    min_nodes: int,
+    max_nodes: int | None,
+) -> tuple[RealJob, Needs]:
+    """Job 99 of partition p (at most ``max_nodes`` more nodes than ``min_nodes``), and
+    its needs."""
+    from plurm.model.job import JobRequest
+
+    request = JobRequest(
+        min_nodes=min_nodes,
+        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
+        ntasks=tasks,
+        cpus_per_task=cpus_per_task,
+    )
+    job = RealJob(99, request, 0.0, "p")
+    needs = select._needs(job, cluster)
+    assert needs is not None
+    return job, needs
+
+
 @settings(max_examples=1000, deadline=None, derandomize=True)
 @given(
     params=st.sampled_from(["CR_Core", "CR_CPU"]),
@@ -781,22 +807,12 @@ def test_free_core_placement_matches_the_general_code(
     """FreeCores (the common case on bitmaps) gives the placement the general code gives on
     the same usage: on random clusters of mixed nodes, with running jobs placed by select or
     started anywhere (overlapping cores), exclusive, admin-suspended or ended."""
-    from plurm.model.job import Job as RealJob
-    from plurm.model.job import JobRequest
     from plurm_select_cons_res.free_cores import on_free_cores
     from plurm_select_cons_res.usage import Usage
 
     cluster, select = _busy_select(params, nodes, running)
     every = (1 << len(nodes)) - 1
-    request = JobRequest(
-        min_nodes=min_nodes,
-        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
-        ntasks=tasks,
-        cpus_per_task=cpus_per_task,
-    )
-    job = RealJob(99, request, 0.0, "p")
-    needs = select._needs(job, cluster)
-    assert needs is not None
+    _, needs = _test_job(select, cluster, tasks, cpus_per_task, min_nodes, max_nodes)
     unit = select.resource.unit
     assert on_free_cores(needs, unit)
     names = tuple(cluster.bitmap(mask & every))
@@ -835,21 +851,11 @@ def test_on_nodes_of_one_layout_a_job_placed_now_is_placed_on_an_idle_cluster(
     whose nodes all have one layout: whatever runs, a job FreeCores places on the cores
     free now, it also places on the idle cluster (so the idle test would not refuse it),
     and select_job_test answers what testing idle first would."""
-    from plurm.model.job import Job as RealJob
-    from plurm.model.job import JobRequest
 
     cluster, select = _busy_select(params, [node] * count, running)
     assert select.free_cores.one_layout
     every = (1 << count) - 1
-    request = JobRequest(
-        min_nodes=min_nodes,
-        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
-        ntasks=tasks,
-        cpus_per_task=cpus_per_task,
-    )
-    job = RealJob(99, request, 0.0, "p")
-    needs = select._needs(job, cluster)
-    assert needs is not None
+    job, needs = _test_job(select, cluster, tasks, cpus_per_task, min_nodes, max_nodes)
     unit = select.resource.unit
     now = select.free_cores.place(needs, mask & every, unit)
     idle = select.idle_cores.place(needs, mask & every, unit)

@@ -206,15 +206,15 @@ class ConsResSelect:
         unit = self.resource.for_partition(cluster.partition(job.partition))
         mask = _mask_in_table_order(nodes, cluster)
         common = mask is not None and on_free_cores(needs, unit)
-        on_free = common and mask is not None and mode is SelectMode.RUN_NOW
-        on_free = on_free and self._plain(cluster)
+        # the nodes as a bitmap when this RUN_NOW test goes on FreeCores, else None
+        free_mask = mask if common and mode is SelectMode.RUN_NOW and self._plain(cluster) else None
         placed: Placement | None = None
-        placed_first = on_free and mask is not None and self.free_cores.one_layout
-        if placed_first and mask is not None:
+        placed_first = free_mask is not None and self.free_cores.one_layout
+        if placed_first and free_mask is not None:
             # On nodes of one layout, a job placed on the cores free now is placed on an
             # idle cluster too (every node there has at least the slots it has now, and
             # the fewest nodes that hold the job are all it takes): no idle test first.
-            placed = self.free_cores.place(needs, mask, unit)
+            placed = self.free_cores.place(needs, free_mask, unit)
             if placed is not None:
                 return self._success(job, placed)
         idle = self._idle_test(needs, nodes, job.partition, unit, mask if common else None, cluster)
@@ -222,9 +222,9 @@ class ConsResSelect:
             return SelectResult.never()
         if mode is not SelectMode.RUN_NOW:
             return SelectResult(SelectStatus.SUCCESS, idle.nodes)
-        if on_free and mask is not None:
+        if free_mask is not None:
             if not placed_first:  # (else it was placed above: None)
-                placed = self.free_cores.place(needs, mask, unit)
+                placed = self.free_cores.place(needs, free_mask, unit)
         else:
             placed = self._tester(cluster).test(needs, nodes, job.partition, self.usage)
         if placed is not None:

@@ -33,6 +33,7 @@ from plurm.errors import TraceError
 from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+from plurm.sim.collector import batch_collection
 from plurm.sim.rule import JobRule
 from plurm.sim.session import Simulation
 from plurm.sim.tomlfile import read_toml
@@ -199,6 +200,8 @@ class _Recorder:
         self._attempt: dict[int, float] = {}
         #: Jobs killed by a preemption, COMPLETING until their nodes are released.
         self._preempted: set[int] = set()
+        #: How many of the records have an end.
+        self.ended = 0
 
     @hookimpl
     def plurm_job_state_changed(
@@ -242,6 +245,7 @@ class _Recorder:
             record.lost_cpu_seconds += self._attempt.pop(job.job_id, 0.0) * record.cpus
             mode = "requeue" if preempted else None
         elif new.finished:
+            self.ended += record.end is None
             record.end = now
             attempt = self._attempt.pop(job.job_id, 0.0)
             if new is JobState.PREEMPTED:
@@ -288,7 +292,17 @@ def replay(
     trace order. ``progress(simulated_seconds, jobs_submitted, jobs_ended)`` is called now
     and then, for a progress bar. ``transitions``, if given, receives every state change of
     the trace's jobs, in order."""
-    mapping = mapping or TraceMapping()
+    with batch_collection():
+        return _replay(trace, config, mapping or TraceMapping(), progress, transitions)
+
+
+def _replay(
+    trace: CleanedTrace,
+    config: SlurmConfig,
+    mapping: TraceMapping,
+    progress: Callable[[float, int, int], None] | None,
+    transitions: list[Transition] | None,
+) -> list[JobRecord]:
     records: dict[int, JobRecord] = {}
     recorder = _Recorder(records, transitions)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)))
@@ -325,7 +339,7 @@ def replay(
             records[submitted.job_id] = record
         ordered.append(record)
         if progress is not None and count % 1000 == 0:
-            progress(when, count, sum(1 for r in ordered if r.end is not None))
+            progress(when, count, recorder.ended)
     simulation.clock.run()
     if progress is not None:
         progress(simulation.clock.now(), len(ordered), len(ordered))

@@ -99,6 +99,16 @@ def test_reordered_puts_the_read_ones_first_and_hands_on_the_rest() -> None:
         Candidates(_Counted([1, 2])).reordered([_candidate(1)])
 
 
+def test_the_nodes_bound_is_the_cores_and_goes_with_a_reordering() -> None:
+    assert Candidates(_Counted([1])).nodes_bound() is None  # the core told none
+    asked = []
+    candidates = Candidates(_Counted([1, 2, 3]), nodes_bound=lambda: asked.append(1) or 0b1010)
+    assert not asked  # worked out only when a plugin asks
+    assert candidates.nodes_bound() == 0b1010
+    next(iter(candidates))
+    assert candidates.reordered(candidates.read()).nodes_bound() == 0b1010
+
+
 # ----------------------------------------------------------------------------- VictimPool
 
 
@@ -154,9 +164,11 @@ def test_the_pool_reads_as_the_full_walk_sorts(
     )
     for job in jobs:
         pool.add(job)
+        pool.nodes_of(partitions)  # worked out, and kept until a job of theirs comes or goes
     for job, (*_, leaves) in zip(jobs, specs, strict=True):
         if leaves:
             pool.discard(job.job_id)
+            pool.nodes_of(partitions)
     pool.discard(10**6)  # never filed: nothing happens
     kept = [
         job
@@ -179,6 +191,16 @@ def test_the_pool_reads_as_the_full_walk_sorts(
         preemptor, sorted(partitions), _mask(nodes), lambda _, victim: may[victim.job_id]
     )
     assert [c.job_id for c in read] == [job.job_id for job in wanted]
+    # the nodes bound: exactly the nodes of the kept jobs of those partitions
+    held = [_mask(job.nodes) for job in kept if job.partition in partitions]
+    assert pool.nodes_of(sorted(partitions)) == sum_of_masks(held)
+
+
+def sum_of_masks(masks: list[int]) -> int:
+    total = 0
+    for mask in masks:
+        total |= mask
+    return total
 
 
 class _FixedMode:

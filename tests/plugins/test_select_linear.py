@@ -304,6 +304,30 @@ def test_bitmap_preemption_walk_matches_the_general_code() -> None:
     assert preempted > 50  # the cases do reach the walk, and often find victims
 
 
+def test_a_nodes_bound_gives_the_same_answers_reading_fewer_candidates() -> None:
+    """Told where the candidates can be at most (the core's victim pool knows without
+    reading them), the walk answers as it does untold, and when even those nodes leave
+    the job short it reads no further candidate (past the one that says there are some)."""
+    rng = random.Random(13)
+    modes = [PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL]
+    fewer = 0
+    for _ in range(400):
+        cluster, select, jobs = _random_linear("", rng, jobs=20, widest=6, suspended=0.2, ended=0)
+        # only some running jobs are candidates (the others: a higher tier, say)
+        offered = [Candidate(busy, rng.choice(modes), 0) for busy in jobs if rng.random() < 0.4]
+        job = _random_request(rng, widest=12, contiguous=0.1)
+        bitmap = cluster.bitmap(rng.getrandbits(len(cluster.config.node_names)))
+        # their nodes, and perhaps a few more
+        bound = cluster.mask_of(name for c in offered for name in c.job.nodes)
+        bound |= rng.getrandbits(len(cluster.config.node_names)) & rng.getrandbits(8)
+        plain = Candidates(offered)
+        told = Candidates(offered, nodes_bound=lambda: bound)  # noqa: B023 (called at once)
+        untold = select.select_job_test(job, bitmap, SelectMode.RUN_NOW, plain, cluster)
+        assert select.select_job_test(job, bitmap, SelectMode.RUN_NOW, told, cluster) == untold
+        fewer += len(told.read()) < len(plain.read())
+    assert fewer > 15  # the bound answered, where the walk read candidates to be sure
+
+
 def _built(seed: int) -> tuple[Cluster, LinearSelect, list[RealJob], random.Random]:
     """The same random select/linear state for the same seed, and the random source."""
     rng = random.Random(seed)

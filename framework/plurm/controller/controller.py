@@ -1181,7 +1181,10 @@ class Controller:
         pool = self._victims
         if pool is not None:
             may_preempt = self.plugins.preempt_candidate_questions(cluster)[0]
-            return Candidates(pool.candidates(preemptor, names, part_nodes, may_preempt))
+            return Candidates(
+                pool.candidates(preemptor, names, part_nodes, may_preempt),
+                nodes_bound=lambda: pool.nodes_of(names),
+            )
         exemptions = self._exemptions
         candidates = []
         preemptable, mode_of, priority_of = self.plugins.preempt_candidate_questions(cluster)

@@ -44,6 +44,8 @@ class VictimPool:
         self._mask_of = mask_of
         self._youngest_first = youngest_first
         self._by_partition: dict[str, list[_Entry]] = {}
+        #: The nodes of each partition's filed jobs, worked out when asked after a change.
+        self._nodes_of: dict[str, int] = {}
         #: Each filed job's partition and entry (its start time may change after filing).
         self._filed: dict[int, tuple[str, _Entry]] = {}
 
@@ -60,6 +62,7 @@ class VictimPool:
         entry = (key, Candidate(job, mode, priority), self._mask_of(job.nodes))
         bisect.insort(self._by_partition.setdefault(job.partition, []), entry)
         self._filed[job.job_id] = (job.partition, entry)
+        self._nodes_of.pop(job.partition, None)
 
     def discard(self, job_id: int) -> None:
         """Take out a job that no longer holds its nodes (ended, killed, requeued)."""
@@ -69,6 +72,7 @@ class VictimPool:
         partition, entry = filed
         entries = self._by_partition[partition]
         del entries[bisect.bisect_left(entries, entry)]
+        self._nodes_of.pop(partition, None)
 
     def __len__(self) -> int:
         return len(self._filed)
@@ -89,3 +93,19 @@ class VictimPool:
         for _, candidate, mask in ordered:
             if mask & nodes_mask and may_preempt(preemptor, candidate.job):
                 yield candidate
+
+    def nodes_of(self, partitions: Iterable[str]) -> int:
+        """The nodes of the filed jobs of ``partitions``, as a bitmap: every candidate
+        :meth:`candidates` can yield for them is on these nodes (see
+        :meth:`plurm.model.select.Candidates.nodes_bound`)."""
+        total = 0
+        known = self._nodes_of
+        for name in partitions:
+            nodes = known.get(name)
+            if nodes is None:
+                nodes = 0
+                for _, _, mask in self._by_partition.get(name, ()):
+                    nodes |= mask
+                known[name] = nodes
+            total |= nodes
+        return total

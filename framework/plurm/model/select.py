@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 import attrs
@@ -71,13 +71,26 @@ class Candidates(Sequence[Candidate]):
     after a first fit) reorders only those read so far (:meth:`read`) and continues with
     the unread ones through :meth:`reordered`, which is what sorting the whole sequence
     stably would give when the unread ones all sort as equals after the read ones.
+
+    The core may also say, without reading any, where the candidates can be at most
+    (:meth:`nodes_bound`): a plugin that needs more nodes than that bound and the free
+    nodes hold knows that preempting every candidate would not make room, unread.
     """
 
-    __slots__ = ("_read", "_source")
+    __slots__ = ("_bound", "_read", "_source")
 
-    def __init__(self, source: Iterable[Candidate]) -> None:
+    def __init__(
+        self, source: Iterable[Candidate], *, nodes_bound: Callable[[], int] | None = None
+    ) -> None:
         self._read: list[Candidate] = []
         self._source: Iterator[Candidate] | None = iter(source)
+        self._bound = nodes_bound
+
+    def nodes_bound(self) -> int | None:
+        """A node bitmap (bit i: the i-th node of the node table) that holds every node of
+        every candidate, read or not, when the core can tell one without reading them;
+        None when it cannot. It may hold more nodes than the candidates have."""
+        return None if self._bound is None else self._bound()
 
     @classmethod
     def of(cls, candidates: Sequence[Candidate]) -> Candidates:
@@ -104,7 +117,7 @@ class Candidates(Sequence[Candidate]):
         ones. This sequence hands its unread candidates on and must not be read further."""
         if len(head) != len(self._read):
             raise ValueError("reordered() takes exactly the candidates read so far")
-        ahead = Candidates(())
+        ahead = Candidates((), nodes_bound=self._bound)  # the same candidates
         ahead._read = list(head)
         ahead._source, self._source = self._source, _handed_on()
         return ahead

@@ -505,6 +505,9 @@ class LinearSelect:
         # for the job at the head of the queue, and backfill asks after it.
         key = (job.job_id, nodes.mask if type(nodes) is NodeBitmap else tuple(nodes))
         part, config = cluster.partitions.get(job.partition), cluster.config
+        # (first the test that may need to read no candidate at all)
+        if self._cannot_fit(job, nodes, order, cluster):
+            return SelectResult.busy()
         failed = self.failed_walks.get(key)
         if (
             failed is not None
@@ -513,8 +516,6 @@ class LinearSelect:
             and failed[2] is config
             and _same_walk(order, failed[3])
         ):
-            return SelectResult.busy()
-        if self._cannot_fit(job, nodes, order, cluster):
             return SelectResult.busy()
         first = self._remove_until_fit(job, nodes, order, cluster)
         if first is None:
@@ -558,6 +559,9 @@ class LinearSelect:
         usable = within & (self.free if exclusive else self.unrun)
         if usable.bit_count() >= need:
             return False
+        bound = order.nodes_bound()
+        if bound is not None and (usable | within & bound).bit_count() < need:
+            return True  # not even every node a candidate may have: none need be read
         for candidate in order:
             # read no further than the walk would: it cannot fit before this bound does
             allocation = self.jobs.get(candidate.job_id)

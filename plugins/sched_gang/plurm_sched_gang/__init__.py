@@ -335,7 +335,12 @@ class GangScheduler:
         part.jobs_active = 0
         for shadow in part.shadows.values():
             part.active |= shadow.units
-        part.dirty = True  # rebuilt at the next start or end, as before the slice
+        # The row is built here from every shadow and job as they now are, so it is up to
+        # date: a rebuild would keep the ACTIVE jobs chosen below (they fit together), find
+        # no FILLER, and start no NO_ACTIVE job (each overlapped the row when its turn came,
+        # and the row only grew after). Nothing is left for the next start or end to do.
+        part.dirty = False
+        part.shadowed = 0
         chosen = []
         for job in part.jobs:
             if self._fits(part, job):

@@ -12,7 +12,7 @@ from plurm.manager import Plugins
 from plurm.model.job import JobRequest, JobState
 from plurm.sim.session import Simulation
 from plurm.testing import JobBuilder, TestCluster
-from plurm_sched_gang import GangScheduler, _Changes
+from plurm_sched_gang import GangScheduler, _Changes, _Partition
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -281,7 +281,7 @@ _GANG_CONFIGS = {
 }
 
 
-def _gang_simulation(select: str, reference: bool) -> Simulation:
+def _gang_simulation(select: str, reference: type[GangScheduler] | None) -> Simulation:
     config = conf.parse_text(
         "ClusterName=gang\nSlurmctldHost=head\n"
         f"{select}"
@@ -298,10 +298,10 @@ def _gang_simulation(select: str, reference: bool) -> Simulation:
         " MaxTime=INFINITE\n"
     )
     plugins = Plugins.load(config)
-    if reference:
+    if reference is not None:
         gang = plugins.manager.get_plugin("sched/gang")
         plugins.manager.unregister(gang)
-        plugins.manager.register(_AlwaysRebuild(gang.context), name="sched/gang")
+        plugins.manager.register(reference(gang.context), name="sched/gang")
     return Simulation(config, plugins)
 
 
@@ -322,9 +322,13 @@ def _gang_history(simulation: Simulation, seed: int) -> list[tuple[object, ...]]
             )
         )
     simulation.run_until(now + 50_000)
+    return _jobs(simulation)
+
+
+def _jobs(simulation: Simulation) -> list[tuple[object, ...]]:
     return [
         (job.job_id, job.state, job.start_time, job.end_time, job.nodes, job.pre_suspend_time)
-        for job in controller.cluster.jobs_in(*JobState)
+        for job in simulation.controller.cluster.jobs_in(*JobState)
     ]
 
 
@@ -333,7 +337,64 @@ def _gang_history(simulation: Simulation, seed: int) -> list[tuple[object, ...]]
 def test_rows_kept_up_to_date_decide_as_full_rebuilds(select: str, seed: int) -> None:
     """Skipped rebuilds and shadowed rows brought up to date in place give every job the
     same history (starts, suspensions, ends) as rebuilding every row after every change."""
-    fast = _gang_history(_gang_simulation(_GANG_CONFIGS[select], reference=False), seed)
-    full = _gang_history(_gang_simulation(_GANG_CONFIGS[select], reference=True), seed)
+    fast = _gang_history(_gang_simulation(_GANG_CONFIGS[select], None), seed)
+    full = _gang_history(_gang_simulation(_GANG_CONFIGS[select], _AlwaysRebuild), seed)
     assert fast == full
     assert any(suspended for *_, suspended in fast), "the workload must suspend jobs"
+
+
+class _CycleRebuilding(GangScheduler):
+    """The reference for time slices: every slice rebuilds its row from the front."""
+
+    def _cycle(self, part: _Partition, changes: _Changes) -> None:
+        self._cycle_rebuilding(part, changes)
+
+
+class _CountingShortSlices(GangScheduler):
+    """The plugin as it is, counting the slices it takes without a rebuild."""
+
+    short = 0
+
+    def _cycle_all_placed(self, part: _Partition) -> None:
+        type(self).short += 1
+        super()._cycle_all_placed(part)
+
+
+def _rows(simulation: Simulation) -> list[tuple[object, ...]]:
+    """Each partition's row as gang scheduling keeps it: its jobs in order, with their
+    rows, and the resources in use."""
+    gang = simulation.plugins.manager.get_plugin("sched/gang")
+    return [
+        (name, [(j.job_id, j.row, j.running) for j in part.jobs], part.active, part.jobs_active)
+        for name, part in sorted(gang.parts.items())
+    ]
+
+
+def test_slices_of_rows_with_every_job_placed_decide_as_rebuilding_them() -> None:
+    """A slice that only shadows make (every job of the row placed) reorders and relabels
+    the row without rebuilding it: after every step, each row (its jobs' order and rows)
+    is the one a rebuild gives, and so is every job's history."""
+    _CountingShortSlices.short = 0
+    for select in sorted(_GANG_CONFIGS):
+        for seed in range(3, 7):
+            config = _GANG_CONFIGS[select]
+            fast = _gang_simulation(config, _CountingShortSlices)
+            full = _gang_simulation(config, _CycleRebuilding)
+            rng = random.Random(seed)
+            now = 0.0
+            for _ in range(150):
+                now += rng.choice((0, 0, 1, 3, 10, 40))
+                request = JobRequest(
+                    partitions=(rng.choices(("low", "low2", "mid", "high"), (5, 3, 2, 2))[0],),
+                    min_nodes=rng.choice((1, 1, 2, 3)),
+                    ntasks=rng.choice((None, 2, 4)),
+                    sim_runtime=float(rng.randint(20, 600)),
+                )
+                for simulation in (fast, full):
+                    simulation.run_until(now)
+                    simulation.controller.submit(request)
+                assert _rows(fast) == _rows(full), (select, seed, now)
+            for simulation in (fast, full):
+                simulation.run_until(now + 50_000)
+            assert _jobs(fast) == _jobs(full)
+    assert _CountingShortSlices.short > 50  # the short slices were taken

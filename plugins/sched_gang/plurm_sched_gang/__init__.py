@@ -326,6 +326,26 @@ class GangScheduler:
 
     def _cycle(self, part: _Partition, changes: _Changes) -> None:
         """One slice: active jobs to the back, then rebuild the row from the front."""
+        settled = not (part.dirty or part.shadowed) and part.jobs_active == len(part.jobs)
+        if settled and all(job.running for job in part.jobs):
+            self._cycle_all_placed(part)
+        else:
+            self._cycle_rebuilding(part, changes)
+
+    def _cycle_all_placed(self, part: _Partition) -> None:
+        """The slice of an up-to-date row where every job is placed (it cycles only because
+        shadows fall on it, which Slurm counts as jobs waiting): what the rebuild in
+        :meth:`_cycle_rebuilding` comes to, without it. Its ACTIVE jobs go to the back; the
+        rebuild then finds every job fits (they fitted together beside the same shadows)
+        and makes each ACTIVE; the row's resources stay, and nothing starts or stops."""
+        active = [j for j in part.jobs if j.row is _Row.ACTIVE]
+        if len(active) == len(part.jobs):
+            return  # the same order, every job ACTIVE already
+        part.jobs = [j for j in part.jobs if j.row is not _Row.ACTIVE] + active
+        for job in part.jobs:
+            job.row = _Row.ACTIVE
+
+    def _cycle_rebuilding(self, part: _Partition, changes: _Changes) -> None:
         active = [j for j in part.jobs if j.row is _Row.ACTIVE]
         part.jobs = [j for j in part.jobs if j.row is not _Row.ACTIVE] + active
         for job in part.jobs:

@@ -73,7 +73,9 @@ def select_job_test(
     :param candidates: jobs the job may preempt, most desirable victim first, with their
         PreemptMode. Empty when preemption is not allowed or not needed yet. Often a
         :class:`~plurm.model.select.Candidates`, read as the plugin goes: iterate it and
-        stop once there is room, rather than taking ``len()`` or a list of it (1.5).
+        stop once there is room, rather than taking ``len()`` or a list of it (1.5). Its
+        ``nodes_bound()``, when not None, is a node bitmap holding every candidate's nodes:
+        a job short of nodes even with those knows without reading a candidate.
     :param cluster: configuration and live state, to read.
     :returns: a SelectResult (SUCCESS with nodes and victims, BUSY or NEVER).
         Exclusive: first non-None result wins.

@@ -981,6 +981,9 @@ class Controller:
 
     def _may_preempt(self, job: Job) -> bool:
         """Backfill's cheap question: has ``job`` any preemption candidate now?"""
+        if not self._victim_parts.get(job.partition, True):
+            # no partition may hold its victims (asked of every job it plans, each pass)
+            return False
         return bool(self._candidates(job))
 
     def _queue(self) -> Iterable[Job]:

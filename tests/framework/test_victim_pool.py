@@ -191,9 +191,17 @@ def test_the_pool_reads_as_the_full_walk_sorts(
         preemptor, sorted(partitions), _mask(nodes), lambda _, victim: may[victim.job_id]
     )
     assert [c.job_id for c in read] == [job.job_id for job in wanted]
-    # the nodes bound: exactly the nodes of the kept jobs of those partitions
-    held = [_mask(job.nodes) for job in kept if job.partition in partitions]
-    assert pool.nodes_of(sorted(partitions)) == sum_of_masks(held)
+    # the nodes bound: every node of the kept jobs of those partitions, and at most the
+    # nodes of the jobs taken out besides
+    held = sum_of_masks([_mask(job.nodes) for job in kept if job.partition in partitions])
+    gone = sum_of_masks([_mask(job.nodes) for job in jobs if job.partition in partitions])
+    bound = pool.nodes_of(sorted(partitions))
+    assert bound & held == held
+    assert bound & ~(held | gone) == 0
+    # once every job of theirs is taken out, nothing is left in it
+    for job in kept:
+        pool.discard(job.job_id)
+    assert pool.nodes_of(sorted(partitions)) == 0
 
 
 def sum_of_masks(masks: list[int]) -> int:

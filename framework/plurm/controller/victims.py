@@ -44,8 +44,9 @@ class VictimPool:
         self._mask_of = mask_of
         self._youngest_first = youngest_first
         self._by_partition: dict[str, list[_Entry]] = {}
-        #: The nodes of each partition's filed jobs, worked out when asked after a change.
-        self._nodes_of: dict[str, int] = {}
+        #: Per partition, a node bitmap holding its filed jobs' nodes, and how many jobs
+        #: were taken out since it was worked out (their nodes may still be in it).
+        self._nodes_of: dict[str, tuple[int, int]] = {}
         #: Each filed job's partition and entry (its start time may change after filing).
         self._filed: dict[int, tuple[str, _Entry]] = {}
 
@@ -62,7 +63,9 @@ class VictimPool:
         entry = (key, Candidate(job, mode, priority), self._mask_of(job.nodes))
         bisect.insort(self._by_partition.setdefault(job.partition, []), entry)
         self._filed[job.job_id] = (job.partition, entry)
-        self._nodes_of.pop(job.partition, None)
+        known = self._nodes_of.get(job.partition)
+        if known is not None:
+            self._nodes_of[job.partition] = (known[0] | entry[2], known[1])
 
     def discard(self, job_id: int) -> None:
         """Take out a job that no longer holds its nodes (ended, killed, requeued)."""
@@ -72,7 +75,16 @@ class VictimPool:
         partition, entry = filed
         entries = self._by_partition[partition]
         del entries[bisect.bisect_left(entries, entry)]
-        self._nodes_of.pop(partition, None)
+        known = self._nodes_of.get(partition)
+        if known is not None:
+            # A bound may hold more nodes than the jobs have: the nodes of the jobs taken
+            # out stay in it until as many have gone as remain, when it is worked out
+            # again (each job filed or taken out costs O(1) on average, where working it
+            # out at every change cost a pass over every filed job).
+            if known[1] + 1 > len(entries):
+                del self._nodes_of[partition]
+            else:
+                self._nodes_of[partition] = (known[0], known[1] + 1)
 
     def __len__(self) -> int:
         return len(self._filed)
@@ -95,17 +107,18 @@ class VictimPool:
                 yield candidate
 
     def nodes_of(self, partitions: Iterable[str]) -> int:
-        """The nodes of the filed jobs of ``partitions``, as a bitmap: every candidate
-        :meth:`candidates` can yield for them is on these nodes (see
-        :meth:`plurm.model.select.Candidates.nodes_bound`)."""
+        """A node bitmap holding every node of the filed jobs of ``partitions``, and perhaps
+        some nodes of jobs taken out lately: every candidate :meth:`candidates` can yield
+        for them is on these nodes (see :meth:`plurm.model.select.Candidates.nodes_bound`).
+        """
         total = 0
         known = self._nodes_of
         for name in partitions:
-            nodes = known.get(name)
-            if nodes is None:
+            found = known.get(name)
+            if found is None:
                 nodes = 0
                 for _, _, mask in self._by_partition.get(name, ()):
                     nodes |= mask
-                known[name] = nodes
-            total |= nodes
+                found = known[name] = (nodes, 0)
+            total |= found[0]
         return total

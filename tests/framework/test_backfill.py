@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.manager import Plugins
@@ -660,3 +662,56 @@ def test_a_job_passed_over_for_too_few_free_nodes_still_builds_its_view_in_turn(
     assert plugin.sched_backfill(pending, view, cluster) == _reference_backfill(
         pending, view, cluster
     )
+
+
+_NOW = 1000.0
+_profile_plans = st.fixed_dictionaries(
+    {
+        # running jobs' ends (whole minutes after now) with the nodes they free then
+        "ends": st.dictionaries(st.integers(0, 8), st.integers(1, 255), max_size=5),
+        # (start minute, minutes, nodes) of the reservations a pass makes, in turn
+        "reservations": st.lists(
+            st.tuples(st.integers(0, 8), st.integers(1, 10), st.integers(1, 255)), max_size=6
+        ),
+        # (least, seconds) sizes searched for
+        "sizes": st.lists(
+            st.tuples(st.integers(1, 8), st.integers(1, 700)), min_size=1, max_size=6
+        ),
+        "usable": st.integers(1, 255),
+        "view_first": st.booleans(),  # the view built before the reservations, or after
+    }
+)
+
+
+@given(_profile_plans)
+@settings(max_examples=300, deadline=None)
+def test_a_size_with_no_opening_finds_none_when_larger_or_after_more_reservations(
+    plan: dict,  # type: ignore[type-arg]
+) -> None:
+    """What the pass's hopeless and now-only memos rely on: a (least, duration) that finds
+    no opening, within the window or now only, finds none with more nodes or for longer,
+    and none after any further reservation (they only take nodes away)."""
+    import math
+
+    from plurm.builtin.sched_backfill import _Profile
+
+    ends = {_NOW + 60 * minute: nodes for minute, nodes in plan["ends"].items()}
+    profile = _Profile(_NOW, 255, ends)
+    usable = plan["usable"]
+    if plan["view_first"]:
+        profile.view(usable)
+    horizons = (_NOW + 600, math.nextafter(_NOW, math.inf))  # the window, now only
+    closed: list[tuple[float, int, float]] = []  # (horizon, least, duration) with none
+    for step in range(len(plan["reservations"]) + 1):
+        for horizon in horizons:
+            for least, duration in plan["sizes"]:
+                found = next(profile.openings(usable, least, duration, horizon), None)
+                if found is None:
+                    closed.append((horizon, least, duration))
+                else:
+                    assert not any(
+                        h >= horizon and n <= least and d <= duration for h, n, d in closed
+                    ), (step, horizon, least, duration, found)
+        if step < len(plan["reservations"]):
+            start, minutes, nodes = plan["reservations"][step]
+            profile.reserve(_NOW + 60 * start, _NOW + 60 * (start + minutes), nodes)

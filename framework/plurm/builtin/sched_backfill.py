@@ -430,6 +430,10 @@ class BackfillScheduler(BuiltinScheduler):
         # needing at least as many nodes for at least as long finds none either, now or
         # after later reservations (they only take nodes away), and is passed over.
         hopeless: dict[int, list[tuple[int, float]]] = {}
+        # The same for the searches that looked at openings now only: a job that may only
+        # start now and needs at least as many nodes for at least as long finds none now
+        # either. (With EASY, every job after the first blocked one searches now only.)
+        closed_now: dict[int, list[tuple[int, float]]] = {}
         preempt_test = view.preempt_test
         # Nodes reserved in this pass, with their start: a preemptor may not take them.
         reserved: list[tuple[float, int]] = []
@@ -510,6 +514,11 @@ class BackfillScheduler(BuiltinScheduler):
                 # next one of another list.
                 profile.view(usable)
                 continue
+            if now_only:
+                shut = closed_now.get(usable)
+                if shut and any(n <= least and d <= duration for n, d in shut):
+                    profile.view(usable)  # (built in turn all the same, as above)
+                    continue
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon
@@ -534,8 +543,12 @@ class BackfillScheduler(BuiltinScheduler):
                     lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
                 break
             if not opened:
-                if not now_only:
-                    # keep only the pairs the new one does not cover, so the list stays short
+                # keep only the pairs the new one does not cover, so the lists stay short
+                if now_only:
+                    shut = closed_now.get(usable)
+                    kept = [(n, d) for n, d in shut or () if n < least or d < duration]
+                    closed_now[usable] = [*kept, (least, duration)]
+                else:
                     kept = [(n, d) for n, d in failed or () if n < least or d < duration]
                     hopeless[usable] = [*kept, (least, duration)]
                 preempting(job, usable, least, duration)

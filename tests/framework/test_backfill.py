@@ -715,3 +715,51 @@ def test_a_size_with_no_opening_finds_none_when_larger_or_after_more_reservation
         if step < len(plan["reservations"]):
             start, minutes, nodes = plan["reservations"][step]
             profile.reserve(_NOW + 60 * start, _NOW + 60 * (start + minutes), nodes)
+
+
+def test_a_job_moved_to_another_partition_plans_on_that_partition_s_nodes() -> None:
+    """The pass keeps each job's sizes and usable-nodes key from pass to pass while its
+    request and time limit are the same objects and values: a job moved to another
+    partition (same request) must be planned on the new partition's nodes at once, even
+    behind a job still in the old one (whose usable nodes the pass has already asked)."""
+    from plurm.builtin.sched_backfill import BackfillScheduler
+    from plurm.model.backfill import BackfillStart, BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobRequest, JobState
+    from plurm.model.select import SelectMode
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "NodeName=a[1-2] CPUs=1\nNodeName=b[1-2] CPUs=1\n"
+        "PartitionName=p Nodes=a[1-2] Default=YES\nPartitionName=q Nodes=b[1-2]\n"
+    )
+    cluster = Cluster.from_config(config)
+    now = cluster.now = 1000.0
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    running = Job(1, JobRequest(min_nodes=2), 0.0, "p", time_limit=60)
+    running.nodes = ("a1", "a2")
+    running.start_time = 0.0
+    cluster.add_job(running)
+    cluster.set_state(running, JobState.RUNNING)
+    select.select_job_begin(running, cluster)
+    ahead = Job(2, JobRequest(min_nodes=2), 0.0, "p", time_limit=10)  # stays in p
+    waiting = Job(3, JobRequest(min_nodes=2), 0.0, "p", time_limit=10)
+    cluster.add_job(ahead)
+    cluster.add_job(waiting)
+
+    def usable(job: Job) -> Sequence[str]:
+        return cluster.bitmap(cluster.mask_of(cluster.partition(job.partition).nodes))
+
+    def test_only(job, nodes):  # type: ignore[no-untyped-def]
+        return select.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), cluster)
+
+    view = BackfillView(now, usable, test_only, lambda job: 3600.0)
+    plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
+    assert plugin.sched_backfill([ahead, waiting], view, cluster) == []
+    waiting.partition = "q"
+    assert plugin.sched_backfill([ahead, waiting], view, cluster) == [
+        BackfillStart(3, ("b1", "b2"))
+    ]

@@ -237,8 +237,12 @@ def _components(masks: Iterable[int]) -> list[int]:
     return groups
 
 
-#: A job's request and time limit, and the least node count and duration worked out of them.
-_Size = tuple[JobRequest, int | None, int, float]
+#: What a job's plan is worked out of (its request, time limit and partition), then the key
+#: of its usable nodes (partition, excluded nodes), and its least node count and duration.
+_Size = tuple[JobRequest, int | None, str, tuple[str, tuple[str, ...]], int, float]
+
+#: How many more jobs than a pass read the memos by job id may hold before they are pruned.
+_MEMO_SLACK = 256
 
 
 @attrs.define
@@ -249,14 +253,15 @@ class _Kept:
     config: SlurmConfig
     #: The most CPUs of any node (node sizes never change at run time).
     widest: int
-    #: The sizes of the jobs the last pass read, by job id.
+    #: The sizes of the jobs recent passes read, by job id.
     sizes: dict[int, _Size] = attrs.Factory(dict)
-    #: The nodes the last pass's held jobs held, as a tuple and as a bitmap, by job id.
+    #: The nodes recent passes' held jobs held, as a tuple and as a bitmap, by job id.
     bitmaps: dict[int, tuple[tuple[str, ...], int]] = attrs.Factory(dict)
-
-
-def _first(pair: tuple[float, int]) -> float:
-    return pair[0]
+    #: One key object per usable-nodes key, so that a pass can tell two jobs' keys the same
+    #: by identity (hashing a tuple costs more).
+    usable_keys: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = attrs.Factory(
+        dict
+    )
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -305,12 +310,13 @@ class BackfillScheduler(BuiltinScheduler):
         # bf_resolution: they round up.
         expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
         held = []
-        # Each held job's nodes as a bitmap, kept from the last pass while they are the same
-        # tuple (hashing a wide job's node names, pass after pass, costs more).
+        # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
+        # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
+        # holds the tuple, so no other tuple can take its id while the entry lives.
         memo = self._kept_for(cluster)
         bitmaps = memo.bitmaps
-        seen: dict[int, tuple[tuple[str, ...], int]] = {}
-        for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
+        held_states = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+        for state in held_states:
             for job in cluster.jobs_unordered(state):
                 when = expected_end(job)
                 if when is None:
@@ -322,11 +328,17 @@ class BackfillScheduler(BuiltinScheduler):
                 nodes = job.held_nodes
                 known = bitmaps.get(job.job_id)
                 if known is None or known[0] is not nodes:
-                    known = (nodes, mask_of(nodes))
-                seen[job.job_id] = known
+                    known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
                 held.append((end, known[1]))
-        memo.bitmaps = seen
-        held.sort(key=_first, reverse=True)
+        if len(bitmaps) > len(held) + _MEMO_SLACK:  # only the jobs held now
+            memo.bitmaps = {
+                job.job_id: bitmaps[job.job_id]
+                for state in held_states
+                for job in cluster.jobs_unordered(state)
+            }
+        # Latest end first. (Among equal ends the masks' order changes nothing: they all go
+        # to that end, less the nodes of later ends.)
+        held.sort(reverse=True)
         ends: dict[float, int] = {}
         claimed = 0
         for end, mask in held:
@@ -345,31 +357,42 @@ class BackfillScheduler(BuiltinScheduler):
             # own cut (lasts, limit below) would say the same after reading it.
             return []
         starts: list[BackfillStart] = []
-        widest, sizes = memo.widest, memo.sizes
-        fresh: dict[int, _Size] = {}
+        widest, sizes, usable_keys = memo.widest, memo.sizes, memo.usable_keys
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
+        last_key: object = None  # the last job's usable-nodes key, and its usable nodes
+        usable = 0
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
         for job in jobs[: max(0, params.bf_max_job_test)]:
-            request = job.request
             size = sizes.get(job.job_id)
-            if size is None or size[0] is not request or size[1] != job.time_limit:
+            request = job.request
+            if (
+                size is None
+                or size[0] is not request
+                or size[1] != job.time_limit
+                or size[2] != job.partition
+            ):
                 minutes = job.time_limit
+                key = (job.partition, request.exclude)  # what usable_nodes depends on
                 # at least its node count, and as many nodes as its CPUs fill on the widest
                 # node, for its time limit
-                size = (
+                size = sizes[job.job_id] = (
                     request,
                     minutes,
+                    job.partition,
+                    usable_keys.setdefault(key, key) if len(usable_keys) < _MEMO_SLACK else key,
                     max(request.min_nodes, ceil(request.cpus / widest)),
                     inf if minutes is None else minutes * 60,
                 )
-            fresh[job.job_id] = size
-            key = (job.partition, request.exclude)  # what usable_nodes depends on
-            usable = usable_masks.get(key, -1)
-            if usable < 0:
-                usable = usable_masks[key] = mask_of(view.usable_nodes(job))
-            plans.append((job, usable, size[2], size[3]))
-        memo.sizes = fresh  # only the jobs this pass read
+            key = size[3]
+            if key is not last_key:
+                usable = usable_masks.get(key, -1)
+                if usable < 0:
+                    usable = usable_masks[key] = mask_of(view.usable_nodes(job))
+                last_key = key
+            plans.append((job, usable, size[4], size[5]))
+        if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
+            memo.sizes = {job.job_id: sizes[job.job_id] for job, _, _, _ in plans}
         for (partition, _), usable in usable_masks.items():  # (in the order jobs came)
             spans[partition] = spans.get(partition, 0) | usable
         # Only starts now come out of the pass. A job can start now only if enough of its

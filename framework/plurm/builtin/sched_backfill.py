@@ -361,6 +361,7 @@ class BackfillScheduler(BuiltinScheduler):
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
         last_key: object = None  # the last job's usable-nodes key, and its usable nodes
         usable = 0
+        last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
         for job in jobs[: max(0, params.bf_max_job_test)]:
@@ -390,6 +391,8 @@ class BackfillScheduler(BuiltinScheduler):
                 if usable < 0:
                     usable = usable_masks[key] = mask_of(view.usable_nodes(job))
                 last_key = key
+            if (free_now & usable).bit_count() >= size[4]:
+                last_fit = len(plans)
             plans.append((job, usable, size[4], size[5]))
         if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
             memo.sizes = {job.job_id: sizes[job.job_id] for job, _, _, _ in plans}
@@ -404,10 +407,13 @@ class BackfillScheduler(BuiltinScheduler):
         # share no node plan apart), so each component has its own last job to plan. The
         # jobs of one partition also share bf_job_part_count_reserve's count, so each
         # partition counts as the union of its jobs' node sets (-x may split them).
+        members: list[Sequence[int]]
         if len(spans) == 1:  # one partition: one group (or none, with no usable node)
             groups = [*spans.values(), 0] if any(spans.values()) else [0]
             group_of = [0] * len(plans)
-            members: list[list[int]] = [list(range(len(plans))), []][: len(groups)]
+            members = [range(len(plans)), ()][: len(groups)]
+            # (what _last_startable would find over every job: the loop above noted it)
+            lasts = [last_fit, -1][: len(groups)]
         else:
             groups = _components(spans.values())
             group_of_partition = {
@@ -416,10 +422,11 @@ class BackfillScheduler(BuiltinScheduler):
             }
             groups.append(0)  # partitions without a usable node: they plan nothing, alone
             group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
-            members = [[] for _ in groups]
+            grouped: list[list[int]] = [[] for _ in groups]
             for position, group in enumerate(group_of):
-                members[group].append(position)
-        lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
+                grouped[group].append(position)
+            members = [*grouped]
+            lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
         # With preemption, a job may also start by preempting; the jobs after the last one
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
@@ -507,6 +514,11 @@ class BackfillScheduler(BuiltinScheduler):
         reserve_limit = params.bf_job_part_count_reserve
         just_after = math.nextafter(now, math.inf)  # a horizon that admits only starts now
         reservations: dict[str, int] = {}  # per partition, with a reserve limit
+        # bf_job_part_count_reserve: past that many reservations in its partition, a job
+        # that cannot start now reserves nothing. Without preemption such a job can only
+        # start now: only openings now matter, and finding none says nothing about later
+        # ones (no hopeless size is noted, only a size closed now). These partitions:
+        now_only_partitions: set[str] = set()
         for position, (job, usable, least, duration) in enumerate(plans):
             if position > limit:
                 break
@@ -518,30 +530,31 @@ class BackfillScheduler(BuiltinScheduler):
                 preempt_test is None or position > last_preemptors[group]
             ):
                 continue
-            failed = hopeless.get(usable)
-            if failed and any(n <= least and d <= duration for n, d in failed):
-                preempting(job, usable, least, duration)
-                continue
-            # bf_job_part_count_reserve: past that many reservations in its partition, a job
-            # that cannot start now reserves nothing. Without preemption such a job can only
-            # start now: only openings now matter, and finding none says nothing about later
-            # ones (no hopeless size is noted).
-            made = reservations.get(job.partition, 0)
-            may_reserve = not reserve_limit or made < reserve_limit
-            now_only = not may_reserve and preempt_test is None
+            now_only = job.partition in now_only_partitions
             if now_only and (free_now & usable).bit_count() < least:
                 # Too few of its nodes are free now: no opening now. The view its search
                 # would have built is built all the same: a view built now and kept up to
                 # date by later reservations keeps their segment splits, where one built
                 # later is merged, and a job that select refuses an opening then tries the
-                # next one of another list.
+                # next one of another list. (Checked before the hopeless sizes: a node set
+                # with hopeless sizes has its view already, and the job is passed over
+                # either way.)
                 profile.view(usable)
                 continue
+            failed = hopeless.get(usable)
+            if failed and any(n <= least and d <= duration for n, d in failed):
+                preempting(job, usable, least, duration)
+                continue
             if now_only:
+                made = reserve_limit
+                may_reserve = False
                 shut = closed_now.get(usable)
                 if shut and any(n <= least and d <= duration for n, d in shut):
                     profile.view(usable)  # (built in turn all the same, as above)
                     continue
+            else:
+                made = reservations.get(job.partition, 0)
+                may_reserve = not reserve_limit or made < reserve_limit
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon
@@ -557,6 +570,8 @@ class BackfillScheduler(BuiltinScheduler):
                     if not may_reserve:
                         break
                     reservations[job.partition] = made + 1
+                    if made + 1 >= reserve_limit and preempt_test is None:
+                        now_only_partitions.add(job.partition)
                 mask = cluster.mask_of(result.nodes)
                 profile.reserve(start, start + duration, mask)
                 reserved.append((start, mask))
@@ -564,6 +579,8 @@ class BackfillScheduler(BuiltinScheduler):
                     starts.append(BackfillStart(job.job_id, result.nodes))
                     free_now = profile.free_now()
                     lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
+                    if preempt_test is None:
+                        limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break
             if not opened:
                 # keep only the pairs the new one does not cover, so the lists stay short

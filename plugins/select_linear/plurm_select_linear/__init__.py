@@ -234,8 +234,12 @@ class LinearSelect:
         self.widest = 1
         #: cpu_before[i]: the CPUs of the nodes before node i in the table.
         self.cpu_before: list[int] = [0]
-        #: _place_bitmap's answers: (nodes, min, max, CPUs, contiguous) -> nodes or None.
-        self.placed: dict[tuple[int, int, int | None, int, bool], tuple[str, ...] | None] = {}
+        #: _place_bitmap's answers: (nodes, min, max, tasks, CPUs per task, contiguous) ->
+        #: nodes or None. (The request's CPU count is read from the last three: the
+        #: properties that work it out cost two calls.)
+        self.placed: dict[
+            tuple[int, int, int | None, int | None, int, bool], tuple[str, ...] | None
+        ] = {}
         #: Preemption walks that found no room since the node use last changed, by job and
         #: nodes: what else they depend on (see _preempt).
         self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
@@ -364,8 +368,10 @@ class LinearSelect:
         """Slurm's rounds: allow 0, 1, ... running jobs per node up to the share limit,
         first with few suspended jobs, the last round with any number."""
         share, exclusive = _max_share(cluster.partition(job.partition), job)
-        memory = self._memory(job, cluster)
+        memory = self._memory(job, cluster) if self.track_memory else 0
         if _on_bitmaps(nodes, job, share, memory):
+            if use is _IDLE_USE:  # (_run_now_bitmap's first case, without the call)
+                return self._place_bitmap(job, nodes.mask)
             return self._run_now_bitmap(job, nodes.mask, isinstance(use, _Idle), exclusive)
         for max_running in range(share):
             last = max_running == share - 1
@@ -415,7 +421,14 @@ class LinearSelect:
         queue's head on the same idle nodes, backfill on the same openings), so answers
         are remembered; the memo is emptied when it grows large."""
         request = job.request
-        key = (usable, request.min_nodes, request.max_nodes, request.cpus, request.contiguous)
+        key = (
+            usable,
+            request.min_nodes,
+            request.max_nodes,
+            request.ntasks,
+            request.cpus_per_task,
+            request.contiguous,
+        )
         memo = self.placed
         if key in memo:
             return memo[key]

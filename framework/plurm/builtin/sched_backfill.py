@@ -244,6 +244,12 @@ _Size = tuple[JobRequest, int | None, str, tuple[str, tuple[str, ...]], int, flo
 #: How many more jobs than a pass read the memos by job id may hold before they are pruned.
 _MEMO_SLACK = 256
 
+# Enum members read once: on Python 3.11 a member read through its enum class goes through
+# the class's __getattr__ hook, pass after pass.
+#: The states of the jobs that hold nodes.
+_HELD_STATES = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+_SUCCESS = SelectStatus.SUCCESS
+
 
 @attrs.define
 class _Kept:
@@ -315,7 +321,7 @@ class BackfillScheduler(BuiltinScheduler):
         # holds the tuple, so no other tuple can take its id while the entry lives.
         memo = self._kept_for(cluster)
         bitmaps = memo.bitmaps
-        held_states = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+        held_states = _HELD_STATES
         for state in held_states:
             for job in cluster.jobs_unordered(state):
                 when = expected_end(job)
@@ -455,7 +461,7 @@ class BackfillScheduler(BuiltinScheduler):
             return starts  # no job could start now: the plan would only hold reservations
         profile = _Profile(now, everything, ends)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
-        success = SelectStatus.SUCCESS
+        success = _SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job
         # needing at least as many nodes for at least as long finds none either, now or
         # after later reservations (they only take nodes away), and is passed over.

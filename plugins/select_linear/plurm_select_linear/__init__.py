@@ -44,6 +44,14 @@ _UNLIMITED = 1 << 30
 #: How many placements the bitmap path remembers before it starts afresh.
 _MEMO_SIZE = 1 << 14
 
+# Enum members for the hot paths: on Python 3.11 a member read through its enum class goes
+# through the class's __getattr__ hook (some ten times the cost of reading a global).
+_TEST_ONLY = SelectMode.TEST_ONLY
+_SUCCESS = SelectStatus.SUCCESS
+_EXCLUSIVE = OverSubscribeKind.EXCLUSIVE
+_FORCE = OverSubscribeKind.FORCE
+_YES = OverSubscribeKind.YES
+
 
 @attrs.define
 class _NodeUse:
@@ -99,11 +107,12 @@ class _Allocation:
 def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
     """Jobs per node this job may share with, and whether it wants nodes to itself."""
     over = part.oversubscribe
-    if job.request.exclusive or over.kind is OverSubscribeKind.EXCLUSIVE:
+    kind = over.kind
+    if job.request.exclusive or kind is _EXCLUSIVE:
         return 1, True
-    if over.kind is OverSubscribeKind.FORCE:
+    if kind is _FORCE:
         return over.count, False
-    if over.kind is OverSubscribeKind.YES and job.request.oversubscribe:
+    if kind is _YES and job.request.oversubscribe:
         return over.count, False
     return 1, False
 
@@ -495,16 +504,16 @@ class LinearSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
-        if mode is not SelectMode.TEST_ONLY:
+        if mode is not _TEST_ONLY:
             chosen = self._run_now(job, nodes, self.use, cluster)
             if chosen is not None:
-                return SelectResult(SelectStatus.SUCCESS, chosen)
+                return SelectResult(_SUCCESS, chosen)
         # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
         idle = self._run_now(job, nodes, _IDLE_USE, cluster)
         if idle is None:
             return SelectResult.never()
-        if mode is SelectMode.TEST_ONLY:
-            return SelectResult(SelectStatus.SUCCESS, idle)
+        if mode is _TEST_ONLY:
+            return SelectResult(_SUCCESS, idle)
         if not candidates:
             return SelectResult.busy()
         return self._preempt(job, nodes, candidates, cluster)

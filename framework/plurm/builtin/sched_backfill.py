@@ -259,6 +259,9 @@ class _Kept:
     config: SlurmConfig
     #: The most CPUs of any node (node sizes never change at run time).
     widest: int
+    #: bf_resolution and bf_max_job_test as a pass uses them (at least 1 s, at least 0 jobs).
+    resolution: int
+    max_job_test: int
     #: The sizes of the jobs recent passes read, by job id.
     sizes: dict[int, _Size] = attrs.Factory(dict)
     #: The nodes recent passes' held jobs held, as a tuple and as a bitmap, by job id.
@@ -291,7 +294,10 @@ class BackfillScheduler(BuiltinScheduler):
         if kept is None or kept.config is not cluster.config:
             names = cluster.config.node_names
             widest = max((cluster.node(name).cpus for name in names), default=1)
-            kept = self._kept = _Kept(cluster.config, widest)
+            params = cluster.config.scheduler_parameters
+            kept = self._kept = _Kept(
+                cluster.config, widest, max(1, params.bf_resolution), max(0, params.bf_max_job_test)
+            )
         return kept
 
     @hookimpl
@@ -305,7 +311,8 @@ class BackfillScheduler(BuiltinScheduler):
         params = cluster.config.scheduler_parameters
         now = view.now
         horizon = now + params.bf_window * 60
-        resolution = max(1, params.bf_resolution)
+        memo = self._kept_for(cluster)
+        resolution = memo.resolution
         names = cluster.config.node_names
 
         if horizon <= now:
@@ -319,7 +326,6 @@ class BackfillScheduler(BuiltinScheduler):
         # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
         # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
         # holds the tuple, so no other tuple can take its id while the entry lives.
-        memo = self._kept_for(cluster)
         bitmaps = memo.bitmaps
         held_states = _HELD_STATES
         for state in held_states:
@@ -370,7 +376,7 @@ class BackfillScheduler(BuiltinScheduler):
         last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
-        for job in jobs[: max(0, params.bf_max_job_test)]:
+        for job in jobs[: memo.max_job_test]:
             size = sizes.get(job.job_id)
             request = job.request
             if (
@@ -454,9 +460,9 @@ class BackfillScheduler(BuiltinScheduler):
                     last_preemptors[group_of[position]] = position
                     break
         # beyond the last job to plan in any component, nothing is left to plan
-        limit = max(
-            [*lasts, *(last_preemptors if view.preempt_test is not None else ())], default=-1
-        )
+        limit = max(lasts)  # (groups has at least one member: lasts is never empty)
+        if view.preempt_test is not None:
+            limit = max(limit, *last_preemptors)
         if limit < 0:
             return starts  # no job could start now: the plan would only hold reservations
         profile = _Profile(now, everything, ends)

@@ -52,6 +52,11 @@ _EXCLUSIVE = OverSubscribeKind.EXCLUSIVE
 _FORCE = OverSubscribeKind.FORCE
 _YES = OverSubscribeKind.YES
 
+# Answers without nodes, shared: results are frozen, and building one costs far more than
+# reading it (a frozen attrs class sets each field through object.__setattr__).
+_NEVER_RESULT = SelectResult.never()
+_BUSY_RESULT = SelectResult.busy()
+
 
 @attrs.define
 class _NodeUse:
@@ -249,6 +254,10 @@ class LinearSelect:
         self.placed: dict[
             tuple[int, int, int | None, int | None, int, bool], tuple[str, ...] | None
         ] = {}
+        #: The successful answers given, by the id of their node tuple (which the answer
+        #: holds, so that no other tuple can have that id while the entry lasts): the
+        #: placement memo hands out the same tuples again and again. Emptied when large.
+        self.successes: dict[int, SelectResult] = {}
         #: Preemption walks that found no room since the node use last changed, by job and
         #: nodes: what else they depend on (see _preempt).
         self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
@@ -269,6 +278,7 @@ class LinearSelect:
         for cpus in self.cpu_list:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
         self.placed.clear()
+        self.successes.clear()
         self.failed_walks.clear()
         self.jobs.clear()
         self.suspended.clear()
@@ -507,16 +517,26 @@ class LinearSelect:
         if mode is not _TEST_ONLY:
             chosen = self._run_now(job, nodes, self.use, cluster)
             if chosen is not None:
-                return SelectResult(_SUCCESS, chosen)
+                return self._success(chosen)
         # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
         idle = self._run_now(job, nodes, _IDLE_USE, cluster)
         if idle is None:
-            return SelectResult.never()
+            return _NEVER_RESULT
         if mode is _TEST_ONLY:
-            return SelectResult(_SUCCESS, idle)
+            return self._success(idle)
         if not candidates:
-            return SelectResult.busy()
+            return _BUSY_RESULT
         return self._preempt(job, nodes, candidates, cluster)
+
+    def _success(self, nodes: tuple[str, ...]) -> SelectResult:
+        """SelectResult(SUCCESS, nodes), one object per node tuple while the memo holds it."""
+        known = self.successes.get(id(nodes))
+        if known is not None:
+            return known
+        if len(self.successes) >= _MEMO_SIZE:
+            self.successes.clear()
+        result = self.successes[id(nodes)] = SelectResult(_SUCCESS, nodes)
+        return result
 
     def _preempt(
         self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.manager import Plugins
@@ -660,3 +662,104 @@ def test_a_job_passed_over_for_too_few_free_nodes_still_builds_its_view_in_turn(
     assert plugin.sched_backfill(pending, view, cluster) == _reference_backfill(
         pending, view, cluster
     )
+
+
+_NOW = 1000.0
+_profile_plans = st.fixed_dictionaries(
+    {
+        # running jobs' ends (whole minutes after now) with the nodes they free then
+        "ends": st.dictionaries(st.integers(0, 8), st.integers(1, 255), max_size=5),
+        # (start minute, minutes, nodes) of the reservations a pass makes, in turn
+        "reservations": st.lists(
+            st.tuples(st.integers(0, 8), st.integers(1, 10), st.integers(1, 255)), max_size=6
+        ),
+        # (least, seconds) sizes searched for
+        "sizes": st.lists(
+            st.tuples(st.integers(1, 8), st.integers(1, 700)), min_size=1, max_size=6
+        ),
+        "usable": st.integers(1, 255),
+        "view_first": st.booleans(),  # the view built before the reservations, or after
+    }
+)
+
+
+@given(_profile_plans)
+@settings(max_examples=300, deadline=None)
+def test_a_size_with_no_opening_finds_none_when_larger_or_after_more_reservations(
+    plan: dict,  # type: ignore[type-arg]
+) -> None:
+    """What the pass's hopeless and now-only memos rely on: a (least, duration) that finds
+    no opening, within the window or now only, finds none with more nodes or for longer,
+    and none after any further reservation (they only take nodes away)."""
+    import math
+
+    from plurm.builtin.sched_backfill import _Profile
+
+    ends = {_NOW + 60 * minute: nodes for minute, nodes in plan["ends"].items()}
+    profile = _Profile(_NOW, 255, ends)
+    usable = plan["usable"]
+    if plan["view_first"]:
+        profile.view(usable)
+    horizons = (_NOW + 600, math.nextafter(_NOW, math.inf))  # the window, now only
+    closed: list[tuple[float, int, float]] = []  # (horizon, least, duration) with none
+    for step in range(len(plan["reservations"]) + 1):
+        for horizon in horizons:
+            for least, duration in plan["sizes"]:
+                found = next(profile.openings(usable, least, duration, horizon), None)
+                if found is None:
+                    closed.append((horizon, least, duration))
+                else:
+                    assert not any(
+                        h >= horizon and n <= least and d <= duration for h, n, d in closed
+                    ), (step, horizon, least, duration, found)
+        if step < len(plan["reservations"]):
+            start, minutes, nodes = plan["reservations"][step]
+            profile.reserve(_NOW + 60 * start, _NOW + 60 * (start + minutes), nodes)
+
+
+def test_a_job_moved_to_another_partition_plans_on_that_partition_s_nodes() -> None:
+    """The pass keeps each job's sizes and usable-nodes key from pass to pass while its
+    request and time limit are the same objects and values: a job moved to another
+    partition (same request) must be planned on the new partition's nodes at once, even
+    behind a job still in the old one (whose usable nodes the pass has already asked)."""
+    from plurm.builtin.sched_backfill import BackfillScheduler
+    from plurm.model.backfill import BackfillStart, BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobRequest, JobState
+    from plurm.model.select import SelectMode
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "NodeName=a[1-2] CPUs=1\nNodeName=b[1-2] CPUs=1\n"
+        "PartitionName=p Nodes=a[1-2] Default=YES\nPartitionName=q Nodes=b[1-2]\n"
+    )
+    cluster = Cluster.from_config(config)
+    now = cluster.now = 1000.0
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    running = Job(1, JobRequest(min_nodes=2), 0.0, "p", time_limit=60)
+    running.nodes = ("a1", "a2")
+    running.start_time = 0.0
+    cluster.add_job(running)
+    cluster.set_state(running, JobState.RUNNING)
+    select.select_job_begin(running, cluster)
+    ahead = Job(2, JobRequest(min_nodes=2), 0.0, "p", time_limit=10)  # stays in p
+    waiting = Job(3, JobRequest(min_nodes=2), 0.0, "p", time_limit=10)
+    cluster.add_job(ahead)
+    cluster.add_job(waiting)
+
+    def usable(job: Job) -> Sequence[str]:
+        return cluster.bitmap(cluster.mask_of(cluster.partition(job.partition).nodes))
+
+    def test_only(job, nodes):  # type: ignore[no-untyped-def]
+        return select.select_job_test(job, nodes, SelectMode.TEST_ONLY, (), cluster)
+
+    view = BackfillView(now, usable, test_only, lambda job: 3600.0)
+    plugin = BackfillScheduler(PluginContext(config, "sched/backfill"))
+    assert plugin.sched_backfill([ahead, waiting], view, cluster) == []
+    waiting.partition = "q"
+    assert plugin.sched_backfill([ahead, waiting], view, cluster) == [
+        BackfillStart(3, ("b1", "b2"))
+    ]

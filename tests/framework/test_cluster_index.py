@@ -136,3 +136,24 @@ def test_mask_of_answers_for_the_names_whatever_tuple_objects_carry_them(
             del names
     for names in kept:
         assert cluster.mask_of(names) == sum(1 << table.index(name) for name in names)
+
+
+def test_the_node_indexes_follow_the_node_table_and_leave_attribute_reads_plain() -> None:
+    """Cluster's node_index and node_bits, and the configuration's node table and indexes,
+    are worked out at construction (the node table never changes). Neither class may get a
+    __getattr__ (attrs adds one for a functools.cached_property): on Python 3.11 it sends
+    every attribute read of the class through a slow hook, and the core reads both in its
+    hottest paths."""
+    from plurm.conf.model import SlurmConfig
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=b[1-2] CPUs=2\nNodeName=a1 CPUs=1\n"
+        "PartitionName=p Nodes=ALL Default=YES\n"
+    )
+    cluster = Cluster.from_config(config)
+    assert config.node_names == ("b1", "b2", "a1")
+    assert config.node("a1").cpus == 1 and config.node("b2").cpus == 2
+    assert cluster.node_index == {"b1": 0, "b2": 1, "a1": 2}
+    assert cluster.node_bits == {"b1": 1, "b2": 2, "a1": 4}
+    for kind in (Cluster, SlurmConfig):
+        assert not any("__getattr__" in vars(base) for base in kind.__mro__), kind

@@ -368,3 +368,34 @@ def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> Non
         assert again == _ask(fresh, job, nodes, first, cluster), seed
         changed += again != once
     assert remembered > 15 and changed > 5  # walks were remembered, and answers changed
+
+
+def test_a_shared_success_carries_the_nodes_of_the_tuple_it_answers() -> None:
+    """Linear shares its successful answers by node tuple, found by the tuple's id (the
+    answer holds the tuple, so no other tuple can take that id while the entry lasts).
+    Tuples built and dropped call after call reuse ids all the time: each answer must carry
+    the nodes asked for, also across the memo's emptying, and equal a fresh answer."""
+    import plurm_select_linear
+
+    cluster = Cluster.from_config(
+        conf.parse_text(
+            "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+            "NodeName=n[1-12] CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n"
+        )
+    )
+    select = LinearSelect(PluginContext(cluster.config, "select/linear"))
+    select.select_node_init(cluster)
+    names = cluster.config.node_names
+    rng = random.Random(4)
+    for _ in range(plurm_select_linear._MEMO_SIZE + 500):
+        wanted = rng.sample(names, rng.randint(1, 4))
+        nodes = tuple(wanted)  # a new tuple each time, dropped after the call
+        result = select._success(nodes)
+        assert result == SelectResult(SelectStatus.SUCCESS, tuple(wanted)), (wanted, result)
+    # through the hook, on idle nodes: the same answer for the same placement, shared
+    job = RealJob(1, JobRequest(min_nodes=2), 0.0, "p")
+    usable = cluster.bitmap(0b111100)
+    first = select.select_job_test(job, usable, SelectMode.TEST_ONLY, (), cluster)
+    again = select.select_job_test(job, usable, SelectMode.TEST_ONLY, (), cluster)
+    assert first == again == SelectResult(SelectStatus.SUCCESS, ("n3", "n4"))
+    assert first is again

@@ -237,8 +237,18 @@ def _components(masks: Iterable[int]) -> list[int]:
     return groups
 
 
-#: A job's request and time limit, and the least node count and duration worked out of them.
-_Size = tuple[JobRequest, int | None, int, float]
+#: What a job's plan is worked out of (its request, time limit and partition), then the key
+#: of its usable nodes (partition, excluded nodes), and its least node count and duration.
+_Size = tuple[JobRequest, int | None, str, tuple[str, tuple[str, ...]], int, float]
+
+#: How many more jobs than a pass read the memos by job id may hold before they are pruned.
+_MEMO_SLACK = 256
+
+# Enum members read once: on Python 3.11 a member read through its enum class goes through
+# the class's __getattr__ hook, pass after pass.
+#: The states of the jobs that hold nodes.
+_HELD_STATES = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+_SUCCESS = SelectStatus.SUCCESS
 
 
 @attrs.define
@@ -249,14 +259,18 @@ class _Kept:
     config: SlurmConfig
     #: The most CPUs of any node (node sizes never change at run time).
     widest: int
-    #: The sizes of the jobs the last pass read, by job id.
+    #: bf_resolution and bf_max_job_test as a pass uses them (at least 1 s, at least 0 jobs).
+    resolution: int
+    max_job_test: int
+    #: The sizes of the jobs recent passes read, by job id.
     sizes: dict[int, _Size] = attrs.Factory(dict)
-    #: The nodes the last pass's held jobs held, as a tuple and as a bitmap, by job id.
+    #: The nodes recent passes' held jobs held, as a tuple and as a bitmap, by job id.
     bitmaps: dict[int, tuple[tuple[str, ...], int]] = attrs.Factory(dict)
-
-
-def _first(pair: tuple[float, int]) -> float:
-    return pair[0]
+    #: One key object per usable-nodes key, so that a pass can tell two jobs' keys the same
+    #: by identity (hashing a tuple costs more).
+    usable_keys: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = attrs.Factory(
+        dict
+    )
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -280,7 +294,10 @@ class BackfillScheduler(BuiltinScheduler):
         if kept is None or kept.config is not cluster.config:
             names = cluster.config.node_names
             widest = max((cluster.node(name).cpus for name in names), default=1)
-            kept = self._kept = _Kept(cluster.config, widest)
+            params = cluster.config.scheduler_parameters
+            kept = self._kept = _Kept(
+                cluster.config, widest, max(1, params.bf_resolution), max(0, params.bf_max_job_test)
+            )
         return kept
 
     @hookimpl
@@ -294,7 +311,8 @@ class BackfillScheduler(BuiltinScheduler):
         params = cluster.config.scheduler_parameters
         now = view.now
         horizon = now + params.bf_window * 60
-        resolution = max(1, params.bf_resolution)
+        memo = self._kept_for(cluster)
+        resolution = memo.resolution
         names = cluster.config.node_names
 
         if horizon <= now:
@@ -305,12 +323,12 @@ class BackfillScheduler(BuiltinScheduler):
         # bf_resolution: they round up.
         expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
         held = []
-        # Each held job's nodes as a bitmap, kept from the last pass while they are the same
-        # tuple (hashing a wide job's node names, pass after pass, costs more).
-        memo = self._kept_for(cluster)
+        # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
+        # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
+        # holds the tuple, so no other tuple can take its id while the entry lives.
         bitmaps = memo.bitmaps
-        seen: dict[int, tuple[tuple[str, ...], int]] = {}
-        for state in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING):
+        held_states = _HELD_STATES
+        for state in held_states:
             for job in cluster.jobs_unordered(state):
                 when = expected_end(job)
                 if when is None:
@@ -322,11 +340,17 @@ class BackfillScheduler(BuiltinScheduler):
                 nodes = job.held_nodes
                 known = bitmaps.get(job.job_id)
                 if known is None or known[0] is not nodes:
-                    known = (nodes, mask_of(nodes))
-                seen[job.job_id] = known
+                    known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
                 held.append((end, known[1]))
-        memo.bitmaps = seen
-        held.sort(key=_first, reverse=True)
+        if len(bitmaps) > len(held) + _MEMO_SLACK:  # only the jobs held now
+            memo.bitmaps = {
+                job.job_id: bitmaps[job.job_id]
+                for state in held_states
+                for job in cluster.jobs_unordered(state)
+            }
+        # Latest end first. (Among equal ends the masks' order changes nothing: they all go
+        # to that end, less the nodes of later ends.)
+        held.sort(reverse=True)
         ends: dict[float, int] = {}
         claimed = 0
         for end, mask in held:
@@ -345,31 +369,45 @@ class BackfillScheduler(BuiltinScheduler):
             # own cut (lasts, limit below) would say the same after reading it.
             return []
         starts: list[BackfillStart] = []
-        widest, sizes = memo.widest, memo.sizes
-        fresh: dict[int, _Size] = {}
+        widest, sizes, usable_keys = memo.widest, memo.sizes, memo.usable_keys
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
+        last_key: object = None  # the last job's usable-nodes key, and its usable nodes
+        usable = 0
+        last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
-        for job in jobs[: max(0, params.bf_max_job_test)]:
-            request = job.request
+        for job in jobs[: memo.max_job_test]:
             size = sizes.get(job.job_id)
-            if size is None or size[0] is not request or size[1] != job.time_limit:
+            request = job.request
+            if (
+                size is None
+                or size[0] is not request
+                or size[1] != job.time_limit
+                or size[2] != job.partition
+            ):
                 minutes = job.time_limit
+                key = (job.partition, request.exclude)  # what usable_nodes depends on
                 # at least its node count, and as many nodes as its CPUs fill on the widest
                 # node, for its time limit
-                size = (
+                size = sizes[job.job_id] = (
                     request,
                     minutes,
+                    job.partition,
+                    usable_keys.setdefault(key, key) if len(usable_keys) < _MEMO_SLACK else key,
                     max(request.min_nodes, ceil(request.cpus / widest)),
                     inf if minutes is None else minutes * 60,
                 )
-            fresh[job.job_id] = size
-            key = (job.partition, request.exclude)  # what usable_nodes depends on
-            usable = usable_masks.get(key, -1)
-            if usable < 0:
-                usable = usable_masks[key] = mask_of(view.usable_nodes(job))
-            plans.append((job, usable, size[2], size[3]))
-        memo.sizes = fresh  # only the jobs this pass read
+            key = size[3]
+            if key is not last_key:
+                usable = usable_masks.get(key, -1)
+                if usable < 0:
+                    usable = usable_masks[key] = mask_of(view.usable_nodes(job))
+                last_key = key
+            if (free_now & usable).bit_count() >= size[4]:
+                last_fit = len(plans)
+            plans.append((job, usable, size[4], size[5]))
+        if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
+            memo.sizes = {job.job_id: sizes[job.job_id] for job, _, _, _ in plans}
         for (partition, _), usable in usable_masks.items():  # (in the order jobs came)
             spans[partition] = spans.get(partition, 0) | usable
         # Only starts now come out of the pass. A job can start now only if enough of its
@@ -381,10 +419,13 @@ class BackfillScheduler(BuiltinScheduler):
         # share no node plan apart), so each component has its own last job to plan. The
         # jobs of one partition also share bf_job_part_count_reserve's count, so each
         # partition counts as the union of its jobs' node sets (-x may split them).
+        members: list[Sequence[int]]
         if len(spans) == 1:  # one partition: one group (or none, with no usable node)
             groups = [*spans.values(), 0] if any(spans.values()) else [0]
             group_of = [0] * len(plans)
-            members: list[list[int]] = [list(range(len(plans))), []][: len(groups)]
+            members = [range(len(plans)), ()][: len(groups)]
+            # (what _last_startable would find over every job: the loop above noted it)
+            lasts = [last_fit, -1][: len(groups)]
         else:
             groups = _components(spans.values())
             group_of_partition = {
@@ -393,10 +434,11 @@ class BackfillScheduler(BuiltinScheduler):
             }
             groups.append(0)  # partitions without a usable node: they plan nothing, alone
             group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
-            members = [[] for _ in groups]
+            grouped: list[list[int]] = [[] for _ in groups]
             for position, group in enumerate(group_of):
-                members[group].append(position)
-        lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
+                grouped[group].append(position)
+            members = [*grouped]
+            lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
         # With preemption, a job may also start by preempting; the jobs after the last one
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
@@ -418,18 +460,22 @@ class BackfillScheduler(BuiltinScheduler):
                     last_preemptors[group_of[position]] = position
                     break
         # beyond the last job to plan in any component, nothing is left to plan
-        limit = max(
-            [*lasts, *(last_preemptors if view.preempt_test is not None else ())], default=-1
-        )
+        limit = max(lasts)  # (groups has at least one member: lasts is never empty)
+        if view.preempt_test is not None:
+            limit = max(limit, *last_preemptors)
         if limit < 0:
             return starts  # no job could start now: the plan would only hold reservations
         profile = _Profile(now, everything, ends)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
-        success = SelectStatus.SUCCESS
+        success = _SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job
         # needing at least as many nodes for at least as long finds none either, now or
         # after later reservations (they only take nodes away), and is passed over.
         hopeless: dict[int, list[tuple[int, float]]] = {}
+        # The same for the searches that looked at openings now only: a job that may only
+        # start now and needs at least as many nodes for at least as long finds none now
+        # either. (With EASY, every job after the first blocked one searches now only.)
+        closed_now: dict[int, list[tuple[int, float]]] = {}
         preempt_test = view.preempt_test
         # Nodes reserved in this pass, with their start: a preemptor may not take them.
         reserved: list[tuple[float, int]] = []
@@ -480,6 +526,11 @@ class BackfillScheduler(BuiltinScheduler):
         reserve_limit = params.bf_job_part_count_reserve
         just_after = math.nextafter(now, math.inf)  # a horizon that admits only starts now
         reservations: dict[str, int] = {}  # per partition, with a reserve limit
+        # bf_job_part_count_reserve: past that many reservations in its partition, a job
+        # that cannot start now reserves nothing. Without preemption such a job can only
+        # start now: only openings now matter, and finding none says nothing about later
+        # ones (no hopeless size is noted, only a size closed now). These partitions:
+        now_only_partitions: set[str] = set()
         for position, (job, usable, least, duration) in enumerate(plans):
             if position > limit:
                 break
@@ -491,25 +542,31 @@ class BackfillScheduler(BuiltinScheduler):
                 preempt_test is None or position > last_preemptors[group]
             ):
                 continue
-            failed = hopeless.get(usable)
-            if failed and any(n <= least and d <= duration for n, d in failed):
-                preempting(job, usable, least, duration)
-                continue
-            # bf_job_part_count_reserve: past that many reservations in its partition, a job
-            # that cannot start now reserves nothing. Without preemption such a job can only
-            # start now: only openings now matter, and finding none says nothing about later
-            # ones (no hopeless size is noted).
-            made = reservations.get(job.partition, 0)
-            may_reserve = not reserve_limit or made < reserve_limit
-            now_only = not may_reserve and preempt_test is None
+            now_only = job.partition in now_only_partitions
             if now_only and (free_now & usable).bit_count() < least:
                 # Too few of its nodes are free now: no opening now. The view its search
                 # would have built is built all the same: a view built now and kept up to
                 # date by later reservations keeps their segment splits, where one built
                 # later is merged, and a job that select refuses an opening then tries the
-                # next one of another list.
+                # next one of another list. (Checked before the hopeless sizes: a node set
+                # with hopeless sizes has its view already, and the job is passed over
+                # either way.)
                 profile.view(usable)
                 continue
+            failed = hopeless.get(usable)
+            if failed and any(n <= least and d <= duration for n, d in failed):
+                preempting(job, usable, least, duration)
+                continue
+            if now_only:
+                made = reserve_limit
+                may_reserve = False
+                shut = closed_now.get(usable)
+                if shut and any(n <= least and d <= duration for n, d in shut):
+                    profile.view(usable)  # (built in turn all the same, as above)
+                    continue
+            else:
+                made = reservations.get(job.partition, 0)
+                may_reserve = not reserve_limit or made < reserve_limit
             opened = False
             for start, free in openings(
                 usable, least, duration, just_after if now_only else horizon
@@ -525,6 +582,8 @@ class BackfillScheduler(BuiltinScheduler):
                     if not may_reserve:
                         break
                     reservations[job.partition] = made + 1
+                    if made + 1 >= reserve_limit and preempt_test is None:
+                        now_only_partitions.add(job.partition)
                 mask = cluster.mask_of(result.nodes)
                 profile.reserve(start, start + duration, mask)
                 reserved.append((start, mask))
@@ -532,10 +591,16 @@ class BackfillScheduler(BuiltinScheduler):
                     starts.append(BackfillStart(job.job_id, result.nodes))
                     free_now = profile.free_now()
                     lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
+                    if preempt_test is None:
+                        limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break
             if not opened:
-                if not now_only:
-                    # keep only the pairs the new one does not cover, so the list stays short
+                # keep only the pairs the new one does not cover, so the lists stay short
+                if now_only:
+                    shut = closed_now.get(usable)
+                    kept = [(n, d) for n, d in shut or () if n < least or d < duration]
+                    closed_now[usable] = [*kept, (least, duration)]
+                else:
                     kept = [(n, d) for n, d in failed or () if n < least or d < duration]
                     hopeless[usable] = [*kept, (least, duration)]
                 preempting(job, usable, least, duration)

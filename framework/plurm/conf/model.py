@@ -10,7 +10,6 @@ uses in Slurm (minutes for partition time limits, seconds elsewhere).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
 
 import attrs
 
@@ -236,6 +235,25 @@ class PreemptParameters:
     suspend_grace_time: int = 2
 
 
+def _node_names(config: SlurmConfig) -> tuple[str, ...]:
+    return tuple(name for spec in config.nodes for name in spec.names)
+
+
+def _node_index(config: SlurmConfig) -> Mapping[str, NodeSpec]:
+    return {name: spec for spec in config.nodes for name in spec.names}
+
+
+def _associations(config: SlurmConfig) -> Mapping[tuple[str, str], Association]:
+    return {(a.user, a.account): a for a in config.associations}
+
+
+def _qos_index(config: SlurmConfig) -> Mapping[str, QosSpec]:
+    index: dict[str, QosSpec] = {}
+    for spec in config.qos:
+        index.setdefault(spec.name, spec)  # the first of a name, as a scan finds it
+    return index
+
+
 @attrs.frozen
 class SlurmConfig:
     """A whole configuration, effective values only. Build it with :func:`plurm.conf.load`."""
@@ -301,6 +319,22 @@ class SlurmConfig:
     notices: tuple[ConfNotice, ...] = attrs.field(default=(), eq=False)
     #: The files read, main file first, in reading order.
     files: tuple[str, ...] = attrs.field(default=(), eq=False)
+    # Indexes worked out at construction, not as functools.cached_property: with one of
+    # those, attrs gives the class a __getattr__, which on Python 3.11 sends every attribute
+    # read of every configuration through a slow hook (the core reads it in its hot paths).
+    #: Every node, in node-table order.
+    node_names: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(_node_names, takes_self=True), init=False, repr=False, eq=False
+    )
+    _node_index: Mapping[str, NodeSpec] = attrs.field(
+        default=attrs.Factory(_node_index, takes_self=True), init=False, repr=False, eq=False
+    )
+    _associations: Mapping[tuple[str, str], Association] = attrs.field(
+        default=attrs.Factory(_associations, takes_self=True), init=False, repr=False, eq=False
+    )
+    _qos_index: Mapping[str, QosSpec] = attrs.field(
+        default=attrs.Factory(_qos_index, takes_self=True), init=False, repr=False, eq=False
+    )
 
     @property
     def accounting(self) -> bool:
@@ -308,20 +342,9 @@ class SlurmConfig:
         each gets an account and a QOS at submission."""
         return self.accounting_storage_type == "accounting_storage/slurmdbd"
 
-    @cached_property
-    def _associations(self) -> Mapping[tuple[str, str], Association]:
-        return {(a.user, a.account): a for a in self.associations}
-
     def association(self, user: str, account: str) -> Association | None:
         """The association of ``user`` with ``account``, if there is one."""
         return self._associations.get((user, account))
-
-    @cached_property
-    def _qos_index(self) -> Mapping[str, QosSpec]:
-        index: dict[str, QosSpec] = {}
-        for spec in self.qos:
-            index.setdefault(spec.name, spec)  # the first of a name, as a scan finds it
-        return index
 
     def qos_spec(self, name: str) -> QosSpec | None:
         """The QOS called ``name``, if there is one."""
@@ -348,15 +371,6 @@ class SlurmConfig:
             "jobacct_gather": (self.jobacct_gather_type,),
             "auth": (self.auth_type, *self.auth_alt_types),
         }
-
-    @cached_property
-    def node_names(self) -> tuple[str, ...]:
-        """Every node, in node-table order."""
-        return tuple(name for spec in self.nodes for name in spec.names)
-
-    @cached_property
-    def _node_index(self) -> Mapping[str, NodeSpec]:
-        return {name: spec for spec in self.nodes for name in spec.names}
 
     def node(self, name: str) -> NodeSpec:
         """The NodeName line that defines node ``name``; KeyError when none does."""

@@ -103,6 +103,18 @@ _HOLDING = (JobState.RUNNING, JobState.SUSPENDED)
 #: select's busy answer, shared (results are frozen): a weight gate with no pool answers it.
 _BUSY = SelectResult.busy()
 
+# Enum members for the hot paths: on Python 3.11 a member read through its enum class goes
+# through the class's __getattr__ hook (some ten times the cost of reading a global).
+_RUNNING = JobState.RUNNING
+_PENDING = JobState.PENDING
+_SUCCESS = SelectStatus.SUCCESS
+_BUSY_STATUS = SelectStatus.BUSY
+_NEVER = SelectStatus.NEVER
+_RUN_NOW = SelectMode.RUN_NOW
+_PRIORITY = PendingReason.PRIORITY
+_RESOURCES = PendingReason.RESOURCES
+_NO_REASON = PendingReason.NONE
+
 #: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
 _ENDING_REASONS = {
     JobState.FAILED: PendingReason.NON_ZERO_EXIT_CODE,
@@ -219,10 +231,10 @@ class Controller:
         old = job.state
         if old is state:
             return
-        if old is JobState.PENDING:
+        if old is _PENDING:
             self._refusals.pop(job.job_id, None)
         self.cluster.set_state(job, state)
-        if old is JobState.PENDING or state is JobState.PENDING:
+        if old is _PENDING or state is _PENDING:
             self._file(job)
         victims = self._victims
         if victims is not None and (old in _HOLDING) is not (state in _HOLDING):
@@ -296,7 +308,7 @@ class Controller:
             job.reason = PendingReason.BEGIN_TIME
             self._pass_after(job.eligible_time)
         elif self._queued_ahead(job):
-            job.reason = PendingReason.PRIORITY  # as Slurm shows it from submission on
+            job.reason = _PRIORITY  # as Slurm shows it from submission on
         self._request_pass()
         return job
 
@@ -330,7 +342,7 @@ class Controller:
         the jobs per partition by priority, and the jobs that require nodes."""
         self._pending.note(job)
         self._by_partition.update(job)
-        if job.state is JobState.PENDING and self._pending.kept:
+        if job.state is _PENDING and self._pending.kept:
             self._unsettled[job.job_id] = job
         else:
             self._unsettled.pop(job.job_id, None)
@@ -640,7 +652,7 @@ class Controller:
                 state = ending.state
             else:
                 state = JobState.COMPLETED if exit_code == signal == 0 else JobState.FAILED
-            job.reason = _ENDING_REASONS.get(state, PendingReason.NONE)
+            job.reason = _ENDING_REASONS.get(state, _NO_REASON)
             self._set_state(job, state)
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
         if ending is not None:
@@ -710,7 +722,7 @@ class Controller:
             # A pass without a pending job changes nothing (half of a light trace's passes
             # follow a job's end with no job waiting); without a kept queue it still asks
             # sched_queue_order, which is called at the start of every pass.
-            if not self._pending.kept or self.cluster.jobs_unordered(JobState.PENDING):
+            if not self._pending.kept or self.cluster.jobs_unordered(_PENDING):
                 self.schedule(full=full)
 
         self.timer.call_at(max(at, self.now), run)
@@ -826,7 +838,7 @@ class Controller:
         if skipping:
             queue = self._pending.ordered_except(blocked)
         for job in queue:
-            if job.state is not JobState.PENDING:
+            if job.state is not _PENDING:
                 continue
             if depth >= 0:
                 if tested > depth:  # Slurm's "already tested N jobs, breaking out"
@@ -842,7 +854,7 @@ class Controller:
                 left = True
                 continue
             outcome = self._try_start(job, withheld)
-            if outcome is not SelectStatus.SUCCESS:
+            if outcome is not _SUCCESS:
                 blocked.add(job.partition)
                 if skipping:
                     where = self._pending.where(job.job_id)
@@ -855,9 +867,9 @@ class Controller:
                         self._periodic_pass()
                     left = True  # (this job waits)
                     break
-            if outcome is SelectStatus.BUSY:  # not for a job that can never run here
+            if outcome is _BUSY_STATUS:  # not for a job that can never run here
                 withheld |= self.cluster.mask_of(self.cluster.partition(job.partition).nodes)
-            left = left or job.state is JobState.PENDING
+            left = left or job.state is _PENDING
         if skipping:
             # (a blocked partition's head is pending: ``left`` holds whether jobs were skipped)
             self._settle_skipped(blocked_at)
@@ -907,8 +919,8 @@ class Controller:
         as the pass's loop would give them, without its per-job tests. An event pass
         reaches only ``count`` more pending jobs (None: all of them); whether pending jobs
         are left beyond them."""
-        priority = PendingReason.PRIORITY
-        pending = JobState.PENDING
+        priority = _PRIORITY
+        pending = _PENDING
         for job in rest:
             if job.state is not pending:
                 continue
@@ -947,17 +959,15 @@ class Controller:
         self._note_required_unavailable()  # as if the plugin had read every job
         for start in starts:
             job = self.cluster.job(start.job_id)
-            if job.state is not JobState.PENDING:
+            if job.state is not _PENDING:
                 continue
             if start.preempts:
                 # As Slurm's backfill does, a job that starts by preempting goes through the
                 # main scheduler's path: its victims are signalled, and it waits for them.
                 self._try_start(job)
                 continue
-            result = self.plugins.select_job_test(
-                job, start.nodes, SelectMode.RUN_NOW, (), self.cluster
-            )
-            if result.status is SelectStatus.SUCCESS:
+            result = self.plugins.select_job_test(job, start.nodes, _RUN_NOW, (), self.cluster)
+            if result.status is _SUCCESS:
                 self._start(job, result.nodes)
 
     def _note_required_unavailable(self) -> None:
@@ -1051,14 +1061,16 @@ class Controller:
         if limit is None:
             return None
         now = self.cluster.now  # the pass set it (_tick)
-        if job.state is JobState.RUNNING and job.start_time is not None:
+        if job.state is _RUNNING and job.start_time is not None:
             # Job.run_time's sum for a running job, inlined: backfill asks it of every
-            # running job each pass
+            # running job each pass (and max(0.0, x) written out, as a builtin call costs)
             resumed = job.suspend_time if job.suspend_time is not None else job.start_time
-            ran = job.pre_suspend_time + max(0.0, now - resumed)
+            since = now - resumed
+            ran = job.pre_suspend_time + (since if since > 0.0 else 0.0)
         else:
             ran = job.run_time(now)
-        return now + max(0.0, limit * 60 - ran)
+        left = limit * 60 - ran
+        return now + (left if left > 0.0 else 0.0)
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which
@@ -1084,8 +1096,8 @@ class Controller:
         A job submitted to several partitions is tried in each, highest PriorityTier first
         (then in the order given), and runs in the first that takes it.
         """
-        reason = PendingReason.RESOURCES
-        outcome = SelectStatus.NEVER
+        reason = _RESOURCES
+        outcome = _NEVER
         was = job.partition
         if self._pending.kept:
             self._unsettled[job.job_id] = job  # its reason is set here, or it starts
@@ -1106,15 +1118,15 @@ class Controller:
                     reason = PendingReason.NODES_RESERVED
                     continue
             result = self._test_by_weight(job, usable)
-            if result.status is not SelectStatus.SUCCESS and self._walk_candidates:
+            if result.status is not _SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
                     result = self.plugins.select_job_test(
                         job, usable, SelectMode.RUN_NOW, candidates, self.cluster
                     )
-            if result.status is not SelectStatus.SUCCESS:
-                if result.status is SelectStatus.BUSY:
-                    outcome = SelectStatus.BUSY
+            if result.status is not _SUCCESS:
+                if result.status is _BUSY_STATUS:
+                    outcome = _BUSY_STATUS
                 continue
             if self._preempt(job, result):
                 job.reason = PendingReason.RESOURCES
@@ -1122,7 +1134,7 @@ class Controller:
                     self._file(job)  # it waits in this partition now
                 return SelectStatus.BUSY
             self._start(job, result.nodes)
-            return SelectStatus.SUCCESS
+            return _SUCCESS
         job.partition = self._partitions_to_try(job)[0]
         if job.partition != was:
             self._file(job)  # its key may depend on its partition
@@ -1144,8 +1156,8 @@ class Controller:
         job anywhere in the pool so far (node-table order), not by weight."""
         result = _BUSY
         for pool in self._weight_pools(usable):
-            result = self.plugins.select_job_test(job, pool, SelectMode.RUN_NOW, (), self.cluster)
-            if result.status is SelectStatus.SUCCESS:
+            result = self.plugins.select_job_test(job, pool, _RUN_NOW, (), self.cluster)
+            if result.status is _SUCCESS:
                 return result
         return result
 
@@ -1309,8 +1321,8 @@ class Controller:
         job.start_time = self.now
         job.suspend_time = None
         job.pre_suspend_time = 0.0
-        job.reason = PendingReason.NONE
-        self._set_state(job, JobState.RUNNING)
+        job.reason = _NO_REASON
+        self._set_state(job, _RUNNING)
         self.plugins.select_job_begin(job, self.cluster)
         if self._gang:  # its only reader; building it costs a set per start
             job.units = self.plugins.select_job_resources(job, self.cluster)

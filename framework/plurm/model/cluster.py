@@ -11,7 +11,6 @@ import functools
 import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from functools import cached_property
 
 import attrs
 
@@ -72,6 +71,29 @@ class Cluster:
     _by_partition: dict[tuple[JobState | None, ...], dict[str, list[Job]]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
+    # Worked out at construction from the node table (which never changes), not as
+    # functools.cached_property: with one of those, attrs gives the class a __getattr__,
+    # which on Python 3.11 sends every attribute read of every Cluster through a slow hook.
+    #: Each node's place in the node table (the order of Slurm's bitmaps).
+    node_index: Mapping[str, int] = attrs.field(
+        default=attrs.Factory(
+            lambda self: {name: index for index, name in enumerate(self.config.node_names)},
+            takes_self=True,
+        ),
+        init=False,
+        repr=False,
+        eq=False,
+    )
+    #: Each node's bit in a node bitmap (``1 << node_index[name]``).
+    node_bits: Mapping[str, int] = attrs.field(
+        default=attrs.Factory(
+            lambda self: {name: 1 << index for index, name in enumerate(self.config.node_names)},
+            takes_self=True,
+        ),
+        init=False,
+        repr=False,
+        eq=False,
+    )
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> Cluster:
@@ -87,16 +109,6 @@ class Cluster:
         return cluster
 
     # ----------------------------------------------------------------------------- nodes
-
-    @cached_property
-    def node_index(self) -> Mapping[str, int]:
-        """Each node's place in the node table (the order of Slurm's bitmaps)."""
-        return {name: index for index, name in enumerate(self.config.node_names)}
-
-    @cached_property
-    def node_bits(self) -> Mapping[str, int]:
-        """Each node's bit in a node bitmap (``1 << node_index[name]``)."""
-        return {name: 1 << index for index, name in enumerate(self.config.node_names)}
 
     def bitmap(self, mask: int) -> NodeBitmap:
         """The nodes of ``mask`` as a :class:`NodeBitmap` (which reads as their names)."""

@@ -37,19 +37,20 @@ class JobState(enum.Enum):
     @property
     def finished(self) -> bool:
         """The job will not run again (in this attempt)."""
-        return self not in (
-            JobState.PENDING,
-            JobState.RUNNING,
-            JobState.SUSPENDED,
-            JobState.COMPLETING,
-        )
+        return self not in _UNFINISHED
 
     @property
     def holds_resources(self) -> bool:
         """The job has an allocation (running, suspended or completing)."""
-        return self in (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+        return self in _HOLDING_RESOURCES
 
 
+# (Sets of members for the properties above: on Python 3.11 a member read through its enum
+# class goes through the class's __getattr__ hook, some ten times the cost of a global.)
+_UNFINISHED = frozenset(
+    {JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
+)
+_HOLDING_RESOURCES = frozenset({JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING})
 #: The states in which a job's run time still counts up (or has not begun).
 _UNSTOPPED = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
 

@@ -41,6 +41,13 @@ from plurm.workload import CleanedTrace, CleanJob
 
 __all__ = ["JobRecord", "TraceMapping", "Transition", "replay"]
 
+# Enum members for the hot paths: on Python 3.11 a member read through its enum class goes
+# through the class's __getattr__ hook (some ten times the cost of reading a global).
+_PENDING = JobState.PENDING
+_RUNNING = JobState.RUNNING
+_SUSPENDED = JobState.SUSPENDED
+_COMPLETING = JobState.COMPLETING
+
 
 @attrs.frozen
 class TraceMapping:
@@ -213,34 +220,34 @@ class _Recorder:
         now = cluster.now
         record.state = _STATE_NAMES[new]
         held = self._since.pop(job.job_id, None)
-        if old is JobState.RUNNING and held is not None:
+        if old is _RUNNING and held is not None:
             record.run += now - held
             self._attempt[job.job_id] = self._attempt.get(job.job_id, 0.0) + now - held
-        elif old is JobState.SUSPENDED and held is not None:
+        elif old is _SUSPENDED and held is not None:
             record.suspended += now - held
         preempted = job.preempt_time == now
         mode: str | None = None
-        if new is JobState.COMPLETING:  # killed: its end comes when its nodes are released
+        if new is _COMPLETING:  # killed: its end comes when its nodes are released
             if preempted:
                 self._preempted.add(job.job_id)
             if self.transitions is not None:
                 self.transitions.append(Transition(now, job.job_id, old.name, new.name))
             return
-        if old is JobState.COMPLETING:
+        if old is _COMPLETING:
             preempted = job.job_id in self._preempted
             self._preempted.discard(job.job_id)
-        if new is JobState.RUNNING:
-            if old is JobState.PENDING:
+        if new is _RUNNING:
+            if old is _PENDING:
                 self._attempt[job.job_id] = 0.0
             if record.start is None:
                 record.start = now
                 record.nodes = len(job.nodes)
             self._since[job.job_id] = now
-        elif new is JobState.SUSPENDED:
+        elif new is _SUSPENDED:
             self._since[job.job_id] = now
             record.preempted_suspend += preempted
             mode = "suspend" if preempted else None
-        elif new is JobState.PENDING and old.holds_resources:
+        elif new is _PENDING and old.holds_resources:
             record.preempted_requeue += preempted
             record.lost_cpu_seconds += self._attempt.pop(job.job_id, 0.0) * record.cpus
             mode = "requeue" if preempted else None

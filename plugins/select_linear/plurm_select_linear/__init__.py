@@ -44,6 +44,19 @@ _UNLIMITED = 1 << 30
 #: How many placements the bitmap path remembers before it starts afresh.
 _MEMO_SIZE = 1 << 14
 
+# Enum members for the hot paths: on Python 3.11 a member read through its enum class goes
+# through the class's __getattr__ hook (some ten times the cost of reading a global).
+_TEST_ONLY = SelectMode.TEST_ONLY
+_SUCCESS = SelectStatus.SUCCESS
+_EXCLUSIVE = OverSubscribeKind.EXCLUSIVE
+_FORCE = OverSubscribeKind.FORCE
+_YES = OverSubscribeKind.YES
+
+# Answers without nodes, shared: results are frozen, and building one costs far more than
+# reading it (a frozen attrs class sets each field through object.__setattr__).
+_NEVER_RESULT = SelectResult.never()
+_BUSY_RESULT = SelectResult.busy()
+
 
 @attrs.define
 class _NodeUse:
@@ -99,11 +112,12 @@ class _Allocation:
 def _max_share(part: PartitionSpec, job: Job) -> tuple[int, bool]:
     """Jobs per node this job may share with, and whether it wants nodes to itself."""
     over = part.oversubscribe
-    if job.request.exclusive or over.kind is OverSubscribeKind.EXCLUSIVE:
+    kind = over.kind
+    if job.request.exclusive or kind is _EXCLUSIVE:
         return 1, True
-    if over.kind is OverSubscribeKind.FORCE:
+    if kind is _FORCE:
         return over.count, False
-    if over.kind is OverSubscribeKind.YES and job.request.oversubscribe:
+    if kind is _YES and job.request.oversubscribe:
         return over.count, False
     return 1, False
 
@@ -234,8 +248,16 @@ class LinearSelect:
         self.widest = 1
         #: cpu_before[i]: the CPUs of the nodes before node i in the table.
         self.cpu_before: list[int] = [0]
-        #: _place_bitmap's answers: (nodes, min, max, CPUs, contiguous) -> nodes or None.
-        self.placed: dict[tuple[int, int, int | None, int, bool], tuple[str, ...] | None] = {}
+        #: _place_bitmap's answers: (nodes, min, max, tasks, CPUs per task, contiguous) ->
+        #: nodes or None. (The request's CPU count is read from the last three: the
+        #: properties that work it out cost two calls.)
+        self.placed: dict[
+            tuple[int, int, int | None, int | None, int, bool], tuple[str, ...] | None
+        ] = {}
+        #: The successful answers given, by the id of their node tuple (which the answer
+        #: holds, so that no other tuple can have that id while the entry lasts): the
+        #: placement memo hands out the same tuples again and again. Emptied when large.
+        self.successes: dict[int, SelectResult] = {}
         #: Preemption walks that found no room since the node use last changed, by job and
         #: nodes: what else they depend on (see _preempt).
         self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
@@ -256,6 +278,7 @@ class LinearSelect:
         for cpus in self.cpu_list:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
         self.placed.clear()
+        self.successes.clear()
         self.failed_walks.clear()
         self.jobs.clear()
         self.suspended.clear()
@@ -364,8 +387,10 @@ class LinearSelect:
         """Slurm's rounds: allow 0, 1, ... running jobs per node up to the share limit,
         first with few suspended jobs, the last round with any number."""
         share, exclusive = _max_share(cluster.partition(job.partition), job)
-        memory = self._memory(job, cluster)
+        memory = self._memory(job, cluster) if self.track_memory else 0
         if _on_bitmaps(nodes, job, share, memory):
+            if use is _IDLE_USE:  # (_run_now_bitmap's first case, without the call)
+                return self._place_bitmap(job, nodes.mask)
             return self._run_now_bitmap(job, nodes.mask, isinstance(use, _Idle), exclusive)
         for max_running in range(share):
             last = max_running == share - 1
@@ -415,7 +440,14 @@ class LinearSelect:
         queue's head on the same idle nodes, backfill on the same openings), so answers
         are remembered; the memo is emptied when it grows large."""
         request = job.request
-        key = (usable, request.min_nodes, request.max_nodes, request.cpus, request.contiguous)
+        key = (
+            usable,
+            request.min_nodes,
+            request.max_nodes,
+            request.ntasks,
+            request.cpus_per_task,
+            request.contiguous,
+        )
         memo = self.placed
         if key in memo:
             return memo[key]
@@ -482,19 +514,29 @@ class LinearSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
-        if mode is not SelectMode.TEST_ONLY:
+        if mode is not _TEST_ONLY:
             chosen = self._run_now(job, nodes, self.use, cluster)
             if chosen is not None:
-                return SelectResult(SelectStatus.SUCCESS, chosen)
+                return self._success(chosen)
         # TEST_ONLY, or busy now: could it run here at all, with these nodes idle?
         idle = self._run_now(job, nodes, _IDLE_USE, cluster)
         if idle is None:
-            return SelectResult.never()
-        if mode is SelectMode.TEST_ONLY:
-            return SelectResult(SelectStatus.SUCCESS, idle)
+            return _NEVER_RESULT
+        if mode is _TEST_ONLY:
+            return self._success(idle)
         if not candidates:
-            return SelectResult.busy()
+            return _BUSY_RESULT
         return self._preempt(job, nodes, candidates, cluster)
+
+    def _success(self, nodes: tuple[str, ...]) -> SelectResult:
+        """SelectResult(SUCCESS, nodes), one object per node tuple while the memo holds it."""
+        known = self.successes.get(id(nodes))
+        if known is not None:
+            return known
+        if len(self.successes) >= _MEMO_SIZE:
+            self.successes.clear()
+        result = self.successes[id(nodes)] = SelectResult(_SUCCESS, nodes)
+        return result
 
     def _preempt(
         self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster

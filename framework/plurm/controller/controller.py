@@ -111,6 +111,9 @@ _SUCCESS = SelectStatus.SUCCESS
 _BUSY_STATUS = SelectStatus.BUSY
 _NEVER = SelectStatus.NEVER
 _RUN_NOW = SelectMode.RUN_NOW
+_TEST_ONLY = SelectMode.TEST_ONLY
+_COMPLETED = JobState.COMPLETED
+_FAILED = JobState.FAILED
 _PRIORITY = PendingReason.PRIORITY
 _RESOURCES = PendingReason.RESOURCES
 _NO_REASON = PendingReason.NONE
@@ -651,7 +654,7 @@ class Controller:
             if ending is not None:
                 state = ending.state
             else:
-                state = JobState.COMPLETED if exit_code == signal == 0 else JobState.FAILED
+                state = _COMPLETED if exit_code == signal == 0 else _FAILED
             job.reason = _ENDING_REASONS.get(state, _NO_REASON)
             self._set_state(job, state)
         self._apply(self.plugins.sched_gang_job_fini(job, self.cluster))
@@ -1111,10 +1114,8 @@ class Controller:
                 continue
             if withheld & usable.mask:
                 usable = self.cluster.bitmap(usable.mask & ~withheld)
-                test = self.plugins.select_job_test(
-                    job, usable, SelectMode.TEST_ONLY, (), self.cluster
-                )
-                if test.status is not SelectStatus.SUCCESS:
+                test = self.plugins.select_job_test(job, usable, _TEST_ONLY, (), self.cluster)
+                if test.status is not _SUCCESS:
                     reason = PendingReason.NODES_RESERVED
                     continue
             result = self._test_by_weight(job, usable)
@@ -1122,7 +1123,7 @@ class Controller:
                 candidates = self._candidates(job)
                 if candidates:
                     result = self.plugins.select_job_test(
-                        job, usable, SelectMode.RUN_NOW, candidates, self.cluster
+                        job, usable, _RUN_NOW, candidates, self.cluster
                     )
             if result.status is not _SUCCESS:
                 if result.status is _BUSY_STATUS:
@@ -1132,7 +1133,7 @@ class Controller:
                 job.reason = PendingReason.RESOURCES
                 if job.partition != was:
                     self._file(job)  # it waits in this partition now
-                return SelectStatus.BUSY
+                return _BUSY_STATUS
             self._start(job, result.nodes)
             return _SUCCESS
         job.partition = self._partitions_to_try(job)[0]

@@ -53,13 +53,18 @@ class _Row(enum.Enum):
     NO_ACTIVE = "no_active"  # suspended (or waiting for its turn)
 
 
+# The members read once: on Python 3.11 a member read through its enum class goes through
+# the class's __getattr__ hook, and the rows are read job by job at every rebuild and slice.
+_ACTIVE, _FILLER, _NO_ACTIVE = _Row.ACTIVE, _Row.FILLER, _Row.NO_ACTIVE
+
+
 @attrs.define(eq=False)
 class _GangJob:
     job_id: int
     #: Its (node, core) pairs, or (node, -1) for a whole node, as a bitmap (see the module).
     units: int
     running: bool = True
-    row: _Row = _Row.FILLER
+    row: _Row = _FILLER
 
 
 @attrs.define(eq=False)
@@ -165,19 +170,19 @@ class GangScheduler:
         part.jobs_active = 0
         for shadow in part.shadows.values():
             part.active |= shadow.units
-        for state in (_Row.ACTIVE, _Row.FILLER):
+        for state in (_ACTIVE, _FILLER):
             for job in [j for j in part.jobs if j.row is state]:
                 if self._fits(part, job):
                     self._place(part, job, state)
                 else:
                     self._stop(part, job, changes)
-        for job in [j for j in part.jobs if j.row is _Row.NO_ACTIVE]:
+        for job in [j for j in part.jobs if j.row is _NO_ACTIVE]:
             if self._fits(part, job):
-                self._place(part, job, _Row.FILLER)
+                self._place(part, job, _FILLER)
                 self._start(part, job, changes)
 
     def _stop(self, part: _Partition, job: _GangJob, changes: _Changes) -> None:
-        job.row = _Row.NO_ACTIVE
+        job.row = _NO_ACTIVE
         if not job.running:
             return
         job.running = False
@@ -208,9 +213,9 @@ class GangScheduler:
         """
         added = part.shadowed
         part.shadowed = 0
-        hit = [job for job in part.jobs if job.units & added and job.row is not _Row.NO_ACTIVE]
+        hit = [job for job in part.jobs if job.units & added and job.row is not _NO_ACTIVE]
         stopped = 0
-        for state in (_Row.ACTIVE, _Row.FILLER):
+        for state in (_ACTIVE, _FILLER):
             for job in hit:
                 if job.row is state:
                     stopped |= job.units
@@ -220,9 +225,9 @@ class GangScheduler:
         freed = stopped & ~part.active
         if not freed:
             return
-        for job in [j for j in part.jobs if j.row is _Row.NO_ACTIVE and j.units & freed]:
+        for job in [j for j in part.jobs if j.row is _NO_ACTIVE and j.units & freed]:
             if self._fits(part, job):
-                self._place(part, job, _Row.FILLER)
+                self._place(part, job, _FILLER)
                 self._start(part, job, changes)
 
     def _update_all_rows(self, changes: _Changes) -> None:
@@ -255,10 +260,10 @@ class GangScheduler:
             part.dirty = True
         entry.running = True
         if self._fits(part, entry):
-            self._place(part, entry, _Row.FILLER)
+            self._place(part, entry, _FILLER)
             self._cast_shadow(entry, part.tier)
         else:
-            entry.row = _Row.NO_ACTIVE
+            entry.row = _NO_ACTIVE
             entry.running = False
             if part.shadows:
                 changes.preempt.append(entry.job_id)
@@ -338,19 +343,19 @@ class GangScheduler:
         :meth:`_cycle_rebuilding` comes to, without it. Its ACTIVE jobs go to the back; the
         rebuild then finds every job fits (they fitted together beside the same shadows)
         and makes each ACTIVE; the row's resources stay, and nothing starts or stops."""
-        active = [j for j in part.jobs if j.row is _Row.ACTIVE]
+        active = [j for j in part.jobs if j.row is _ACTIVE]
         if len(active) == len(part.jobs):
             return  # the same order, every job ACTIVE already
-        part.jobs = [j for j in part.jobs if j.row is not _Row.ACTIVE] + active
+        part.jobs = [j for j in part.jobs if j.row is not _ACTIVE] + active
         for job in part.jobs:
-            job.row = _Row.ACTIVE
+            job.row = _ACTIVE
 
     def _cycle_rebuilding(self, part: _Partition, changes: _Changes) -> None:
-        active = [j for j in part.jobs if j.row is _Row.ACTIVE]
-        part.jobs = [j for j in part.jobs if j.row is not _Row.ACTIVE] + active
+        active = [j for j in part.jobs if j.row is _ACTIVE]
+        part.jobs = [j for j in part.jobs if j.row is not _ACTIVE] + active
         for job in part.jobs:
-            if job.row is _Row.FILLER:
-                job.row = _Row.NO_ACTIVE
+            if job.row is _FILLER:
+                job.row = _NO_ACTIVE
         part.active = 0
         part.jobs_active = 0
         for shadow in part.shadows.values():
@@ -364,13 +369,13 @@ class GangScheduler:
         chosen = []
         for job in part.jobs:
             if self._fits(part, job):
-                self._place(part, job, _Row.ACTIVE)
+                self._place(part, job, _ACTIVE)
                 chosen.append(job)
             else:
-                job.row = _Row.NO_ACTIVE
+                job.row = _NO_ACTIVE
         for job in part.jobs:
             # (every job not chosen was just set NO_ACTIVE: no search of ``chosen``)
-            if job.row is _Row.NO_ACTIVE and job.running:
+            if job.row is _NO_ACTIVE and job.running:
                 job.running = False
                 self._clear_shadow(job)
                 if part.shadows:

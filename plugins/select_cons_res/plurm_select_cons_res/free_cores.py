@@ -41,6 +41,10 @@ __all__ = ["FreeCores", "on_free_cores"]
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
 #: Slurm's node state counter at and above which an exclusive job holds the node.
 _RESERVED = Sharing.RESERVED.weight
+# Enum members read once (on Python 3.11 a read through the enum class goes through its
+# __getattr__ hook): on_free_cores is asked at every test.
+_ONE_ROW = Sharing.ONE_ROW
+_NO_MEMORY = MemoryKind.NONE
 
 
 def on_free_cores(needs: Needs, unit: Unit) -> bool:
@@ -48,8 +52,8 @@ def on_free_cores(needs: Needs, unit: Unit) -> bool:
     case. Against a usage with jobs, gang scheduling must also be off and no partition may
     have several rows of its own (the callers know those)."""
     return (
-        needs.sharing is Sharing.ONE_ROW
-        and needs.memory_kind is MemoryKind.NONE
+        needs.sharing is _ONE_ROW
+        and needs.memory_kind is _NO_MEMORY
         and not needs.required
         and not needs.contiguous
         and unit in _CORE_UNITS

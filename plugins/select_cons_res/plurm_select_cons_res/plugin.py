@@ -34,6 +34,11 @@ _NEEDS_MEMO_PARTITIONS = 256
 _UNKNOWN = Placement({}, {}, {})
 #: The most (node, cores) pairs whose units are kept for select_job_resources.
 _UNITS_MEMO_SIZE = 1 << 14
+# Enum members read once: on Python 3.11 a member read through its enum class goes through
+# the class's __getattr__ hook, and these are read at every test and start.
+_RUN_NOW = SelectMode.RUN_NOW
+_SUCCESS = SelectStatus.SUCCESS
+_ONE_ROW = Sharing.ONE_ROW
 
 
 class _Tested(NamedTuple):
@@ -207,7 +212,7 @@ class ConsResSelect:
         mask = _mask_in_table_order(nodes, cluster)
         common = mask is not None and on_free_cores(needs, unit)
         # the nodes as a bitmap when this RUN_NOW test goes on FreeCores, else None
-        free_mask = mask if common and mode is SelectMode.RUN_NOW and self._plain(cluster) else None
+        free_mask = mask if common and mode is _RUN_NOW and self._plain(cluster) else None
         placed: Placement | None = None
         placed_first = free_mask is not None and self.free_cores.one_layout
         if placed_first and free_mask is not None:
@@ -220,8 +225,8 @@ class ConsResSelect:
         idle = self._idle_test(needs, nodes, job.partition, unit, mask if common else None, cluster)
         if idle is None:
             return SelectResult.never()
-        if mode is not SelectMode.RUN_NOW:
-            return SelectResult(SelectStatus.SUCCESS, idle.nodes)
+        if mode is not _RUN_NOW:
+            return SelectResult(_SUCCESS, idle.nodes)
         if free_mask is not None:
             if not placed_first:  # (else it was placed above: None)
                 placed = self.free_cores.place(needs, free_mask, unit)
@@ -289,7 +294,7 @@ class ConsResSelect:
         nodes = placed.nodes
         if not victims:
             self.tested[job.job_id] = _Tested(nodes, self.version, placed)
-        return SelectResult(SelectStatus.SUCCESS, nodes, victims)
+        return SelectResult(_SUCCESS, nodes, victims)
 
     # ----------------------------------------------------------------------------- lifecycle
 
@@ -326,7 +331,7 @@ class ConsResSelect:
     def select_job_begin(self, job: Job, cluster: Cluster) -> bool:
         placed = self._placement_for(job, cluster)
         needs = self._needs(job, cluster)
-        sharing = needs.sharing if needs is not None else Sharing.ONE_ROW
+        sharing = needs.sharing if needs is not None else _ONE_ROW
         allocation = placed.allocation(job.job_id, job.partition, sharing)
         self.usage.remove(job.job_id)
         self.usage.add(allocation, self._rows(cluster).get(job.partition, 1))

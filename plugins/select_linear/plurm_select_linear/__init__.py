@@ -674,7 +674,11 @@ class LinearSelect:
             node.total += 1
             node.memory += allocation.memory
             node.exclusive += 1 if exclusive else 0
-        self._mark(allocation.nodes)
+        # what _mark would find: each of its nodes now runs a job, so is neither free nor
+        # without a running job
+        self.failed_walks.clear()
+        self.free &= ~allocation.mask
+        self.unrun &= ~allocation.mask
         return True
 
     @hookimpl
@@ -684,13 +688,24 @@ class LinearSelect:
             return True
         running = job.job_id not in self.suspended
         self.suspended.discard(job.job_id)
+        # _mark's work in the same loop: the nodes left without any job, and those left
+        # without a running or exclusive one, by bitmap
+        bits = self.bits
+        emptied = idle = 0
         for name in allocation.nodes:
             node = self.use[name]
             node.total -= 1
             node.running -= 1 if running else 0
             node.memory -= allocation.memory
             node.exclusive -= 1 if allocation.exclusive else 0
-        self._mark(allocation.nodes)
+            if not node.total:
+                emptied |= bits[name]
+            if not (node.running or node.exclusive):
+                idle |= bits[name]
+        self.failed_walks.clear()
+        mask = allocation.mask
+        self.free = (self.free & ~mask) | emptied
+        self.unrun = (self.unrun & ~mask) | idle
         return True
 
     @hookimpl

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import attrs
+
 from plurm import conf
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
@@ -339,6 +341,35 @@ def _ask(
     select: LinearSelect, job: RealJob, nodes: NodeBitmap, offer: list[Candidate], cluster: Cluster
 ) -> SelectResult:
     return select.select_job_test(job, nodes, SelectMode.RUN_NOW, Candidates(offer), cluster)
+
+
+def test_a_busy_test_is_remembered_only_while_nothing_it_read_changed() -> None:
+    """select/linear remembers that a job was busy on some nodes (RUN_NOW, no candidates,
+    on bitmaps), and answers busy at once while the node use, the request, its partition
+    and the configuration are the same objects. After any of them changed, the answer
+    must be the one a select that was never asked gives."""
+    remembered = changed = 0
+    for seed in range(300):
+        cluster, asked, jobs, rng = _built(seed)
+        job = _random_request(rng, widest=12, contiguous=0.1)
+        nodes = cluster.bitmap(rng.getrandbits(len(cluster.config.node_names)))
+        once = _ask(asked, job, nodes, [], cluster)
+        assert _ask(asked, job, nodes, [], cluster) == once  # the same answer again
+        remembered += bool(asked.busy_tests)
+        # another request under the same job id: asked afresh
+        other = RealJob(job.job_id, attrs.evolve(job.request, min_nodes=1), 0.0, "p")
+        assert _ask(asked, other, nodes, [], cluster) == _ask(
+            _built(seed)[1], other, nodes, [], cluster
+        )
+        # a job ends: the node use changed, and what was remembered no longer holds
+        ending = rng.randrange(len(jobs))
+        asked.select_job_fini(jobs[ending], cluster)
+        _, fresh, fresh_jobs, _ = _built(seed)
+        fresh.select_job_fini(fresh_jobs[ending], cluster)
+        again = _ask(asked, job, nodes, [], cluster)
+        assert again == _ask(fresh, job, nodes, [], cluster), seed
+        changed += again != once
+    assert remembered > 30 and changed > 5  # busy answers were remembered, and changed
 
 
 def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> None:

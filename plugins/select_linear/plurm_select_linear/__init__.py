@@ -47,6 +47,7 @@ _MEMO_SIZE = 1 << 14
 # Enum members for the hot paths: on Python 3.11 a member read through its enum class goes
 # through the class's __getattr__ hook (some ten times the cost of reading a global).
 _TEST_ONLY = SelectMode.TEST_ONLY
+_RUN_NOW = SelectMode.RUN_NOW
 _SUCCESS = SelectStatus.SUCCESS
 _EXCLUSIVE = OverSubscribeKind.EXCLUSIVE
 _FORCE = OverSubscribeKind.FORCE
@@ -261,6 +262,12 @@ class LinearSelect:
         #: Preemption walks that found no room since the node use last changed, by job and
         #: nodes: what else they depend on (see _preempt).
         self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
+        #: RUN_NOW tests without candidates that found the job busy on the bitmap path
+        #: since the node use last changed, by job and nodes: what else they depend on (the
+        #: job's request, its partition and the configuration, the objects). The main
+        #: scheduler tests the job at the head of the queue after every event, and only
+        #: starts and ends change what it finds.
+        self.busy_tests: dict[tuple[int, int], tuple[JobRequest, PartitionSpec, object]] = {}
 
     # ----------------------------------------------------------------------------- state
 
@@ -279,14 +286,19 @@ class LinearSelect:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
         self.placed.clear()
         self.successes.clear()
-        self.failed_walks.clear()
+        self._use_changed()
         self.jobs.clear()
         self.suspended.clear()
         return True
 
+    def _use_changed(self) -> None:
+        """Forget the answers that held only while the node use stayed as it was."""
+        self.failed_walks.clear()
+        self.busy_tests.clear()
+
     def _mark(self, names: Iterable[str]) -> None:
         """Bring the bitmaps of ``names`` in line with their counters in ``use``."""
-        self.failed_walks.clear()  # every change of node use comes here
+        self._use_changed()  # every change of node use comes here (or to _use_changed)
         for name in names:
             node = self.use[name]
             bit = self.bits[name]
@@ -514,6 +526,18 @@ class LinearSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
+        busy_key = None
+        if mode is _RUN_NOW and type(nodes) is NodeBitmap:
+            busy_key = (job.job_id, nodes.mask)
+            known = self.busy_tests.get(busy_key)
+            if (
+                known is not None
+                and known[0] is job.request
+                and known[1] is cluster.partitions.get(job.partition)
+                and known[2] is cluster.config
+                and not candidates
+            ):
+                return _BUSY_RESULT  # as found before, with nothing it depends on changed
         if mode is not _TEST_ONLY:
             chosen = self._run_now(job, nodes, self.use, cluster)
             if chosen is not None:
@@ -525,8 +549,27 @@ class LinearSelect:
         if mode is _TEST_ONLY:
             return self._success(idle)
         if not candidates:
+            if busy_key is not None:
+                self._note_busy(busy_key, job, nodes, cluster)
             return _BUSY_RESULT
         return self._preempt(job, nodes, candidates, cluster)
+
+    def _note_busy(
+        self, key: tuple[int, int], job: Job, nodes: Sequence[str], cluster: Cluster
+    ) -> None:
+        """Remember a busy answer found on the bitmap path: there it depends only on the
+        node use (the free and unrun bitmaps) and on the request, partition and
+        configuration. (The general path also reads the cluster's running jobs, for a job
+        mate, which a kill changes before select hears of it.)"""
+        part = cluster.partitions.get(job.partition)
+        if part is None:
+            return
+        share, _ = _max_share(part, job)
+        memory = self._memory(job, cluster) if self.track_memory else 0
+        if _on_bitmaps(nodes, job, share, memory):
+            if len(self.busy_tests) >= _MEMO_SIZE:
+                self.busy_tests.clear()
+            self.busy_tests[key] = (job.request, part, cluster.config)
 
     def _success(self, nodes: tuple[str, ...]) -> SelectResult:
         """SelectResult(SUCCESS, nodes), one object per node tuple while the memo holds it."""
@@ -676,7 +719,7 @@ class LinearSelect:
             node.exclusive += 1 if exclusive else 0
         # what _mark would find: each of its nodes now runs a job, so is neither free nor
         # without a running job
-        self.failed_walks.clear()
+        self._use_changed()
         self.free &= ~allocation.mask
         self.unrun &= ~allocation.mask
         return True
@@ -702,7 +745,7 @@ class LinearSelect:
                 emptied |= bits[name]
             if not (node.running or node.exclusive):
                 idle |= bits[name]
-        self.failed_walks.clear()
+        self._use_changed()
         mask = allocation.mask
         self.free = (self.free & ~mask) | emptied
         self.unrun = (self.unrun & ~mask) | idle

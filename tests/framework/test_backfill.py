@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,11 @@ from hypothesis import strategies as st
 from plurm import conf
 from plurm.manager import Plugins
 from plurm.testing.cluster import TestCluster
+
+if TYPE_CHECKING:
+    from plurm.conf.model import SlurmConfig
+    from plurm.model.cluster import Cluster
+    from plurm_select_linear import LinearSelect
 
 FOUR_NODES = """
 SchedulerType=sched/backfill
@@ -121,6 +127,19 @@ def test_a_job_sized_by_tasks_gets_its_reservation(make_cluster: Make) -> None:
     cluster.command("sbatch -n1 -t 20 --wrap='sleep 600'")
     cluster.run_until(61)
     assert queue(cluster) == {1: "R n[1-2]", 2: "PD (Resources)", 3: "PD (Priority)"}
+
+
+def _linear_cluster(config: SlurmConfig, now: float) -> tuple[Cluster, LinearSelect]:
+    """A cluster of ``config`` at ``now``, and select/linear set up on it."""
+    from plurm.model.cluster import Cluster
+    from plurm.registry import PluginContext
+    from plurm_select_linear import LinearSelect
+
+    cluster = Cluster.from_config(config)
+    cluster.now = now
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    return cluster, select
 
 
 def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
@@ -234,11 +253,9 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, share
 
     from plurm.builtin.sched_backfill import BackfillScheduler
     from plurm.model.backfill import BackfillView
-    from plurm.model.cluster import Cluster
     from plurm.model.job import Job, JobRequest, JobState
     from plurm.model.select import SelectMode
     from plurm.registry import PluginContext
-    from plurm_select_linear import LinearSelect
 
     text = (
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
@@ -255,11 +272,8 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, share
     rng = random.Random(11)
     for case in range(300):
         config = reordered if shared and case % 2 else base
-        cluster = Cluster.from_config(config)
         now = 1000.0
-        cluster.now = now
-        select = LinearSelect(PluginContext(config, "select/linear"))
-        select.select_node_init(cluster)
+        cluster, select = _linear_cluster(config, now)
         job_id = 0
         free = list(config.node_names)
         for _ in range(rng.randint(0, 12)):
@@ -602,11 +616,9 @@ def test_a_job_passed_over_for_too_few_free_nodes_still_builds_its_view_in_turn(
     shown it)."""
     from plurm.builtin.sched_backfill import BackfillScheduler
     from plurm.model.backfill import BackfillView
-    from plurm.model.cluster import Cluster
     from plurm.model.job import Job, JobRequest, JobState
     from plurm.model.select import SelectMode
     from plurm.registry import PluginContext
-    from plurm_select_linear import LinearSelect
 
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
@@ -616,10 +628,8 @@ def test_a_job_passed_over_for_too_few_free_nodes_still_builds_its_view_in_turn(
         "PartitionName=p Nodes=ALL Default=YES\nPartitionName=q Nodes=ALL\n"
         "PartitionName=r Nodes=ALL\n"
     )
-    cluster = Cluster.from_config(config)
-    now = cluster.now = 1000.0
-    select = LinearSelect(PluginContext(config, "select/linear"))
-    select.select_node_init(cluster)
+    now = 1000.0
+    cluster, select = _linear_cluster(config, now)
     ends: dict[int, float] = {}
     for job_id, nodes, end in (
         (1, ("a1",), 1060.0),
@@ -724,21 +734,17 @@ def test_a_job_moved_to_another_partition_plans_on_that_partition_s_nodes() -> N
     behind a job still in the old one (whose usable nodes the pass has already asked)."""
     from plurm.builtin.sched_backfill import BackfillScheduler
     from plurm.model.backfill import BackfillStart, BackfillView
-    from plurm.model.cluster import Cluster
     from plurm.model.job import Job, JobRequest, JobState
     from plurm.model.select import SelectMode
     from plurm.registry import PluginContext
-    from plurm_select_linear import LinearSelect
 
     config = conf.parse_text(
         "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
         "NodeName=a[1-2] CPUs=1\nNodeName=b[1-2] CPUs=1\n"
         "PartitionName=p Nodes=a[1-2] Default=YES\nPartitionName=q Nodes=b[1-2]\n"
     )
-    cluster = Cluster.from_config(config)
-    now = cluster.now = 1000.0
-    select = LinearSelect(PluginContext(config, "select/linear"))
-    select.select_node_init(cluster)
+    now = 1000.0
+    cluster, select = _linear_cluster(config, now)
     running = Job(1, JobRequest(min_nodes=2), 0.0, "p", time_limit=60)
     running.nodes = ("a1", "a2")
     running.start_time = 0.0

@@ -585,14 +585,14 @@ class LinearSelect:
         self, job: Job, nodes: Sequence[str], candidates: Sequence[Candidate], cluster: Cluster
     ) -> SelectResult:
         order = Candidates.of(candidates)  # read only as far as the walk goes
+        # (first the test that may need to read no candidate at all)
+        if self._cannot_fit(job, nodes, order, cluster):
+            return _BUSY_RESULT
         # A walk that failed fails again while the node use, the job, its nodes and its
         # candidates (ids and modes, in order) are the same: each event pass asks again
         # for the job at the head of the queue, and backfill asks after it.
         key = (job.job_id, nodes.mask if type(nodes) is NodeBitmap else tuple(nodes))
         part, config = cluster.partitions.get(job.partition), cluster.config
-        # (first the test that may need to read no candidate at all)
-        if self._cannot_fit(job, nodes, order, cluster):
-            return SelectResult.busy()
         failed = self.failed_walks.get(key)
         if (
             failed is not None
@@ -601,12 +601,12 @@ class LinearSelect:
             and failed[2] is config
             and _same_walk(order, failed[3])
         ):
-            return SelectResult.busy()
+            return _BUSY_RESULT
         first = self._remove_until_fit(job, nodes, order, cluster)
         if first is None:
             # (a failed walk read every candidate)
             self.failed_walks[key] = (job.request, part, config, _walked(order))
-            return SelectResult.busy()
+            return _BUSY_RESULT
         chosen, used, overlap = first
         tested = order.read()
         if len(tested) > 1:

@@ -207,6 +207,23 @@ def _last_startable(
     return -1
 
 
+def _covered(sizes: list[tuple[int, float]] | None, least: int, duration: float) -> bool:
+    """Whether ``sizes`` (node counts and durations that found no opening) hold one of at
+    most ``least`` nodes for at most ``duration``: a size that large finds none either."""
+    if not sizes:
+        return False
+    return any(n <= least and d <= duration for n, d in sizes)
+
+
+def _noted(
+    sizes: list[tuple[int, float]] | None, least: int, duration: float
+) -> list[tuple[int, float]]:
+    """``sizes`` with (``least``, ``duration``) added, less the sizes it covers (so that the
+    list stays short)."""
+    kept = [(n, d) for n, d in sizes or () if n < least or d < duration]
+    return [*kept, (least, duration)]
+
+
 def _components(masks: Iterable[int]) -> list[int]:
     """The node sets of the connected components of ``masks`` (two masks are connected when
     they share a node): jobs of different components never compete for a node."""
@@ -553,15 +570,13 @@ class BackfillScheduler(BuiltinScheduler):
                 # either way.)
                 profile.view(usable)
                 continue
-            failed = hopeless.get(usable)
-            if failed and any(n <= least and d <= duration for n, d in failed):
+            if _covered(hopeless.get(usable), least, duration):
                 preempting(job, usable, least, duration)
                 continue
             if now_only:
                 made = reserve_limit
                 may_reserve = False
-                shut = closed_now.get(usable)
-                if shut and any(n <= least and d <= duration for n, d in shut):
+                if _covered(closed_now.get(usable), least, duration):
                     profile.view(usable)  # (built in turn all the same, as above)
                     continue
             else:
@@ -595,13 +610,7 @@ class BackfillScheduler(BuiltinScheduler):
                         limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break
             if not opened:
-                # keep only the pairs the new one does not cover, so the lists stay short
-                if now_only:
-                    shut = closed_now.get(usable)
-                    kept = [(n, d) for n, d in shut or () if n < least or d < duration]
-                    closed_now[usable] = [*kept, (least, duration)]
-                else:
-                    kept = [(n, d) for n, d in failed or () if n < least or d < duration]
-                    hopeless[usable] = [*kept, (least, duration)]
+                noted = closed_now if now_only else hopeless
+                noted[usable] = _noted(noted.get(usable), least, duration)
                 preempting(job, usable, least, duration)
         return starts

@@ -65,23 +65,30 @@ class _Profile:
     nodes changes no opening: a start inside such a run has a window that reaches at least
     as far as the run's first start, so it fails wherever that one fails.
 
-    Reservations are taken from the views they touch, and kept in a list: a view built
-    later is built from the base with them replayed. So a reservation costs the segments
-    of the views it touches, not those of every node in the cluster. A view built later
-    is merged after the replay, where one kept up to date keeps the splits reservations
-    made; both give the same first opening, but when select refuses an opening, the next
-    one offered can differ. Views are built in queue order, at the first job that
-    searches each node set, so a pass is the same every time it runs on the same state.
+    Reservations are kept in a list. A view built later is built from the base with them
+    replayed; a view built already takes those that touch it when it is next read, in
+    the order they were made, which splits its segments as taking each at once would. So
+    a reservation costs the segments of the views it touches that are read again, not
+    those of every node in the cluster. A view built later is merged after the replay,
+    where one kept up to date keeps the splits reservations made; both give the same
+    first opening, but when select refuses an opening, the next one offered can differ.
+    Views are built in queue order, at the first job that searches each node set, so a
+    pass is the same every time it runs on the same state.
     """
 
     def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
         self.everything = everything
         self.starts = [now]
         self.free = [everything & ~_union(ends.values())]
+        # the nodes each segment after the first frees: no two share a node, and none is
+        # free before (the ends give each node to one time)
+        self._freed = [0]
         for when in sorted(ends):
             self.starts.append(when)
             self.free.append(self.free[-1] | ends[when])
-        self._views: dict[int, tuple[list[float], list[int]]] = {}
+            self._freed.append(ends[when])
+        # each view with how many of the reservations it has had applied
+        self._views: dict[int, tuple[list[float], list[int], list[int]]] = {}
         self._reservations: list[tuple[float, float, int]] = []
         self._taken_now = 0  # the nodes of the reservations that start now
 
@@ -102,11 +109,24 @@ class _Profile:
 
     def view(self, usable: int) -> tuple[list[float], list[int]]:
         """The segments seen by a job that may use the nodes of ``usable``: built at the
-        first call, then kept up to date by each reservation that touches them."""
+        first call, then brought up to date with the reservations made since the last
+        call that touch them. (They are applied in the order they were made, as if each
+        had been applied when made: the same splits, the same segments. A view no later
+        job reads is then never updated for nothing.)"""
         view = self._views.get(usable)
+        reservations = self._reservations
         if view is None:
-            view = self._views[usable] = self._build_view(usable)
-        return view
+            starts, frees = self._build_view(usable)
+            self._views[usable] = (starts, frees, [len(reservations)])
+            return starts, frees
+        starts, frees, applied = view
+        if applied[0] < len(reservations):
+            for index in range(applied[0], len(reservations)):
+                start, end, nodes = reservations[index]
+                if nodes & usable:
+                    _take(starts, frees, start, end, nodes & usable)
+            applied[0] = len(reservations)
+        return starts, frees
 
     def _build_view(self, usable: int) -> tuple[list[float], list[int]]:
         taken = [
@@ -115,6 +135,14 @@ class _Profile:
             if nodes & usable
         ]
         starts, frees = self.starts, self.free
+        if not taken and usable != self.everything:
+            # The base restricted to the usable nodes changes exactly where a segment frees
+            # one of them: keep the first segment and those (the merge below, in one pass).
+            kept = [index for index, freed in enumerate(self._freed) if freed & usable]
+            return (
+                [starts[0], *[starts[index] for index in kept]],
+                [frees[0] & usable, *[frees[index] & usable for index in kept]],
+            )
         if taken or usable == self.everything:  # a copy: views change with reservations
             starts, frees = list(starts), [free & usable for free in frees]
             for start, end, nodes in taken:
@@ -133,12 +161,10 @@ class _Profile:
         return merged_starts, merged_frees
 
     def reserve(self, start: float, end: float, nodes: int) -> None:
+        """Take ``nodes`` from ``start`` to ``end``: the views take it when next read."""
         self._reservations.append((start, end, nodes))
         if start == self.starts[0] and end > start:
             self._taken_now |= nodes
-        for usable, (starts, frees) in self._views.items():
-            if nodes & usable:
-                _take(starts, frees, start, end, nodes & usable)
 
     def openings(
         self, usable: int, least: int, duration: float, horizon: float
@@ -147,14 +173,14 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        starts, frees = self.view(usable)
+        starts, frees = self.view(usable)  # (a view holds usable nodes only)
         count = len(starts)
         first = 0
         while first < count:
             start = starts[first]
             if start >= horizon:
                 return
-            free = frees[first] & usable
+            free = frees[first]
             first += 1
             if free.bit_count() < least:
                 continue
@@ -163,7 +189,7 @@ class _Profile:
             while index < count and starts[index] < end:
                 free &= frees[index]
                 if free.bit_count() < least:
-                    if (frees[index] & usable).bit_count() < least:
+                    if frees[index].bit_count() < least:
                         # that segment is too full by itself, and every start up to it
                         # has it in its window too: go on after it
                         first = index + 1

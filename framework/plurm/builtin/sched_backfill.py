@@ -397,10 +397,12 @@ class BackfillScheduler(BuiltinScheduler):
         ends: dict[float, int] = {}
         claimed = 0
         for end, mask in held:
-            mask &= ~claimed
-            if mask:
-                ends[end] = ends.get(end, 0) | mask
-                claimed |= mask
+            if mask & claimed:  # (rarely: ~claimed would be a whole-table int each time)
+                mask ^= mask & claimed
+                if not mask:
+                    continue
+            ends[end] = ends.get(end, 0) | mask
+            claimed |= mask
         infinite = ends.pop(inf, 0)
         everything = ((1 << len(names)) - 1) & ~infinite
         # what the profile's segments starting now will hold (see _Profile.free_now)
@@ -414,8 +416,10 @@ class BackfillScheduler(BuiltinScheduler):
         starts: list[BackfillStart] = []
         widest, sizes, usable_keys = memo.widest, memo.sizes, memo.usable_keys
         usable_masks: dict[tuple[str, tuple[str, ...]], int] = {}
-        last_key: object = None  # the last job's usable-nodes key, and its usable nodes
-        usable = 0
+        # the last job's usable-nodes key, its usable nodes and how many of them are free now
+        last_key: object = None
+        usable = free_usable = 0
+        free_counts: dict[tuple[str, tuple[str, ...]], int] = {}
         last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
@@ -445,8 +449,10 @@ class BackfillScheduler(BuiltinScheduler):
                 usable = usable_masks.get(key, -1)
                 if usable < 0:
                     usable = usable_masks[key] = mask_of(view.usable_nodes(job))
+                    free_counts[key] = (free_now & usable).bit_count()
+                free_usable = free_counts[key]
                 last_key = key
-            if (free_now & usable).bit_count() >= size[4]:
+            if free_usable >= size[4]:
                 last_fit = len(plans)
             plans.append((job, usable, size[4], size[5]))
         if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
@@ -596,7 +602,7 @@ class BackfillScheduler(BuiltinScheduler):
                 # either way.)
                 profile.view(usable)
                 continue
-            if _covered(hopeless.get(usable), least, duration):
+            if hopeless and _covered(hopeless.get(usable), least, duration):
                 preempting(job, usable, least, duration)
                 continue
             if now_only:
@@ -617,7 +623,12 @@ class BackfillScheduler(BuiltinScheduler):
                 result = test_only(job, bitmap(free))
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
-                if start != now and preempting(job, usable, least, duration):
+                if (
+                    start != now
+                    and preempt_test is not None
+                    and has_candidates(job)  # (preempting's own first test, without a call)
+                    and preempting(job, usable, least, duration)
+                ):
                     break
                 if start != now and reserve_limit:
                     if not may_reserve:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.model import cluster as cluster_module
@@ -154,6 +156,18 @@ def test_the_node_indexes_follow_the_node_table_and_leave_attribute_reads_plain(
     assert config.node_names == ("b1", "b2", "a1")
     assert config.node("a1").cpus == 1 and config.node("b2").cpus == 2
     assert cluster.node_index == {"b1": 0, "b2": 1, "a1": 2}
-    assert cluster.node_bits == {"b1": 1, "b2": 2, "a1": 4}
+    assert dict(cluster.node_bits) == {"b1": 1, "b2": 2, "a1": 4}
+    assert cluster.node_bits["a1"] == 4
+    assert "a1" in cluster.node_bits and "x" not in cluster.node_bits
     for kind in (Cluster, SlurmConfig):
         assert not any("__getattr__" in vars(base) for base in kind.__mro__), kind
+
+
+@given(st.lists(st.integers(min_value=0, max_value=200), max_size=60))
+def test_a_mask_of_indexes_sets_exactly_those_bits_in_runs_or_not(indexes: list[int]) -> None:
+    """Runs of consecutive indexes are set with one shift each; any order, any repeats."""
+    expected = 0
+    for index in indexes:
+        expected |= 1 << index
+    assert cluster_module.mask_of_indexes(indexes) == expected
+    assert cluster_module.mask_of_indexes(sorted(set(indexes))) == expected

@@ -1168,10 +1168,10 @@ class Controller:
         pools = self._pools.get(usable.mask)
         if pools is None:
             tiers: dict[int, int] = {}
-            bits = self.cluster.node_bits
+            index = self.cluster.node_index
             for name in usable:
                 weight = self.cluster.node(name).weight
-                tiers[weight] = tiers.get(weight, 0) | bits[name]
+                tiers[weight] = tiers.get(weight, 0) | 1 << index[name]
             if len(tiers) == 1:
                 pools = (usable,)
             else:

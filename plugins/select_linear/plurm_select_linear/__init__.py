@@ -207,11 +207,11 @@ class _BitmapPool:
         self.usable = 0
 
     def removed(self, allocation: _Allocation) -> tuple[int, int]:
-        free, unrun, use, bits = self.free, self.unrun, self.use, self.select.bits
+        free, unrun, use, index = self.free, self.unrun, self.use, self.select.index
         mask = 0
         for name in allocation.nodes:  # what LinearSelect._mark does, on the scratch counts
             node = use[name]
-            bit = bits[name]
+            bit = 1 << index[name]
             mask |= bit
             free = free & ~bit if node.total else free | bit
             unrun = unrun & ~bit if node.running or node.exclusive else unrun | bit
@@ -241,7 +241,8 @@ class LinearSelect:
         # _run_now: nodes with no job at all, and nodes where no job runs or holds them
         # exclusively (suspended jobs only). Kept in step with ``use`` by _mark.
         self.names: tuple[str, ...] = ()
-        self.bits: dict[str, int] = {}
+        #: Each node's place in the node table: its bit is ``1 << index[name]``.
+        self.index: Mapping[str, int] = {}
         self.free = 0
         self.unrun = 0
         self.cpu_list: list[int] = []
@@ -277,7 +278,7 @@ class LinearSelect:
         # Node sizes never change at run time; placement reads them in its inner loops.
         self.cpus = {name: cluster.node(name).cpus for name in cluster.config.node_names}
         self.names = cluster.config.node_names
-        self.bits = dict(cluster.node_bits)
+        self.index = cluster.node_index
         self.free = self.unrun = (1 << len(self.names)) - 1
         self.cpu_list = [self.cpus[name] for name in self.names]
         self.widest = max(self.cpu_list, default=1)
@@ -301,7 +302,7 @@ class LinearSelect:
         self._use_changed()  # every change of node use comes here (or to _use_changed)
         for name in names:
             node = self.use[name]
-            bit = self.bits[name]
+            bit = 1 << self.index[name]
             if node.total:
                 self.free &= ~bit
             else:
@@ -733,7 +734,7 @@ class LinearSelect:
         self.suspended.discard(job.job_id)
         # _mark's work in the same loop: the nodes left without any job, and those left
         # without a running or exclusive one, by bitmap
-        bits = self.bits
+        index = self.index
         emptied = idle = 0
         for name in allocation.nodes:
             node = self.use[name]
@@ -742,9 +743,9 @@ class LinearSelect:
             node.memory -= allocation.memory
             node.exclusive -= 1 if allocation.exclusive else 0
             if not node.total:
-                emptied |= bits[name]
+                emptied |= 1 << index[name]
             if not (node.running or node.exclusive):
-                idle |= bits[name]
+                idle |= 1 << index[name]
         self._use_changed()
         mask = allocation.mask
         self.free = (self.free & ~mask) | emptied

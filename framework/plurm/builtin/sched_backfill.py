@@ -37,6 +37,7 @@ the node table) so that intersections and counts cost next to nothing.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -138,7 +139,8 @@ class _Profile:
         if not taken and usable != self.everything:
             # The base restricted to the usable nodes changes exactly where a segment frees
             # one of them: keep the first segment and those (the merge below, in one pass).
-            kept = [index for index, freed in enumerate(self._freed) if freed & usable]
+            freed = self._freed
+            kept = list(itertools.compress(range(len(freed)), map(usable.__and__, freed)))
             return (
                 [starts[0], *[starts[index] for index in kept]],
                 [frees[0] & usable, *[frees[index] & usable for index in kept]],
@@ -365,7 +367,8 @@ class BackfillScheduler(BuiltinScheduler):
         # end first, and give each end the nodes no later job has claimed. Ends are kept at
         # bf_resolution: they round up.
         expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
-        held = []
+        held: dict[float, int] = {}  # the nodes of the jobs held, by their rounded end
+        count = 0
         # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
         # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
         # holds the tuple, so no other tuple can take its id while the entry lives.
@@ -384,24 +387,24 @@ class BackfillScheduler(BuiltinScheduler):
                 known = bitmaps.get(job.job_id)
                 if known is None or known[0] is not nodes:
                     known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
-                held.append((end, known[1]))
-        if len(bitmaps) > len(held) + _MEMO_SLACK:  # only the jobs held now
+                held[end] = held.get(end, 0) | known[1]
+                count += 1
+        if len(bitmaps) > count + _MEMO_SLACK:  # only the jobs held now
             memo.bitmaps = {
                 job.job_id: bitmaps[job.job_id]
                 for state in held_states
                 for job in cluster.jobs_unordered(state)
             }
-        # Latest end first. (Among equal ends the masks' order changes nothing: they all go
-        # to that end, less the nodes of later ends.)
-        held.sort(reverse=True)
+        # Latest end first: each end gets its jobs' nodes less those of later ends.
         ends: dict[float, int] = {}
         claimed = 0
-        for end, mask in held:
+        for end in sorted(held, reverse=True):
+            mask = held[end]
             if mask & claimed:  # (rarely: ~claimed would be a whole-table int each time)
                 mask ^= mask & claimed
                 if not mask:
                     continue
-            ends[end] = ends.get(end, 0) | mask
+            ends[end] = mask
             claimed |= mask
         infinite = ends.pop(inf, 0)
         everything = ((1 << len(names)) - 1) & ~infinite

@@ -107,6 +107,8 @@ _BUSY = SelectResult.busy()
 # through the class's __getattr__ hook (some ten times the cost of reading a global).
 _RUNNING = JobState.RUNNING
 _PENDING = JobState.PENDING
+_SUSPENDED = JobState.SUSPENDED
+_COMPLETING = JobState.COMPLETING
 _SUCCESS = SelectStatus.SUCCESS
 _BUSY_STATUS = SelectStatus.BUSY
 _NEVER = SelectStatus.NEVER
@@ -116,6 +118,7 @@ _COMPLETED = JobState.COMPLETED
 _FAILED = JobState.FAILED
 _PRIORITY = PendingReason.PRIORITY
 _RESOURCES = PendingReason.RESOURCES
+_NODES_RESERVED = PendingReason.NODES_RESERVED
 _NO_REASON = PendingReason.NONE
 
 #: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
@@ -791,7 +794,7 @@ class Controller:
         unseen, self._resumed_unseen = self._resumed_unseen, set()
         for job_id in sorted(unseen):
             job = self.cluster.job(job_id)
-            if job.state is JobState.RUNNING and job_id not in self._ending:
+            if job.state is _RUNNING and job_id not in self._ending:
                 self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
     def _next_tick(self, interval: float, after: float | None = None) -> float:
@@ -853,7 +856,7 @@ class Controller:
                 left = True  # it waits for its nodes and holds up no other job
                 continue
             if job.partition in blocked:
-                job.reason = PendingReason.PRIORITY  # behind the job its partition waits for
+                job.reason = _PRIORITY  # behind the job its partition waits for
                 left = True
                 continue
             outcome = self._try_start(job, withheld)
@@ -905,7 +908,7 @@ class Controller:
                 continue
             if not skipped(job_id) or (job.request.nodelist and self._required_unavailable(job)):
                 continue
-            job.reason = PendingReason.PRIORITY
+            job.reason = _PRIORITY
             unsettled.pop(job_id, None)
 
     def _queue_and_partitions(self) -> tuple[Iterator[Job], Set[str]]:
@@ -947,7 +950,7 @@ class Controller:
             jobs = ReadAsNeeded(
                 job
                 for job in queue
-                if job.state is JobState.PENDING
+                if job.state is _PENDING
                 and not (job.request.nodelist and self._required_unavailable(job))
             )
         view = BackfillView(
@@ -1110,13 +1113,13 @@ class Controller:
             if len(usable) < job.request.min_nodes:
                 # Too few of its partition's nodes are in service for its node count: Slurm
                 # 22.05 says so with this text, not Resources (trials/ping.out, -N 4).
-                reason = PendingReason.NODES_RESERVED
+                reason = _NODES_RESERVED
                 continue
             if withheld & usable.mask:
                 usable = self.cluster.bitmap(usable.mask & ~withheld)
                 test = self.plugins.select_job_test(job, usable, _TEST_ONLY, (), self.cluster)
                 if test.status is not _SUCCESS:
-                    reason = PendingReason.NODES_RESERVED
+                    reason = _NODES_RESERVED
                     continue
             result = self._test_by_weight(job, usable)
             if result.status is not _SUCCESS and self._walk_candidates:
@@ -1130,7 +1133,7 @@ class Controller:
                     outcome = _BUSY_STATUS
                 continue
             if self._preempt(job, result):
-                job.reason = PendingReason.RESOURCES
+                job.reason = _RESOURCES
                 if job.partition != was:
                     self._file(job)  # it waits in this partition now
                 return _BUSY_STATUS
@@ -1349,23 +1352,23 @@ class Controller:
             job.restarts += 1
             job.requeued = True
         else:
-            if job.state is JobState.SUSPENDED:
+            if job.state is _SUSPENDED:
                 job.suspend_time = self.now  # stopped time does not count as run time
             job.end_time = self.now
         self.executor.kill(job, self.config.kill_wait)
-        self._set_state(job, JobState.COMPLETING)
+        self._set_state(job, _COMPLETING)
 
     def _suspend(self, job: Job, *, indefinite: bool) -> None:
         job.pre_suspend_time = job.run_time(self.now)
         job.suspend_time = self.now
-        self._set_state(job, JobState.SUSPENDED)
+        self._set_state(job, _SUSPENDED)
         self._cancel_limit(job.job_id)
         self.executor.suspend(job)
         self.plugins.select_job_suspend(job, indefinite, self.cluster)
 
     def _resume(self, job: Job, *, indefinite: bool) -> None:
         job.suspend_time = self.now
-        self._set_state(job, JobState.RUNNING)
+        self._set_state(job, _RUNNING)
         self.executor.resume(job)
         self.plugins.select_job_resume(job, indefinite, self.cluster)
         self._arm_limit(job)

@@ -49,6 +49,7 @@ _MEMO_SIZE = 1 << 14
 _TEST_ONLY = SelectMode.TEST_ONLY
 _RUN_NOW = SelectMode.RUN_NOW
 _SUCCESS = SelectStatus.SUCCESS
+_SUSPEND = PreemptBase.SUSPEND
 _EXCLUSIVE = OverSubscribeKind.EXCLUSIVE
 _FORCE = OverSubscribeKind.FORCE
 _YES = OverSubscribeKind.YES
@@ -625,7 +626,7 @@ class LinearSelect:
         victims = tuple(
             c.job_id for c in used if overlap.get(c.job_id, 0) and picked.intersection(c.job.nodes)
         )
-        return SelectResult(SelectStatus.SUCCESS, chosen, victims)
+        return SelectResult(_SUCCESS, chosen, victims)
 
     def _cannot_fit(
         self, job: Job, nodes: Sequence[str], order: Candidates, cluster: Cluster
@@ -651,7 +652,7 @@ class LinearSelect:
         for candidate in order:
             # read no further than the walk would: it cannot fit before this bound does
             allocation = self.jobs.get(candidate.job_id)
-            if allocation is None or (exclusive and candidate.mode is PreemptBase.SUSPEND):
+            if allocation is None or (exclusive and candidate.mode is _SUSPEND):
                 continue
             usable |= within & allocation.mask
             if usable.bit_count() >= need:
@@ -692,7 +693,7 @@ class LinearSelect:
         running = job_id not in self.suspended
         for name in allocation.nodes:
             node = use.writable(name)
-            if mode is PreemptBase.SUSPEND:
+            if mode is _SUSPEND:
                 if running:
                     node.running -= 1
                 continue

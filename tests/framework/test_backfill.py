@@ -240,10 +240,11 @@ def _reference_backfill(jobs, view, cluster):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("reserve", [0, 1, 3])
 def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, shared: bool) -> None:
-    """Random clusters, running jobs and queues: the pass with its shortcuts (bitmaps, the
-    last job that could start now, hopeless sizes, skipped openings) starts the same jobs
-    on the same nodes as the plain algorithm, with every job reserving or only the first
-    ``bf_job_part_count_reserve`` of each partition.
+    """Random clusters, running jobs (some sharing nodes with suspended ones) and queues:
+    the pass with its shortcuts (bitmaps, the last job that could start now, hopeless
+    sizes, skipped openings) starts the same jobs on the same nodes as the plain
+    algorithm, with every job reserving or only the first ``bf_job_part_count_reserve`` of
+    each partition.
 
     ``shared``: one plugin makes every pass, alternately on two configurations whose node
     tables list the nodes in other orders, with job ids and node tuples that recur: what it
@@ -292,6 +293,18 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, share
             cluster.add_job(running)
             cluster.set_state(running, JobState.RUNNING)
             select.select_job_begin(running, cluster)
+            if rng.random() < 0.3:
+                # a suspended job on some of those nodes (gang scheduling, or suspension by
+                # preemption): each node is busy until the later of the two ends
+                job_id += 1
+                shared_nodes = rng.sample(held, rng.randint(1, len(held)))
+                suspended = Job(
+                    job_id, JobRequest(), 0.0, "p", time_limit=rng.choice([None, 10, 60, 120])
+                )
+                suspended.nodes = cluster.in_table_order(shared_nodes)
+                suspended.start_time = now - rng.randint(0, 1500)
+                cluster.add_job(suspended)
+                cluster.set_state(suspended, JobState.SUSPENDED)
         pending = []
         for _ in range(rng.randint(1, 25)):
             job_id += 1

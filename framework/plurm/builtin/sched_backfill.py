@@ -505,12 +505,17 @@ class BackfillScheduler(BuiltinScheduler):
                 known = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
             return known
 
-        last_preemptors = [-1] * len(groups)
-        for positions in members:
-            for position in reversed(positions):
-                if may_preempt is None or has_candidates(plans[position][0]):
-                    last_preemptors[group_of[position]] = position
-                    break
+        last_preemptors = [-1] * len(groups)  # (read only with preemption)
+        if view.preempt_test is not None:
+            for group, positions in enumerate(members):
+                for position in reversed(positions):
+                    job = plans[position][0]
+                    answer = preemptors.get(job.job_id)  # (has_candidates, inlined)
+                    if answer is None:
+                        answer = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
+                    if answer:
+                        last_preemptors[group] = position
+                        break
         # beyond the last job to plan in any component, nothing is left to plan
         limit = max(lasts)  # (groups has at least one member: lasts is never empty)
         if view.preempt_test is not None:

@@ -238,9 +238,11 @@ def _last_startable(
 def _covered(sizes: list[tuple[int, float]] | None, least: int, duration: float) -> bool:
     """Whether ``sizes`` (node counts and durations that found no opening) hold one of at
     most ``least`` nodes for at most ``duration``: a size that large finds none either."""
-    if not sizes:
-        return False
-    return any(n <= least and d <= duration for n, d in sizes)
+    if sizes:
+        for n, d in sizes:  # (a loop: a generator in any() costs more on short lists)
+            if n <= least and d <= duration:
+                return True
+    return False
 
 
 def _noted(

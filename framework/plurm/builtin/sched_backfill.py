@@ -129,6 +129,13 @@ class _Profile:
             applied[0] = len(reservations)
         return starts, frees
 
+    def build_view(self, usable: int) -> None:
+        """Build the view of ``usable`` now if it is not built yet (views are built in the
+        order jobs first search them; see the class docstring). A view built already is
+        left as it is: it takes the reservations made since when it is next read."""
+        if usable not in self._views:
+            self.view(usable)
+
     def _build_view(self, usable: int) -> tuple[list[float], list[int]]:
         taken = [
             (start, end, nodes & usable)
@@ -610,7 +617,7 @@ class BackfillScheduler(BuiltinScheduler):
                 # next one of another list. (Checked before the hopeless sizes: a node set
                 # with hopeless sizes has its view already, and the job is passed over
                 # either way.)
-                profile.view(usable)
+                profile.build_view(usable)
                 continue
             if hopeless and _covered(hopeless.get(usable), least, duration):
                 preempting(job, usable, least, duration)
@@ -619,7 +626,7 @@ class BackfillScheduler(BuiltinScheduler):
                 made = reserve_limit
                 may_reserve = False
                 if _covered(closed_now.get(usable), least, duration):
-                    profile.view(usable)  # (built in turn all the same, as above)
+                    profile.build_view(usable)  # (built in turn all the same, as above)
                     continue
             else:
                 made = reservations.get(job.partition, 0)

@@ -673,6 +673,11 @@ class LinearSelect:
             pool = _NamePool(self, job, nodes, use, share, memory, exclusive, cluster)
         used: list[Candidate] = []
         overlap: dict[int, int] = {}
+        # A placement takes usable nodes only: at least the job's node count, and as many as
+        # its CPUs fill on the widest node (a job sized by tasks, -n 256 on one-CPU nodes,
+        # needs 256). With fewer usable, placing is sure to fail and is not tried.
+        request = job.request
+        need = max(request.min_nodes, -(-request.cpus // self.widest))
         for candidate in order:
             allocation = self.jobs.get(candidate.job_id)
             if allocation is None:
@@ -680,7 +685,7 @@ class LinearSelect:
             self._remove(use, candidate.job_id, allocation, candidate.mode)
             used.append(candidate)
             usable, overlap[candidate.job_id] = pool.removed(allocation)
-            if usable < job.request.min_nodes:
+            if usable < need:
                 continue
             chosen = pool.place()
             if chosen is not None:

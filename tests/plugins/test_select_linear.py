@@ -343,12 +343,21 @@ def _ask(
     return select.select_job_test(job, nodes, SelectMode.RUN_NOW, Candidates(offer), cluster)
 
 
+def _a_start(rng: random.Random, cluster: Cluster) -> RealJob:
+    """A job starting on up to four random nodes (some may hold jobs already)."""
+    names = cluster.config.node_names
+    starting = RealJob(500, JobRequest(exclusive=rng.random() < 0.2), 0.0, "p")
+    starting.nodes = cluster.in_table_order(rng.sample(names, rng.randint(1, 4)))
+    starting.state = JobState.RUNNING
+    return starting
+
+
 def test_a_busy_test_is_remembered_only_while_nothing_it_read_changed() -> None:
     """select/linear remembers that a job was busy on some nodes (RUN_NOW, no candidates,
     on bitmaps), and answers busy at once while the node use, the request, its partition
     and the configuration are the same objects. After any of them changed, the answer
     must be the one a select that was never asked gives."""
-    remembered = changed = 0
+    remembered = kept = changed = 0
     for seed in range(300):
         cluster, asked, jobs, rng = _built(seed)
         job = _random_request(rng, widest=12, contiguous=0.1)
@@ -361,15 +370,25 @@ def test_a_busy_test_is_remembered_only_while_nothing_it_read_changed() -> None:
         assert _ask(asked, other, nodes, [], cluster) == _ask(
             _built(seed)[1], other, nodes, [], cluster
         )
+        # a job starts: it only takes nodes, so a busy answer is kept, and must be the
+        # answer of a select that saw the same start and was never asked
+        starting = _a_start(rng, cluster)
+        asked.select_job_begin(starting, cluster)
+        fresh = _built(seed)[1]
+        fresh.select_job_begin(starting, cluster)
+        kept += bool(asked.busy_tests)
+        assert _ask(asked, job, nodes, [], cluster) == _ask(fresh, job, nodes, [], cluster)
         # a job ends: the node use changed, and what was remembered no longer holds
         ending = rng.randrange(len(jobs))
         asked.select_job_fini(jobs[ending], cluster)
         _, fresh, fresh_jobs, _ = _built(seed)
+        fresh.select_job_begin(starting, cluster)
         fresh.select_job_fini(fresh_jobs[ending], cluster)
         again = _ask(asked, job, nodes, [], cluster)
         assert again == _ask(fresh, job, nodes, [], cluster), seed
         changed += again != once
-    assert remembered > 30 and changed > 5  # busy answers were remembered, and changed
+    # busy answers were remembered, kept over a start, and changed after an end
+    assert remembered > 30 and kept > 30 and changed > 5
 
 
 def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> None:
@@ -377,7 +396,7 @@ def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> Non
     question busy at once. A question with other candidates, or one asked after the node
     use changed, must be answered as a select that was never asked before answers it."""
     modes = [PreemptBase.SUSPEND, PreemptBase.REQUEUE, PreemptBase.CANCEL]
-    remembered = changed = 0
+    remembered = kept = changed = 0
     for seed in range(300):
         cluster, asked, jobs, rng = _built(seed)
         job = _random_request(rng, widest=12, contiguous=0.1)
@@ -391,14 +410,24 @@ def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> Non
         remembered += bool(asked.failed_walks)
         fresh = _built(seed)[1]
         assert _ask(asked, job, nodes, second, cluster) == _ask(fresh, job, nodes, second, cluster)
+        # a job starts (not a candidate): it only takes nodes, so a failed walk is kept,
+        # and the answer must be that of a select that saw the same start
+        starting = _a_start(rng, cluster)
+        asked.select_job_begin(starting, cluster)
+        fresh = _built(seed)[1]
+        fresh.select_job_begin(starting, cluster)
+        kept += bool(asked.failed_walks)
+        assert _ask(asked, job, nodes, first, cluster) == _ask(fresh, job, nodes, first, cluster)
         # a job ends: the node use changed, and what was remembered no longer holds
         asked.select_job_fini(jobs[ending], cluster)
         _, fresh, fresh_jobs, _ = _built(seed)
+        fresh.select_job_begin(starting, cluster)
         fresh.select_job_fini(fresh_jobs[ending], cluster)
         again = _ask(asked, job, nodes, first, cluster)
         assert again == _ask(fresh, job, nodes, first, cluster), seed
         changed += again != once
-    assert remembered > 15 and changed > 5  # walks were remembered, and answers changed
+    # walks were remembered, kept over a start, and answers changed after an end
+    assert remembered > 15 and kept > 15 and changed > 5
 
 
 def test_a_shared_success_carries_the_nodes_of_the_tuple_it_answers() -> None:

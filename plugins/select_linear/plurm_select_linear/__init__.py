@@ -261,14 +261,14 @@ class LinearSelect:
         #: holds, so that no other tuple can have that id while the entry lasts): the
         #: placement memo hands out the same tuples again and again. Emptied when large.
         self.successes: dict[int, SelectResult] = {}
-        #: Preemption walks that found no room since the node use last changed, by job and
+        #: Preemption walks that found no room since a node was last given back, by job and
         #: nodes: what else they depend on (see _preempt).
         self.failed_walks: dict[tuple[int, object], _FailedWalk] = {}
         #: RUN_NOW tests without candidates that found the job busy on the bitmap path
-        #: since the node use last changed, by job and nodes: what else they depend on (the
+        #: since a node was last given back, by job and nodes: what else they depend on (the
         #: job's request, its partition and the configuration, the objects). The main
-        #: scheduler tests the job at the head of the queue after every event, and only
-        #: starts and ends change what it finds.
+        #: scheduler tests the job at the head of the queue after every event, and only an
+        #: end, a suspension or a resize can make room for it.
         self.busy_tests: dict[tuple[int, int], tuple[JobRequest, PartitionSpec, object]] = {}
 
     # ----------------------------------------------------------------------------- state
@@ -294,13 +294,14 @@ class LinearSelect:
         return True
 
     def _use_changed(self) -> None:
-        """Forget the answers that held only while the node use stayed as it was."""
+        """Forget the answers that held only while no node was given back (an end, a
+        suspension, a resize; a start keeps them, see select_job_begin)."""
         self.failed_walks.clear()
         self.busy_tests.clear()
 
     def _mark(self, names: Iterable[str]) -> None:
         """Bring the bitmaps of ``names`` in line with their counters in ``use``."""
-        self._use_changed()  # every change of node use comes here (or to _use_changed)
+        self._use_changed()  # each change but a start comes here (or to _use_changed)
         for name in names:
             node = self.use[name]
             bit = 1 << self.index[name]
@@ -725,8 +726,10 @@ class LinearSelect:
             node.memory += allocation.memory
             node.exclusive += 1 if exclusive else 0
         # what _mark would find: each of its nodes now runs a job, so is neither free nor
-        # without a running job
-        self._use_changed()
+        # without a running job. The answers kept until the node use changes (busy tests,
+        # failed walks) still hold: a start only takes nodes, so what found no room, even
+        # with every candidate removed, finds none now (a walk with the new job among its
+        # candidates reads other candidates, and is walked afresh).
         self.free &= ~allocation.mask
         self.unrun &= ~allocation.mask
         return True

@@ -18,7 +18,7 @@ from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
 from plurm.model.node import NodeCondition, after_contact, configured
 
-__all__ = ["DEFAULT_QOS", "Cluster"]
+__all__ = ["DEFAULT_QOS", "Cluster", "NodeBits", "mask_of_indexes"]
 
 
 _job_id = operator.attrgetter("job_id")

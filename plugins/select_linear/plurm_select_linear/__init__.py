@@ -249,6 +249,8 @@ class LinearSelect:
         self.cpu_list: list[int] = []
         #: The most CPUs of any node.
         self.widest = 1
+        #: Whether every node has as many CPUs as every other (see _keep_over_start).
+        self.uniform = True
         #: cpu_before[i]: the CPUs of the nodes before node i in the table.
         self.cpu_before: list[int] = [0]
         #: _place_bitmap's answers: (nodes, min, max, tasks, CPUs per task, contiguous) ->
@@ -283,6 +285,7 @@ class LinearSelect:
         self.free = self.unrun = (1 << len(self.names)) - 1
         self.cpu_list = [self.cpus[name] for name in self.names]
         self.widest = max(self.cpu_list, default=1)
+        self.uniform = len(set(self.cpu_list)) <= 1
         self.cpu_before = [0]
         for cpus in self.cpu_list:
             self.cpu_before.append(self.cpu_before[-1] + cpus)
@@ -295,9 +298,21 @@ class LinearSelect:
 
     def _use_changed(self) -> None:
         """Forget the answers that held only while no node was given back (an end, a
-        suspension, a resize; a start keeps them, see select_job_begin)."""
+        suspension, a resize; a start keeps most of them, see _keep_over_start)."""
         self.failed_walks.clear()
         self.busy_tests.clear()
+
+    def _keep_over_start(self) -> None:
+        """At a start, keep the busy tests and failed walks that still hold. A start only
+        takes nodes, so a placement that failed fails on fewer nodes too, except one that
+        can fail by reaching its node limit (--nodes=min-max): the best fit takes runs from
+        their start, and on nodes of several sizes small nodes taken first can use up the
+        limit (4+1 CPUs on two nodes of 1, 4, 4 miss 8 CPUs that the two 4s give once the
+        1 is taken). Those answers are forgotten when node sizes differ."""
+        if self.uniform:
+            return
+        self.failed_walks = {k: v for k, v in self.failed_walks.items() if v[0].max_nodes is None}
+        self.busy_tests = {k: v for k, v in self.busy_tests.items() if v[0].max_nodes is None}
 
     def _mark(self, names: Iterable[str]) -> None:
         """Bring the bitmaps of ``names`` in line with their counters in ``use``."""
@@ -726,10 +741,11 @@ class LinearSelect:
             node.memory += allocation.memory
             node.exclusive += 1 if exclusive else 0
         # what _mark would find: each of its nodes now runs a job, so is neither free nor
-        # without a running job. The answers kept until the node use changes (busy tests,
-        # failed walks) still hold: a start only takes nodes, so what found no room, even
-        # with every candidate removed, finds none now (a walk with the new job among its
-        # candidates reads other candidates, and is walked afresh).
+        # without a running job. The busy tests and failed walks mostly still hold: what
+        # found no room, even with every candidate removed, finds none on fewer nodes (a
+        # walk with the new job among its candidates reads other candidates, and is
+        # walked afresh); see _keep_over_start for the exception.
+        self._keep_over_start()
         self.free &= ~allocation.mask
         self.unrun &= ~allocation.mask
         return True

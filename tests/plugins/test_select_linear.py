@@ -393,25 +393,32 @@ def test_a_busy_test_is_remembered_only_while_nothing_it_read_changed() -> None:
 
 def test_a_busy_answer_under_a_node_limit_is_asked_again_after_a_start() -> None:
     """A start only takes nodes, yet under a node limit on nodes of several sizes it can
-    make room: 8 CPUs on at most 2 nodes of c1 (1 CPU), a1, a2 (4 each) fail, since the
-    best fit takes the run from its start (c1, a1); once a job holds c1, a1 and a2 give
-    them. The busy answer must not outlive that start."""
+    make room. 8 CPUs on at most 2 nodes, with a1 held: a2 (4 CPUs), c1 (1), a3 (4) form
+    one run, and the best fit takes a run from its start (a2, c1: 5 CPUs), so the job is
+    busy. Once a job holds c1, a2 and a3 are two runs and give the 8. The busy answer must
+    not outlive that start."""
     config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
-        "NodeName=c1 CPUs=1\nNodeName=a[1-2] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n"
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\nNodeName=a[1-2] CPUs=4\n"
+        "NodeName=c1 CPUs=1\nNodeName=a3 CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n"
     )
     cluster = Cluster.from_config(config)
     select = LinearSelect(PluginContext(config, "select/linear"))
     select.select_node_init(cluster)
+
+    def start(job_id: int, node: str) -> None:
+        holder = RealJob(job_id, JobRequest(), 0.0, "p")
+        holder.nodes = (node,)
+        holder.state = JobState.RUNNING
+        select.select_job_begin(holder, cluster)
+
     job = RealJob(1, JobRequest(min_nodes=1, max_nodes=2, ntasks=8), 0.0, "p")
     nodes = cluster.bitmap(cluster.mask_of(config.node_names))
+    start(2, "a1")
     assert _ask(select, job, nodes, [], cluster).status is SelectStatus.BUSY
-    holder = RealJob(2, JobRequest(), 0.0, "p")
-    holder.nodes = ("c1",)
-    holder.state = JobState.RUNNING
-    select.select_job_begin(holder, cluster)
+    assert select.busy_tests  # remembered
+    start(3, "c1")
     after = _ask(select, job, nodes, [], cluster)
-    assert after.status is SelectStatus.SUCCESS and after.nodes == ("a1", "a2")
+    assert after.status is SelectStatus.SUCCESS and after.nodes == ("a2", "a3")
 
 
 def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> None:

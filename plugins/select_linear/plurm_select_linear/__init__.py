@@ -644,6 +644,11 @@ class LinearSelect:
         )
         return SelectResult(_SUCCESS, chosen, victims)
 
+    def _nodes_needed(self, request: JobRequest) -> int:
+        """The fewest nodes any placement of ``request`` takes: its node count, and as many
+        as its CPUs fill on the widest node."""
+        return max(request.min_nodes, -(-request.cpus // self.widest))
+
     def _cannot_fit(
         self, job: Job, nodes: Sequence[str], order: Candidates, cluster: Cluster
     ) -> bool:
@@ -655,7 +660,7 @@ class LinearSelect:
         if not _on_bitmaps(nodes, job, share, self._memory(job, cluster)):
             return False
         request = job.request
-        need = max(request.min_nodes, -(-request.cpus // self.widest))
+        need = self._nodes_needed(request)
         within = nodes.mask
         # the walk's usable nodes: where nothing runs; for an exclusive job, where nothing is
         # at all (a suspended candidate still holds its nodes)
@@ -689,11 +694,9 @@ class LinearSelect:
             pool = _NamePool(self, job, nodes, use, share, memory, exclusive, cluster)
         used: list[Candidate] = []
         overlap: dict[int, int] = {}
-        # A placement takes usable nodes only: at least the job's node count, and as many as
-        # its CPUs fill on the widest node (a job sized by tasks, -n 256 on one-CPU nodes,
-        # needs 256). With fewer usable, placing is sure to fail and is not tried.
-        request = job.request
-        need = max(request.min_nodes, -(-request.cpus // self.widest))
+        # A placement takes usable nodes only, at least _nodes_needed of them (a job sized by
+        # tasks, -n 256 on one-CPU nodes, needs 256): with fewer, it is not tried.
+        need = self._nodes_needed(job.request)
         for candidate in order:
             allocation = self.jobs.get(candidate.job_id)
             if allocation is None:

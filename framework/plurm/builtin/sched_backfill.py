@@ -75,6 +75,11 @@ class _Profile:
     first opening, but when select refuses an opening, the next one offered can differ.
     Views are built in queue order, at the first job that searches each node set, so a
     pass is the same every time it runs on the same state.
+
+    A view's bitmaps are shifted down by the index of its lowest usable node: a partition
+    high in the node table then works on ints as wide as its own nodes, not as the table
+    up to them (each AND, count and copy of a Python int costs by its width). Openings
+    shift their nodes back.
     """
 
     def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
@@ -88,8 +93,9 @@ class _Profile:
             self.starts.append(when)
             self.free.append(self.free[-1] | ends[when])
             self._freed.append(ends[when])
-        # each view with how many of the reservations it has had applied
-        self._views: dict[int, tuple[list[float], list[int], list[int]]] = {}
+        # each view (its bitmaps shifted down by its lowest node's index, that index) with
+        # how many of the reservations it has had applied
+        self._views: dict[int, tuple[list[float], list[int], int, list[int]]] = {}
         self._reservations: list[tuple[float, float, int]] = []
         self._taken_now = 0  # the nodes of the reservations that start now
 
@@ -108,26 +114,28 @@ class _Profile:
             free |= self.free[index]
         return free | (self.free[last] & ~self._taken_now)
 
-    def view(self, usable: int) -> tuple[list[float], list[int]]:
-        """The segments seen by a job that may use the nodes of ``usable``: built at the
-        first call, then brought up to date with the reservations made since the last
-        call that touch them. (They are applied in the order they were made, as if each
-        had been applied when made: the same splits, the same segments. A view no later
-        job reads is then never updated for nothing.)"""
+    def view(self, usable: int) -> tuple[list[float], list[int], int]:
+        """The segments seen by a job that may use the nodes of ``usable``, their bitmaps
+        shifted down by the index of its lowest node (the third item): built at the first
+        call, then brought up to date with the reservations made since the last call that
+        touch them. (They are applied in the order they were made, as if each had been
+        applied when made: the same splits, the same segments. A view no later job reads
+        is then never updated for nothing.)"""
         view = self._views.get(usable)
         reservations = self._reservations
         if view is None:
-            starts, frees = self._build_view(usable)
-            self._views[usable] = (starts, frees, [len(reservations)])
-            return starts, frees
-        starts, frees, applied = view
+            low = (usable & -usable).bit_length() - 1 if usable else 0
+            starts, frees = self._build_view(usable, low)
+            self._views[usable] = (starts, frees, low, [len(reservations)])
+            return starts, frees, low
+        starts, frees, low, applied = view
         if applied[0] < len(reservations):
             for index in range(applied[0], len(reservations)):
                 start, end, nodes = reservations[index]
                 if nodes & usable:
-                    _take(starts, frees, start, end, nodes & usable)
+                    _take(starts, frees, start, end, (nodes & usable) >> low)
             applied[0] = len(reservations)
-        return starts, frees
+        return starts, frees, low
 
     def build_view(self, usable: int) -> None:
         """Build the view of ``usable`` now if it is not built yet (views are built in the
@@ -136,9 +144,9 @@ class _Profile:
         if usable not in self._views:
             self.view(usable)
 
-    def _build_view(self, usable: int) -> tuple[list[float], list[int]]:
+    def _build_view(self, usable: int, low: int) -> tuple[list[float], list[int]]:
         taken = [
-            (start, end, nodes & usable)
+            (start, end, (nodes & usable) >> low)
             for start, end, nodes in self._reservations
             if nodes & usable
         ]
@@ -150,23 +158,22 @@ class _Profile:
             kept = list(itertools.compress(range(len(freed)), map(usable.__and__, freed)))
             return (
                 [starts[0], *[starts[index] for index in kept]],
-                [frees[0] & usable, *[frees[index] & usable for index in kept]],
+                [(frees[0] & usable) >> low, *[(frees[index] & usable) >> low for index in kept]],
             )
-        if taken or usable == self.everything:  # a copy: views change with reservations
-            starts, frees = list(starts), [free & usable for free in frees]
-            for start, end, nodes in taken:
-                _take(starts, frees, start, end, nodes)
+        # a copy: views change with reservations
+        starts, frees = list(starts), [(free & usable) >> low for free in frees]
+        for start, end, nodes in taken:
+            _take(starts, frees, start, end, nodes)
         if usable == self.everything:
             return starts, frees  # every node: the base itself, segments unmerged
         merged_starts: list[float] = []
         merged_frees: list[int] = []
         last = -1
         for start, free in zip(starts, frees, strict=True):
-            mine = free & usable
-            if mine != last:
+            if free != last:
                 merged_starts.append(start)
-                merged_frees.append(mine)
-                last = mine
+                merged_frees.append(free)
+                last = free
         return merged_starts, merged_frees
 
     def reserve(self, start: float, end: float, nodes: int) -> None:
@@ -182,7 +189,7 @@ class _Profile:
         ``least`` usable nodes stay free for ``duration``, with those nodes. A start at the
         horizon itself is outside the window (recorded on 22.05: bf_window=1 plans nothing
         60 s ahead)."""
-        starts, frees = self.view(usable)  # (a view holds usable nodes only)
+        starts, frees, low = self.view(usable)  # (a view holds usable nodes only, shifted)
         count = len(starts)
         first = 0
         while first < count:
@@ -205,7 +212,7 @@ class _Profile:
                     break
                 index += 1
             else:
-                yield start, free
+                yield start, free << low
 
 
 def _take(starts: list[float], frees: list[int], start: float, end: float, nodes: int) -> None:

@@ -23,7 +23,10 @@ job that could start later by preempting reserves nothing for that start.
 
 Only starts now come out of a pass, so it plans only as far as the last job that could
 start now (or, with preemption, has any preemption candidate): the jobs after it would only
-reserve. When no job could, the pass builds no plan at all. Jobs whose node sets share no
+reserve. When no job could, the pass builds no plan at all. That last job comes down as the
+pass goes: a start takes nodes free now, and a reservation takes them from its start on,
+so a job whose free nodes are too few once the reservations starting within its run are
+taken out can no longer start now. Jobs whose node sets share no
 node, directly or through other jobs', never touch each other's plans, so that limit is
 taken per connected component of the node sets: a site's partitions that share no node plan
 apart, and one busy partition far down the queue no longer makes every partition plan its
@@ -571,6 +574,27 @@ class BackfillScheduler(BuiltinScheduler):
             within[duration] = (len(reserved), blocked)
             return blocked
 
+        def still_startable(group: int, position: int) -> int:
+            """The group's last job after ``position`` that can still start now, after a
+            reservation: a job starts now only on nodes free now that no reservation of the
+            pass takes within its run, and reservations only accumulate, so a job found
+            unable to stays unable for the rest of the pass (-1: none is left)."""
+            last = lasts[group]
+            if last <= position:
+                return last
+            positions = members[group]
+            index = bisect.bisect_left(positions, last)
+            while index >= 0:
+                at = positions[index]
+                if at <= position:
+                    break
+                _, usable, least, duration = plans[at]
+                mine = free_now & usable
+                if mine.bit_count() - (mine & reserved_within(duration)).bit_count() >= least:
+                    return at
+                index -= 1
+            return -1
+
         def preempting(job: Job, usable: int, least: int, duration: float) -> bool:
             """A job that cannot start now on free nodes may start by preempting, on nodes no
             earlier job of the pass reserved for its run. As Slurm documents for its
@@ -667,8 +691,10 @@ class BackfillScheduler(BuiltinScheduler):
                     starts.append(BackfillStart(job.job_id, result.nodes))
                     free_now = profile.free_now()
                     lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
-                    if preempt_test is None:
-                        limit = max(lasts)  # (lasts only come down: free nodes only go)
+                else:
+                    lasts[group] = still_startable(group, position)
+                if preempt_test is None:
+                    limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break
             if not opened:
                 noted = closed_now if now_only else hopeless

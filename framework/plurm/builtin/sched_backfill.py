@@ -590,7 +590,13 @@ class BackfillScheduler(BuiltinScheduler):
                     break
                 _, usable, least, duration = plans[at]
                 mine = free_now & usable
-                if mine.bit_count() - (mine & reserved_within(duration)).bit_count() >= least:
+                have = mine.bit_count()
+                # (all the reservations first: they take at least as many, and their union
+                # is one int; those starting within the run only when that says no)
+                if have >= least and (
+                    have - (mine & reserved_within(inf)).bit_count() >= least
+                    or have - (mine & reserved_within(duration)).bit_count() >= least
+                ):
                     return at
                 index -= 1
             return -1

@@ -576,9 +576,10 @@ class BackfillScheduler(BuiltinScheduler):
 
         def still_startable(group: int, position: int) -> int:
             """The group's last job after ``position`` that can still start now, after a
-            reservation: a job starts now only on nodes free now that no reservation of the
-            pass takes within its run, and reservations only accumulate, so a job found
-            unable to stays unable for the rest of the pass (-1: none is left)."""
+            start or a reservation: a job starts now only on nodes free now that no
+            reservation of the pass takes within its run; free nodes only go and
+            reservations only accumulate, so a job found unable to stays unable for the rest
+            of the pass, and the search goes back from the last answer (-1: none is left)."""
             last = lasts[group]
             if last <= position:
                 return last
@@ -696,9 +697,7 @@ class BackfillScheduler(BuiltinScheduler):
                 if start == now:
                     starts.append(BackfillStart(job.job_id, result.nodes))
                     free_now = profile.free_now()
-                    lasts[group] = _last_startable(plans, members[group], free_now, position + 1)
-                else:
-                    lasts[group] = still_startable(group, position)
+                lasts[group] = still_startable(group, position)
                 if preempt_test is None:
                     limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break

@@ -378,6 +378,37 @@ def test_backfill_starts_a_job_by_preempting_when_the_main_pass_cannot(
     assert queue(cluster) == {2: "R n2", 3: "PD (Resources)", 4: "R n1"}
 
 
+def test_backfill_preempts_beside_a_partition_whose_jobs_cannot(make_cluster: Make) -> None:
+    """The same, with a busy partition apart (n3) whose pending job has no candidate: the
+    pass plans two components, asks the core which partitions' jobs may preempt at all,
+    and must still find job 4, which may."""
+    text = PREEMPTING.replace("NodeName=n[1-2]", "NodeName=n[1-3]") + (
+        "PartitionName=other Nodes=n3 PriorityTier=1\n"
+    )
+    cluster = make_cluster(text)
+    cluster.command("sbatch -p other -t 60 --wrap='sleep 3000'")
+    cluster.command("sbatch -p other -t 60 --wrap='sleep 3000'")
+    cluster.command("sbatch -p low -t 30 --wrap='sleep 3000'")
+    cluster.command("sbatch -p high -w n2 -t 10 --wrap='sleep 600'")
+    cluster.run_until(2)
+    cluster.command("sbatch -p high -N2 -t 10 --wrap='sleep 600'")
+    cluster.command("sbatch -p high -N1 -t 2 --wrap='sleep 100'")
+    cluster.run_until(5)
+    assert queue(cluster) == {
+        1: "R n3",
+        2: "PD (Resources)",
+        3: "R n1",
+        4: "R n2",
+        5: "PD (Resources)",
+        6: "PD (Priority)",
+    }
+    cluster.run_until(31)  # the backfill pass at 30: job 6 preempts job 3
+    assert queue(cluster)[3] == "CG n1"
+    cluster.run_until(61)
+    assert queue(cluster)[6] == "R n1"
+    assert queue(cluster)[2] == "PD (Resources)"
+
+
 def test_backfill_does_not_preempt_into_a_reservation(make_cluster: Make) -> None:
     """Job 4 would run past job 3's planned start (1,801): it must not preempt."""
     cluster = _preempting_setup(make_cluster, PREEMPTING, limit=40)

@@ -514,6 +514,11 @@ class BackfillScheduler(BuiltinScheduler):
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
         may_preempt = view.may_preempt
+        # The partitions whose jobs cannot preempt at all (the core answers per partition):
+        # their jobs are not asked one by one, and a component of them only is not scanned.
+        barred: frozenset[str] = frozenset()
+        if view.preempt_test is not None and view.may_preempt_in is not None:
+            barred = frozenset(name for name in spans if not view.may_preempt_in(name))
         # may_preempt's answers for this pass: nothing starts or ends within it, so a job's
         # answer holds for the whole pass.
         preemptors: dict[int, bool] = {}
@@ -521,14 +526,27 @@ class BackfillScheduler(BuiltinScheduler):
         def has_candidates(job: Job) -> bool:
             known = preemptors.get(job.job_id)
             if known is None:
-                known = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
+                known = preemptors[job.job_id] = job.partition not in barred and (
+                    may_preempt is None or may_preempt(job)
+                )
             return known
 
         last_preemptors = [-1] * len(groups)  # (read only with preemption)
         if view.preempt_test is not None:
+            if len(spans) == 1:
+                scanned = [not (spans.keys() <= barred)] * len(groups)
+            else:
+                scanned = [False] * len(groups)
+                for name, group in group_of_partition.items():
+                    if name not in barred:
+                        scanned[group] = True
             for group, positions in enumerate(members):
+                if not scanned[group]:
+                    continue  # (every partition of it is barred)
                 for position in reversed(positions):
                     job = plans[position][0]
+                    if job.partition in barred:
+                        continue
                     answer = preemptors.get(job.job_id)  # (has_candidates, inlined)
                     if answer is None:
                         answer = preemptors[job.job_id] = may_preempt is None or may_preempt(job)

@@ -960,6 +960,7 @@ class Controller:
             expected_end=self._expected_end,
             preempt_test=self._preempt_test if self._preemption else None,
             may_preempt=self._may_preempt if self._preemption else None,
+            may_preempt_in=self._may_preempt_in if self._preemption else None,
         )
         starts = self.plugins.sched_backfill(jobs, view, self.cluster)
         self._note_required_unavailable()  # as if the plugin had read every job
@@ -994,6 +995,12 @@ class Controller:
         return self.plugins.select_job_test(
             job, nodes, SelectMode.RUN_NOW, candidates, self.cluster
         )
+
+    def _may_preempt_in(self, partition: str) -> bool:
+        """Backfill's question per partition: may any of its jobs have a preemption
+        candidate, that is, may some partition hold their victims? (No means
+        :meth:`_may_preempt` says no for each.)"""
+        return bool(self._victim_partitions(partition))
 
     def _may_preempt(self, job: Job) -> bool:
         """Backfill's cheap question: has ``job`` any preemption candidate now?"""

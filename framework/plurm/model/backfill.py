@@ -28,6 +28,9 @@ class BackfillView:
     the preemptable jobs). It changes nothing. ``may_preempt(job)``, present with it, is
     False when the job has no preemption candidate at all now, so that ``preempt_test``
     would find it busy whatever the nodes; it changes nothing either.
+    ``may_preempt_in(partition)``, present with them, is False when no job of the partition
+    can have a candidate (no partition may hold its victims): ``may_preempt`` is then False
+    for each of its jobs, which a pass need not ask one by one.
     """
 
     now: float
@@ -36,6 +39,7 @@ class BackfillView:
     expected_end: Callable[[Job], float | None]
     preempt_test: Callable[[Job, Sequence[str]], SelectResult] | None = None
     may_preempt: Callable[[Job], bool] | None = None
+    may_preempt_in: Callable[[str], bool] | None = None
 
 
 @attrs.frozen

@@ -409,6 +409,41 @@ def test_backfill_preempts_beside_a_partition_whose_jobs_cannot(make_cluster: Ma
     assert queue(cluster)[2] == "PD (Resources)"
 
 
+def test_backfill_preempts_in_two_components_each(make_cluster: Make) -> None:
+    """The scene twice, on n1-n2 and on n3-n4: each component's last job that may preempt
+    is found, not only the one the pass finds first (reading from the queue's end)."""
+    text = (
+        PREEMPTING.replace("NodeName=n[1-2]", "NodeName=n[1-4]")
+        .replace("PartitionName=low", "PartitionName=low1")
+        .replace("PartitionName=high", "PartitionName=high1")
+        + "PartitionName=low2 Nodes=n[3-4] PriorityTier=1\n"
+        + "PartitionName=high2 Nodes=n[3-4] PriorityTier=2 PreemptMode=OFF\n"
+    )
+    cluster = make_cluster(text)
+    for low, high, node in (("low1", "high1", "n2"), ("low2", "high2", "n4")):
+        cluster.command(f"sbatch -p {low} -t 30 --wrap='sleep 3000'")
+        cluster.command(f"sbatch -p {high} -w {node} -t 10 --wrap='sleep 600'")
+    cluster.run_until(2)
+    for high in ("high1", "high2"):
+        cluster.command(f"sbatch -p {high} -N2 -t 10 --wrap='sleep 600'")
+        cluster.command(f"sbatch -p {high} -N1 -t 2 --wrap='sleep 100'")
+    cluster.run_until(5)
+    assert queue(cluster) == {
+        1: "R n1",
+        2: "R n2",
+        3: "R n3",
+        4: "R n4",
+        5: "PD (Resources)",
+        6: "PD (Priority)",
+        7: "PD (Resources)",
+        8: "PD (Priority)",
+    }
+    cluster.run_until(31)  # the backfill pass at 30: jobs 6 and 8 preempt jobs 1 and 3
+    assert (queue(cluster)[1], queue(cluster)[3]) == ("CG n1", "CG n3")
+    cluster.run_until(61)
+    assert (queue(cluster)[6], queue(cluster)[8]) == ("R n1", "R n3")
+
+
 def test_backfill_does_not_preempt_into_a_reservation(make_cluster: Make) -> None:
     """Job 4 would run past job 3's planned start (1,801): it must not preempt."""
     cluster = _preempting_setup(make_cluster, PREEMPTING, limit=40)

@@ -238,20 +238,6 @@ def _split(starts: list[float], frees: list[int], when: float) -> int:
     return index
 
 
-def _last_startable(
-    plans: Sequence[tuple[Job, int, int, float]], positions: Sequence[int], free: int, first: int
-) -> int:
-    """The last of ``positions`` (plan indexes, ascending) from ``first`` on whose plan has
-    at least its least node count among the nodes ``free`` now (-1 when none has)."""
-    for position in reversed(positions):
-        if position < first:
-            break
-        _, usable, least, _ = plans[position]
-        if (free & usable).bit_count() >= least:
-            return position
-    return -1
-
-
 def _covered(sizes: list[tuple[int, float]] | None, least: int, duration: float) -> bool:
     """Whether ``sizes`` (node counts and durations that found no opening) hold one of at
     most ``least`` nodes for at most ``duration``: a size that large finds none either."""
@@ -443,8 +429,17 @@ class BackfillScheduler(BuiltinScheduler):
         usable = free_usable = 0
         free_counts: dict[tuple[str, tuple[str, ...]], int] = {}
         last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
+        fits: dict[str, int] = {}  # the same per partition
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
+        parts: list[str] = []  # each planned job's partition
+        # With preemption, the partitions whose jobs cannot preempt at all (the core answers
+        # per partition): their jobs are not asked one by one. The positions of the others'
+        # jobs, and whether the last key read is barred:
+        may_preempt_in = view.may_preempt_in if view.preempt_test is not None else None
+        barred: set[str] = set()
+        open_positions: list[int] = []
+        key_barred = False
         for job in jobs[: memo.max_job_test]:
             size = sizes.get(job.job_id)
             request = job.request
@@ -472,10 +467,16 @@ class BackfillScheduler(BuiltinScheduler):
                 if usable < 0:
                     usable = usable_masks[key] = mask_of(view.usable_nodes(job))
                     free_counts[key] = (free_now & usable).bit_count()
+                    if may_preempt_in is not None and not may_preempt_in(size[2]):
+                        barred.add(size[2])
                 free_usable = free_counts[key]
+                key_barred = size[2] in barred
                 last_key = key
             if free_usable >= size[4]:
-                last_fit = len(plans)
+                last_fit = fits[size[2]] = len(plans)
+            if not key_barred:
+                open_positions.append(len(plans))
+            parts.append(size[2])
             plans.append((job, usable, size[4], size[5]))
         if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
             memo.sizes = {job.job_id: sizes[job.job_id] for job, _, _, _ in plans}
@@ -495,7 +496,7 @@ class BackfillScheduler(BuiltinScheduler):
             groups = [*spans.values(), 0] if any(spans.values()) else [0]
             group_of = [0] * len(plans)
             members = [range(len(plans)), ()][: len(groups)]
-            # (what _last_startable would find over every job: the loop above noted it)
+            # (its last job with enough of its nodes free now: the loop above noted it)
             lasts = [last_fit, -1][: len(groups)]
         else:
             groups = _components(spans.values())
@@ -504,21 +505,21 @@ class BackfillScheduler(BuiltinScheduler):
                 for name, span in spans.items()
             }
             groups.append(0)  # partitions without a usable node: they plan nothing, alone
-            group_of = [group_of_partition[job.partition] for job, _, _, _ in plans]
+            group_of = list(map(group_of_partition.__getitem__, parts))
             grouped: list[list[int]] = [[] for _ in groups]
             for position, group in enumerate(group_of):
                 grouped[group].append(position)
             members = [*grouped]
-            lasts = [_last_startable(plans, positions, free_now, 0) for positions in members]
+            # each group's last job with enough of its nodes free now (the loop above noted
+            # each partition's)
+            lasts = [-1] * len(groups)
+            for name, position in fits.items():
+                if position > lasts[group_of_partition[name]]:
+                    lasts[group_of_partition[name]] = position
         # With preemption, a job may also start by preempting; the jobs after the last one
         # that has any candidate at all, and after the last that could start on free nodes,
         # would only reserve too.
         may_preempt = view.may_preempt
-        # The partitions whose jobs cannot preempt at all (the core answers per partition):
-        # their jobs are not asked one by one, and a component of them only is not scanned.
-        barred: frozenset[str] = frozenset()
-        if view.preempt_test is not None and view.may_preempt_in is not None:
-            barred = frozenset(name for name in spans if not view.may_preempt_in(name))
         # may_preempt's answers for this pass: nothing starts or ends within it, so a job's
         # answer holds for the whole pass.
         preemptors: dict[int, bool] = {}
@@ -532,26 +533,22 @@ class BackfillScheduler(BuiltinScheduler):
             return known
 
         last_preemptors = [-1] * len(groups)  # (read only with preemption)
-        if view.preempt_test is not None:
-            if len(spans) == 1:
-                scanned = [not (spans.keys() <= barred)] * len(groups)
-            else:
-                scanned = [False] * len(groups)
-                for name, group in group_of_partition.items():
-                    if name not in barred:
-                        scanned[group] = True
-            for group, positions in enumerate(members):
-                if not scanned[group]:
-                    continue  # (every partition of it is barred)
-                for position in reversed(positions):
-                    job = plans[position][0]
-                    if job.partition in barred:
-                        continue
-                    answer = preemptors.get(job.job_id)  # (has_candidates, inlined)
-                    if answer is None:
-                        answer = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
-                    if answer:
-                        last_preemptors[group] = position
+        if view.preempt_test is not None and open_positions:
+            # each group's last job that has a candidate, read from the end among the jobs
+            # of partitions not barred, until every group with such jobs has its answer
+            unanswered = len({group_of[position] for position in open_positions})
+            for position in reversed(open_positions):
+                group = group_of[position]
+                if last_preemptors[group] >= 0:
+                    continue
+                job = plans[position][0]
+                answer = preemptors.get(job.job_id)  # (has_candidates, inlined)
+                if answer is None:
+                    answer = preemptors[job.job_id] = may_preempt is None or may_preempt(job)
+                if answer:
+                    last_preemptors[group] = position
+                    unanswered -= 1
+                    if not unanswered:
                         break
         # beyond the last job to plan in any component, nothing is left to plan
         limit = max(lasts)  # (groups has at least one member: lasts is never empty)

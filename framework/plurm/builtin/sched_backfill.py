@@ -43,6 +43,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from operator import or_ as _or
 
 import attrs
 
@@ -85,17 +86,19 @@ class _Profile:
     shift their nodes back.
     """
 
-    def __init__(self, now: float, everything: int, ends: dict[float, int]) -> None:
+    def __init__(
+        self, now: float, everything: int, ends: dict[float, int], held: int | None = None
+    ) -> None:
+        """``ends``: the nodes freed at each time (no node at two); ``held``: their union,
+        if the caller has it (nodes outside ``everything`` may be in it too)."""
         self.everything = everything
-        self.starts = [now]
-        self.free = [everything & ~_union(ends.values())]
-        # the nodes each segment after the first frees: no two share a node, and none is
-        # free before (the ends give each node to one time)
-        self._freed = [0]
-        for when in sorted(ends):
-            self.starts.append(when)
-            self.free.append(self.free[-1] | ends[when])
-            self._freed.append(ends[when])
+        self.starts = [now, *sorted(ends)]
+        # The nodes each segment frees: the first, those free from now on; no two share a
+        # node (the ends give each node to one time). A segment's free nodes are the union
+        # of its own and the earlier ones', worked out per view, on the view's own nodes
+        # (the base's unions would be whole-table ints, most never read).
+        self._freed = [everything & ~(_union(ends.values()) if held is None else held)]
+        self._freed.extend(map(ends.__getitem__, itertools.islice(self.starts, 1, None)))
         # each view (its bitmaps shifted down by its lowest node's index, that index) with
         # how many of the reservations it has had applied
         self._views: dict[int, tuple[list[float], list[int], int, list[int]]] = {}
@@ -107,15 +110,15 @@ class _Profile:
         them. (More than one segment may start now: a running job can be due to end this
         very second; a reservation from now takes its nodes from the last of them.)"""
         now = self.starts[0]
-        free = 0
-        last = 0
-        for index, start in enumerate(self.starts):
-            if start != now:
+        freed = self._freed
+        before = 0  # the nodes free in the segments before the last that starts now
+        last = freed[0]  # the last's
+        for index in range(1, len(freed)):
+            if self.starts[index] != now:
                 break
-            last = index
-        for index in range(last):
-            free |= self.free[index]
-        return free | (self.free[last] & ~self._taken_now)
+            before = last
+            last |= freed[index]
+        return before | (last & ~self._taken_now)
 
     def view(self, usable: int) -> tuple[list[float], list[int], int]:
         """The segments seen by a job that may use the nodes of ``usable``, their bitmaps
@@ -153,18 +156,22 @@ class _Profile:
             for start, end, nodes in self._reservations
             if nodes & usable
         ]
-        starts, frees = self.starts, self.free
+        starts, freed = self.starts, self._freed
         if not taken and usable != self.everything:
             # The base restricted to the usable nodes changes exactly where a segment frees
             # one of them: keep the first segment and those (the merge below, in one pass).
-            freed = self._freed
-            kept = list(itertools.compress(range(len(freed)), map(usable.__and__, freed)))
-            return (
-                [starts[0], *[starts[index] for index in kept]],
-                [(frees[0] & usable) >> low, *[(frees[index] & usable) >> low for index in kept]],
-            )
+            free = (freed[0] & usable) >> low
+            view_starts, view_frees = [starts[0]], [free]
+            for index in itertools.compress(
+                range(1, len(freed)), map(usable.__and__, itertools.islice(freed, 1, None))
+            ):
+                free |= (freed[index] & usable) >> low
+                view_starts.append(starts[index])
+                view_frees.append(free)
+            return view_starts, view_frees
         # a copy: views change with reservations
-        starts, frees = list(starts), [(free & usable) >> low for free in frees]
+        starts = list(starts)
+        frees = list(itertools.accumulate([(nodes & usable) >> low for nodes in freed], _or))
         for start, end, nodes in taken:
             _take(starts, frees, start, end, nodes)
         if usable == self.everything:
@@ -556,7 +563,7 @@ class BackfillScheduler(BuiltinScheduler):
             limit = max(limit, *last_preemptors)
         if limit < 0:
             return starts  # no job could start now: the plan would only hold reservations
-        profile = _Profile(now, everything, ends)
+        profile = _Profile(now, everything, ends, claimed)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = _SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job

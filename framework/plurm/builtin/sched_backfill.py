@@ -387,7 +387,9 @@ class BackfillScheduler(BuiltinScheduler):
         bitmaps = memo.bitmaps
         held_states = _HELD_STATES
         for state in held_states:
-            for job in cluster.jobs_unordered(state):
+            in_state = cluster.jobs_unordered(state)
+            count += len(in_state)
+            for job in in_state:
                 when = expected_end(job)
                 if when is None:
                     end = inf
@@ -399,8 +401,8 @@ class BackfillScheduler(BuiltinScheduler):
                 known = bitmaps.get(job.job_id)
                 if known is None or known[0] is not nodes:
                     known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
-                held[end] = held.get(end, 0) | known[1]
-                count += 1
+                before = held.get(end)  # (0 | mask would copy the mask)
+                held[end] = known[1] if before is None else before | known[1]
         if len(bitmaps) > count + _MEMO_SLACK:  # only the jobs held now
             memo.bitmaps = {
                 job.job_id: bitmaps[job.job_id]

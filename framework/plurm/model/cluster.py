@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Set
 
 import attrs
 
@@ -283,7 +283,7 @@ class Cluster:
         self._in_states.clear()
         self._by_partition.clear()
 
-    def jobs_unordered(self, state: JobState) -> Iterable[Job]:
+    def jobs_unordered(self, state: JobState) -> Collection[Job]:
         """Jobs in ``state``, in no particular order (cheaper than :meth:`jobs_in`)."""
         return self._by_state.get(state, {}).values()
 

@@ -437,18 +437,20 @@ class BackfillScheduler(BuiltinScheduler):
         last_key: object = None
         usable = free_usable = 0
         free_counts: dict[tuple[str, tuple[str, ...]], int] = {}
-        last_fit = -1  # the last job with enough of its nodes free now (see lasts below)
-        fits: dict[str, int] = {}  # the same per partition
+        # each partition's last job with enough of its nodes free now (see lasts below)
+        fits: dict[str, int] = {}
         spans: dict[str, int] = {}
         plans: list[tuple[Job, int, int, float]] = []
         parts: list[str] = []  # each planned job's partition
         # With preemption, the partitions whose jobs cannot preempt at all (the core answers
         # per partition): their jobs are not asked one by one. The positions of the others'
-        # jobs, and whether the last key read is barred:
-        may_preempt_in = view.may_preempt_in if view.preempt_test is not None else None
+        # jobs, and whether the last key read is one of theirs (never without preemption:
+        # nothing reads the positions then):
+        preempting_on = view.preempt_test is not None
+        may_preempt_in = view.may_preempt_in if preempting_on else None
         barred: set[str] = set()
         open_positions: list[int] = []
-        key_barred = False
+        key_open = False
         for job in jobs[: memo.max_job_test]:
             size = sizes.get(job.job_id)
             request = job.request
@@ -479,11 +481,11 @@ class BackfillScheduler(BuiltinScheduler):
                     if may_preempt_in is not None and not may_preempt_in(size[2]):
                         barred.add(size[2])
                 free_usable = free_counts[key]
-                key_barred = size[2] in barred
+                key_open = preempting_on and size[2] not in barred
                 last_key = key
             if free_usable >= size[4]:
-                last_fit = fits[size[2]] = len(plans)
-            if not key_barred:
+                fits[size[2]] = len(plans)
+            if key_open:
                 open_positions.append(len(plans))
             parts.append(size[2])
             plans.append((job, usable, size[4], size[5]))
@@ -506,7 +508,7 @@ class BackfillScheduler(BuiltinScheduler):
             group_of = [0] * len(plans)
             members = [range(len(plans)), ()][: len(groups)]
             # (its last job with enough of its nodes free now: the loop above noted it)
-            lasts = [last_fit, -1][: len(groups)]
+            lasts = [max(fits.values(), default=-1), -1][: len(groups)]
         else:
             groups = _components(spans.values())
             group_of_partition = {
@@ -542,7 +544,7 @@ class BackfillScheduler(BuiltinScheduler):
             return known
 
         last_preemptors = [-1] * len(groups)  # (read only with preemption)
-        if view.preempt_test is not None and open_positions:
+        if open_positions:  # (only with preemption)
             # each group's last job that has a candidate, read from the end among the jobs
             # of partitions not barred, until every group with such jobs has its answer
             unanswered = len({group_of[position] for position in open_positions})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -250,7 +251,6 @@ def test_backfill_starts_the_jobs_the_plain_algorithm_starts(reserve: int, share
     tables list the nodes in other orders, with job ids and node tuples that recur: what it
     keeps from pass to pass (each job's sizes, each held job's nodes as a bitmap) must
     never outlive what it was worked out from."""
-    import random
 
     from plurm.builtin.sched_backfill import BackfillScheduler
     from plurm.model.backfill import BackfillView
@@ -471,7 +471,6 @@ def _random_replay(
     """Up to three sbatch every ``every`` seconds for ``span`` seconds (random partition,
     -N, -t and run time, from ``seed``), then the cluster runs until ``until``: each job's
     state, start, nodes and restarts."""
-    import random
 
     rng = random.Random(seed)
     cluster = make_cluster(text)
@@ -848,3 +847,72 @@ def test_a_job_moved_to_another_partition_plans_on_that_partition_s_nodes() -> N
     assert plugin.sched_backfill([ahead, waiting], view, cluster) == [
         BackfillStart(3, ("b1", "b2"))
     ]
+
+
+HELD_ENDS = """
+SchedulerType=sched/backfill
+SelectType=select/linear
+PreemptType=preempt/partition_prio
+PreemptMode=SUSPEND,GANG
+SchedulerTimeSlice=60
+JobRequeue=1
+KillWait=5
+NodeName=n[1-6] CPUs=1 RealMemory=1000
+PartitionName=low Nodes=n[1-3] Default=YES PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=mid Nodes=n[4-6] PriorityTier=1 PreemptMode=SUSPEND OverSubscribe=FORCE:1
+PartitionName=high Nodes=n[1-6] PriorityTier=2 PreemptMode=OFF
+"""
+
+
+def test_the_held_ends_the_core_keeps_are_the_expected_ends(
+    make_cluster: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``BackfillView.held_ends`` gives every job holding nodes, with ``expected_end`` (an
+    end before now standing for now), at every pass of a seeded session in which jobs
+    start, end early, overrun their limits, are requeued, suspended and resumed, and
+    complete. The core keeps running jobs' ends as they start and resume, so a path that
+    forgot to would show here."""
+    from plurm.controller import controller as controller_module
+    from plurm.model.backfill import BackfillView
+    from plurm.model.job import JobState
+
+    held_states = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+    seen: dict[JobState, int] = dict.fromkeys(held_states, 0)
+    passes = 0
+
+    def checked(**fields: object) -> BackfillView:
+        nonlocal passes
+        view = BackfillView(**fields)  # type: ignore[arg-type]
+        assert view.held_ends is not None
+        now = view.now
+        given = {}
+        for job, when in view.held_ends():
+            assert job.job_id not in given
+            given[job.job_id] = now if when is not None and when < now else when
+        expected = {}
+        for state in held_states:
+            for job in cluster.controller.cluster.jobs_unordered(state):
+                expected[job.job_id] = view.expected_end(job)
+                seen[state] += 1
+        assert given == expected
+        passes += 1
+        return view
+
+    monkeypatch.setattr(controller_module, "BackfillView", checked)
+    cluster = make_cluster(HELD_ENDS)
+    rng = random.Random(7)
+    for second in range(0, 4 * 3600, 45):
+        cluster.run_until(second)
+        partition = rng.choice(["low", "low", "mid", "mid", "high"])
+        nodes = rng.randint(1, 3)
+        limit = rng.randint(1, 20)
+        # some run past their limit (TIMEOUT), the rest end early
+        run = rng.randint(30, limit * 60 + 120)
+        cluster.command(f"sbatch -p {partition} -N{nodes} -t {limit} --wrap='sleep {run}'")
+    cluster.run_until(6 * 3600)
+    assert passes > 100
+    assert all(count > 0 for count in seen.values()), seen
+    model = cluster.controller.cluster
+    jobs = [model.job(job_id) for job_id in range(1, 4 * 80 + 1)]
+    assert any(job.restarts for job in jobs)  # requeued
+    assert any(job.state is JobState.TIMEOUT for job in jobs)

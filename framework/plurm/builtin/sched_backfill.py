@@ -380,29 +380,33 @@ class BackfillScheduler(BuiltinScheduler):
         # bf_resolution: they round up.
         expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
         held: dict[float, int] = {}  # the nodes of the jobs held, by their rounded end
-        count = 0
         # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
         # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
         # holds the tuple, so no other tuple can take its id while the entry lives.
         bitmaps = memo.bitmaps
         held_states = _HELD_STATES
-        for state in held_states:
-            in_state = cluster.jobs_unordered(state)
-            count += len(in_state)
-            for job in in_state:
-                when = expected_end(job)
-                if when is None:
-                    end = inf
-                elif when > now:
-                    end = now + ceil((when - now) / resolution) * resolution
-                else:
-                    end = now
-                nodes = job.held_nodes
-                known = bitmaps.get(job.job_id)
-                if known is None or known[0] is not nodes:
-                    known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
-                before = held.get(end)  # (0 | mask would copy the mask)
-                held[end] = known[1] if before is None else before | known[1]
+        count = sum(len(cluster.jobs_unordered(state)) for state in held_states)
+        if view.held_ends is not None:
+            held_ends = view.held_ends()  # (the core keeps running jobs' ends)
+        else:
+            held_ends = (
+                (job, expected_end(job))
+                for state in held_states
+                for job in cluster.jobs_unordered(state)
+            )
+        for job, when in held_ends:
+            if when is None:
+                end = inf
+            elif when > now:
+                end = now + ceil((when - now) / resolution) * resolution
+            else:
+                end = now
+            nodes = job.held_nodes
+            known = bitmaps.get(job.job_id)
+            if known is None or known[0] is not nodes:
+                known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
+            before = held.get(end)  # (0 | mask would copy the mask)
+            held[end] = known[1] if before is None else before | known[1]
         if len(bitmaps) > count + _MEMO_SLACK:  # only the jobs held now
             memo.bitmaps = {
                 job.job_id: bitmaps[job.job_id]

@@ -41,6 +41,7 @@ resumed since.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
@@ -204,6 +205,12 @@ class Controller:
         #: pending job another reason or partition must go through _file or _try_start,
         #: or a whole-queue pass would leave that job's reason as it is.
         self._unsettled: dict[int, Job] = {}
+        #: Each running job with the time it reaches its time limit (None: no limit), kept
+        #: as it starts and resumes: a running job's limit end does not move with the clock,
+        #: so backfill's pass need not ask for it job by job (see _held_ends). Nothing
+        #: changes a running job's time limit, start or suspension figures but _start,
+        #: _suspend, _resume and _kill, which all change its state too.
+        self._running_ends: dict[int, tuple[Job, float | None]] = {}
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
@@ -240,6 +247,10 @@ class Controller:
         if old is _PENDING:
             self._refusals.pop(job.job_id, None)
         self.cluster.set_state(job, state)
+        if old is _RUNNING:
+            del self._running_ends[job.job_id]
+        elif state is _RUNNING:
+            self._running_ends[job.job_id] = (job, self._limit_end(job))
         if old is _PENDING or state is _PENDING:
             self._file(job)
         victims = self._victims
@@ -958,6 +969,7 @@ class Controller:
             usable_nodes=self._usable_nodes,
             test_only=self.plugins.select_test_only_for(self.cluster),
             expected_end=self._expected_end,
+            held_ends=self._held_ends,
             preempt_test=self._preempt_test if self._preemption else None,
             may_preempt=self._may_preempt if self._preemption else None,
             may_preempt_in=self._may_preempt_in if self._preemption else None,
@@ -1084,6 +1096,31 @@ class Controller:
             ran = job.run_time(now)
         left = limit * 60 - ran
         return now + (left if left > 0.0 else 0.0)
+
+    @staticmethod
+    def _limit_end(job: Job) -> float | None:
+        """When a job that runs from now on reaches its time limit: :meth:`_expected_end`
+        while that is later than now, worked out without the clock."""
+        limit = job.time_limit
+        if limit is None:
+            return None
+        resumed = job.suspend_time if job.suspend_time is not None else job.start_time
+        assert resumed is not None  # (a running job has started)
+        return resumed + (limit * 60 - job.pre_suspend_time)
+
+    def _held_ends(self) -> Iterator[tuple[Job, float | None]]:
+        """Backfill's question: every job holding nodes with its :meth:`_expected_end`,
+        except that a running job's end may come before now (standing for now). Running
+        jobs' ends come from ``_running_ends`` as they are (chained, not yielded one by
+        one); the few suspended and completing jobs' ends, which move with the clock, are
+        worked out."""
+        return itertools.chain(self._running_ends.values(), self._moving_ends())
+
+    def _moving_ends(self) -> Iterator[tuple[Job, float | None]]:
+        expected_end = self._expected_end
+        for state in (_SUSPENDED, _COMPLETING):
+            for job in self.cluster.jobs_unordered(state):
+                yield job, expected_end(job)
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -31,6 +31,12 @@ class BackfillView:
     ``may_preempt_in(partition)``, present with them, is False when no job of the partition
     can have a candidate (no partition may hold its victims): ``may_preempt`` is then False
     for each of its jobs, which a pass need not ask one by one.
+
+    ``held_ends()``, optional, gives every job holding nodes (running, suspended or
+    completing) with its ``expected_end``, as one pass over the jobs; an end before ``now``
+    stands for ``now``. The core keeps running jobs' ends as they start, so that a pass over
+    thousands of running jobs does not ask for each end in turn. Without it, a plugin asks
+    ``expected_end`` of each job it finds in those states.
     """
 
     now: float
@@ -40,6 +46,7 @@ class BackfillView:
     preempt_test: Callable[[Job, Sequence[str]], SelectResult] | None = None
     may_preempt: Callable[[Job], bool] | None = None
     may_preempt_in: Callable[[str], bool] | None = None
+    held_ends: Callable[[], Iterable[tuple[Job, float | None]]] | None = None
 
 
 @attrs.frozen

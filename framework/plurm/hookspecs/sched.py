@@ -107,9 +107,10 @@ def sched_backfill(
         core reads from the queue only as far as it is indexed (``jobs[:n]`` reads n jobs;
         ``len()`` reads all), good for this call only.
     :param view: the time, the usable nodes of a job, a select test on a node set as if it
-        were idle, and the expected end of running jobs; with preemption on, the preemption
-        questions too (``preempt_test``, ``may_preempt``, ``may_preempt_in``: see
-        ``BackfillView``).
+        were idle, and the expected end of running jobs (one by one, ``expected_end``, or
+        all held jobs with their ends at once, ``held_ends``); with preemption on, the
+        preemption questions too (``preempt_test``, ``may_preempt``, ``may_preempt_in``:
+        see ``BackfillView``).
     :returns: the jobs to start, each with its nodes, in the order to start them. The core
         starts each one whose nodes the select plugin still grants. Exclusive.
     Purity: pure; plans (reservations) live only inside one call.

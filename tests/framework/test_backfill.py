@@ -868,10 +868,10 @@ def test_the_held_ends_the_core_keeps_are_the_expected_ends(
     make_cluster: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``BackfillView.held_ends`` gives every job holding nodes, with ``expected_end`` (an
-    end before now standing for now), at every pass of a seeded session in which jobs
-    start, end early, overrun their limits, are requeued, suspended and resumed, and
-    complete. The core keeps running jobs' ends as they start and resume, so a path that
-    forgot to would show here."""
+    end before now standing for now) and the bitmap of its held nodes, at every pass of a
+    seeded session in which jobs start, end early, overrun their limits, are requeued,
+    suspended and resumed, and complete. The core keeps running jobs' ends and bitmaps as
+    they start and resume, so a path that forgot to would show here."""
     from plurm.controller import controller as controller_module
     from plurm.model.backfill import BackfillView
     from plurm.model.job import JobState
@@ -885,14 +885,15 @@ def test_the_held_ends_the_core_keeps_are_the_expected_ends(
         view = BackfillView(**fields)  # type: ignore[arg-type]
         assert view.held_ends is not None
         now = view.now
+        model = cluster.controller.cluster
         given = {}
-        for job, when in view.held_ends():
+        for job, when, mask in view.held_ends():
             assert job.job_id not in given
-            given[job.job_id] = now if when is not None and when < now else when
+            given[job.job_id] = (now if when is not None and when < now else when, mask)
         expected = {}
         for state in held_states:
-            for job in cluster.controller.cluster.jobs_unordered(state):
-                expected[job.job_id] = view.expected_end(job)
+            for job in model.jobs_unordered(state):
+                expected[job.job_id] = (view.expected_end(job), model.mask_of(job.held_nodes))
                 seen[state] += 1
         assert given == expected
         passes += 1

@@ -321,8 +321,6 @@ class _Kept:
     max_job_test: int
     #: The sizes of the jobs recent passes read, by job id.
     sizes: dict[int, _Size] = attrs.Factory(dict)
-    #: The nodes recent passes' held jobs held, as a tuple and as a bitmap, by job id.
-    bitmaps: dict[int, tuple[tuple[str, ...], int]] = attrs.Factory(dict)
     #: One key object per usable-nodes key, so that a pass can tell two jobs' keys the same
     #: by identity (hashing a tuple costs more).
     usable_keys: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = attrs.Factory(
@@ -378,41 +376,27 @@ class BackfillScheduler(BuiltinScheduler):
         # Each node is busy until the latest end of the jobs on it: take the jobs latest
         # end first, and give each end the nodes no later job has claimed. Ends are kept at
         # bf_resolution: they round up.
-        expected_end, mask_of, ceil, inf = view.expected_end, cluster.mask_of, math.ceil, math.inf
+        mask_of, ceil, inf = cluster.mask_of, math.ceil, math.inf
         held: dict[float, int] = {}  # the nodes of the jobs held, by their rounded end
-        # Each held job's nodes as a bitmap, kept from pass to pass while they are the same
-        # tuple (hashing a wide job's node names, pass after pass, costs more). The memo
-        # holds the tuple, so no other tuple can take its id while the entry lives.
-        bitmaps = memo.bitmaps
-        held_states = _HELD_STATES
-        count = sum(len(cluster.jobs_unordered(state)) for state in held_states)
+        held_ends: Iterable[tuple[Job, float | None, int]]
         if view.held_ends is not None:
-            held_ends = view.held_ends()  # (the core keeps running jobs' ends)
+            held_ends = view.held_ends()  # (the core keeps running jobs' ends and bitmaps)
         else:
+            expected_end = view.expected_end
             held_ends = (
-                (job, expected_end(job))
-                for state in held_states
+                (job, expected_end(job), mask_of(job.held_nodes))
+                for state in _HELD_STATES
                 for job in cluster.jobs_unordered(state)
             )
-        for job, when in held_ends:
+        for _, when, mask in held_ends:
             if when is None:
                 end = inf
             elif when > now:
                 end = now + ceil((when - now) / resolution) * resolution
             else:
                 end = now
-            nodes = job.held_nodes
-            known = bitmaps.get(job.job_id)
-            if known is None or known[0] is not nodes:
-                known = bitmaps[job.job_id] = (nodes, mask_of(nodes))
             before = held.get(end)  # (0 | mask would copy the mask)
-            held[end] = known[1] if before is None else before | known[1]
-        if len(bitmaps) > count + _MEMO_SLACK:  # only the jobs held now
-            memo.bitmaps = {
-                job.job_id: bitmaps[job.job_id]
-                for state in held_states
-                for job in cluster.jobs_unordered(state)
-            }
+            held[end] = mask if before is None else before | mask
         # Latest end first: each end gets its jobs' nodes less those of later ends.
         ends: dict[float, int] = {}
         claimed = 0

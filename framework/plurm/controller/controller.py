@@ -205,12 +205,12 @@ class Controller:
         #: pending job another reason or partition must go through _file or _try_start,
         #: or a whole-queue pass would leave that job's reason as it is.
         self._unsettled: dict[int, Job] = {}
-        #: Each running job with the time it reaches its time limit (None: no limit), kept
-        #: as it starts and resumes: a running job's limit end does not move with the clock,
-        #: so backfill's pass need not ask for it job by job (see _held_ends). Nothing
-        #: changes a running job's time limit, start or suspension figures but _start,
-        #: _suspend, _resume and _kill, which all change its state too.
-        self._running_ends: dict[int, tuple[Job, float | None]] = {}
+        #: Each running job with the time it reaches its time limit (None: no limit) and
+        #: its nodes as a bitmap, kept as it starts and resumes: neither moves with the
+        #: clock, so backfill's pass need not work them out job by job (see _held_ends).
+        #: Nothing changes a running job's time limit, start, suspension figures or nodes
+        #: but _start, _suspend, _resume and _kill, which all change its state too.
+        self._running_ends: dict[int, tuple[Job, float | None, int]] = {}
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
@@ -250,7 +250,11 @@ class Controller:
         if old is _RUNNING:
             del self._running_ends[job.job_id]
         elif state is _RUNNING:
-            self._running_ends[job.job_id] = (job, self._limit_end(job))
+            self._running_ends[job.job_id] = (
+                job,
+                self._limit_end(job),
+                self.cluster.mask_of(job.held_nodes),
+            )
         if old is _PENDING or state is _PENDING:
             self._file(job)
         victims = self._victims
@@ -1108,19 +1112,20 @@ class Controller:
         assert resumed is not None  # (a running job has started)
         return resumed + (limit * 60 - job.pre_suspend_time)
 
-    def _held_ends(self) -> Iterator[tuple[Job, float | None]]:
-        """Backfill's question: every job holding nodes with its :meth:`_expected_end`,
-        except that a running job's end may come before now (standing for now). Running
-        jobs' ends come from ``_running_ends`` as they are (chained, not yielded one by
-        one); the few suspended and completing jobs' ends, which move with the clock, are
-        worked out."""
+    def _held_ends(self) -> Iterator[tuple[Job, float | None, int]]:
+        """Backfill's question: every job holding nodes with its :meth:`_expected_end`
+        (except that a running job's end may come before now, standing for now) and the
+        bitmap of the nodes it holds. Running jobs' come from ``_running_ends`` as they are
+        (chained, not yielded one by one); those of the few suspended and completing jobs,
+        whose ends move with the clock and whose nodes go as they complete, are worked
+        out."""
         return itertools.chain(self._running_ends.values(), self._moving_ends())
 
-    def _moving_ends(self) -> Iterator[tuple[Job, float | None]]:
-        expected_end = self._expected_end
+    def _moving_ends(self) -> Iterator[tuple[Job, float | None, int]]:
+        expected_end, mask_of = self._expected_end, self.cluster.mask_of
         for state in (_SUSPENDED, _COMPLETING):
             for job in self.cluster.jobs_unordered(state):
-                yield job, expected_end(job)
+                yield job, expected_end(job), mask_of(job.held_nodes)
 
     def _usable_nodes(self, job: Job) -> NodeBitmap:
         """The nodes of the job's partition that are up and not excluded, as a bitmap (which

@@ -33,9 +33,10 @@ class BackfillView:
     for each of its jobs, which a pass need not ask one by one.
 
     ``held_ends()``, optional, gives every job holding nodes (running, suspended or
-    completing) with its ``expected_end``, as one pass over the jobs; an end before ``now``
-    stands for ``now``. The core keeps running jobs' ends as they start, so that a pass over
-    thousands of running jobs does not ask for each end in turn. Without it, a plugin asks
+    completing) with its ``expected_end`` and the bitmap of its ``held_nodes``
+    (``Cluster.mask_of``), as one pass over the jobs; an end before ``now`` stands for
+    ``now``. The core keeps running jobs' ends and bitmaps as they start, so that a pass over
+    thousands of running jobs does not work them out in turn. Without it, a plugin asks
     ``expected_end`` of each job it finds in those states.
     """
 
@@ -46,7 +47,7 @@ class BackfillView:
     preempt_test: Callable[[Job, Sequence[str]], SelectResult] | None = None
     may_preempt: Callable[[Job], bool] | None = None
     may_preempt_in: Callable[[str], bool] | None = None
-    held_ends: Callable[[], Iterable[tuple[Job, float | None]]] | None = None
+    held_ends: Callable[[], Iterable[tuple[Job, float | None, int]]] | None = None
 
 
 @attrs.frozen

@@ -108,9 +108,9 @@ def sched_backfill(
         ``len()`` reads all), good for this call only.
     :param view: the time, the usable nodes of a job, a select test on a node set as if it
         were idle, and the expected end of running jobs (one by one, ``expected_end``, or
-        all held jobs with their ends at once, ``held_ends``); with preemption on, the
-        preemption questions too (``preempt_test``, ``may_preempt``, ``may_preempt_in``:
-        see ``BackfillView``).
+        all held jobs with their ends and node bitmaps at once, ``held_ends``); with
+        preemption on, the preemption questions too (``preempt_test``, ``may_preempt``,
+        ``may_preempt_in``: see ``BackfillView``).
     :returns: the jobs to start, each with its nodes, in the order to start them. The core
         starts each one whose nodes the select plugin still grants. Exclusive.
     Purity: pure; plans (reservations) live only inside one call.

@@ -100,6 +100,8 @@ BASIC_PRIORITY_TOP = 0xFFFF0000
 
 #: The states in which a job holds its nodes and may be a preemption victim.
 _HOLDING = (JobState.RUNNING, JobState.SUSPENDED)
+#: The states of the jobs that hold resources (Cluster.allocated).
+_ALLOCATED = (JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
 
 #: select's busy answer, shared (results are frozen): a weight gate with no pool answers it.
 _BUSY = SelectResult.busy()
@@ -789,7 +791,8 @@ class Controller:
             self._slice_timer = None
             self._tick()
             self._gang_scan()
-            if not any(self.cluster.allocated()):
+            # (no job holds resources: asked per state, as allocated() would sort them all)
+            if not any(map(self.cluster.jobs_unordered, _ALLOCATED)):
                 return
             self._apply(self.plugins.sched_gang_timeslice(self.cluster))
             self._arm_timeslice()

@@ -649,9 +649,21 @@ class BackfillScheduler(BuiltinScheduler):
         # start now: only openings now matter, and finding none says nothing about later
         # ones (no hopeless size is noted, only a size closed now). These partitions:
         now_only_partitions: set[str] = set()
-        for position, (job, usable, least, duration) in enumerate(plans):
+        # The positions that may need planning: each group's jobs up to its last that could
+        # start now or preempt, in queue order (a group's limits only come down in the pass,
+        # so the test below still passes over those they leave behind; with one group this
+        # is the queue itself).
+        bounds = lasts if preempt_test is None else list(map(max, lasts, last_preemptors))
+        chosen = [
+            positions[: bisect.bisect_right(positions, bound)]
+            for positions, bound in zip(members, bounds, strict=True)
+            if bound >= 0
+        ]
+        visits = chosen[0] if len(chosen) == 1 else sorted(itertools.chain.from_iterable(chosen))
+        for position in visits:
             if position > limit:
                 break
+            job, usable, least, duration = plans[position]
             # With preemption, later jobs may start by preempting, and must then respect the
             # reservations of the jobs before them: every job up to the last that may
             # preempt is planned.

@@ -441,14 +441,13 @@ class BackfillScheduler(BuiltinScheduler):
         key_open = False
         for job in jobs[: memo.max_job_test]:
             size = sizes.get(job.job_id)
-            request = job.request
             if (
                 size is None
-                or size[0] is not request
+                or size[0] is not job.request
                 or size[1] != job.time_limit
                 or size[2] != job.partition
             ):
-                minutes = job.time_limit
+                request, minutes = job.request, job.time_limit
                 key = (job.partition, request.exclude)  # what usable_nodes depends on
                 # at least its node count, and as many nodes as its CPUs fill on the widest
                 # node, for its time limit
@@ -460,23 +459,23 @@ class BackfillScheduler(BuiltinScheduler):
                     max(request.min_nodes, ceil(request.cpus / widest)),
                     inf if minutes is None else minutes * 60,
                 )
-            key = size[3]
+            _, _, partition, key, least, duration = size
             if key is not last_key:
                 usable = usable_masks.get(key, -1)
                 if usable < 0:
                     usable = usable_masks[key] = mask_of(view.usable_nodes(job))
                     free_counts[key] = (free_now & usable).bit_count()
-                    if may_preempt_in is not None and not may_preempt_in(size[2]):
-                        barred.add(size[2])
+                    if may_preempt_in is not None and not may_preempt_in(partition):
+                        barred.add(partition)
                 free_usable = free_counts[key]
-                key_open = preempting_on and size[2] not in barred
+                key_open = preempting_on and partition not in barred
                 last_key = key
-            if free_usable >= size[4]:
-                fits[size[2]] = len(plans)
+            if free_usable >= least:
+                fits[partition] = len(plans)
             if key_open:
                 open_positions.append(len(plans))
-            parts.append(size[2])
-            plans.append((job, usable, size[4], size[5]))
+            parts.append(partition)
+            plans.append((job, usable, least, duration))
         if len(sizes) > len(plans) + _MEMO_SLACK:  # only the jobs this pass read
             memo.sizes = {job.job_id: sizes[job.job_id] for job, _, _, _ in plans}
         for (partition, _), usable in usable_masks.items():  # (in the order jobs came)

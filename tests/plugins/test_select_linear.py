@@ -306,6 +306,57 @@ def test_bitmap_preemption_walk_matches_the_general_code() -> None:
     assert preempted > 50  # the cases do reach the walk, and often find victims
 
 
+def test_the_shared_nodes_are_those_with_two_jobs_or_more() -> None:
+    """``LinearSelect.shared`` (the nodes where the preemption walk must count node by
+    node) is kept as jobs begin, are suspended and resumed by an admin, give up nodes as
+    they complete, and end: at every step it holds exactly the nodes with two jobs or more
+    (a node left out would let the walk take a shared node for free; one kept too long
+    would only cost time, and shows only here)."""
+    rng = random.Random(17)
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+        "NodeName=n[1-12] CPUs=2\nPartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:4\n"
+    )
+    cluster = Cluster.from_config(config)
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+
+    def counted() -> int:
+        return sum(
+            1 << cluster.node_index[name] for name, node in select.use.items() if node.total > 1
+        )
+
+    held: list[RealJob] = []
+    steps = {"shared": 0, "emptied": 0}
+    for job_id in range(1, 400):
+        action = rng.random()
+        if action < 0.45 or not held:
+            job = RealJob(job_id, JobRequest(exclusive=rng.random() < 0.1), 0.0, "p")
+            job.nodes = cluster.in_table_order(rng.sample(config.node_names, rng.randint(1, 5)))
+            job.state = JobState.RUNNING
+            select.select_job_begin(job, cluster)
+            held.append(job)
+        elif action < 0.6:
+            job = rng.choice(held)
+            if rng.random() < 0.5:
+                select.select_job_suspend(job, True, cluster)
+            else:
+                select.select_job_resume(job, True, cluster)
+        elif action < 0.75:
+            job = rng.choice(held)
+            gone = rng.sample(job.nodes, rng.randint(0, len(job.nodes)))
+            select.select_job_resized(job, tuple(gone), cluster)
+            job.nodes = tuple(name for name in job.nodes if name not in gone)
+        else:
+            job = held.pop(rng.randrange(len(held)))
+            before = select.shared
+            select.select_job_fini(job, cluster)
+            steps["emptied"] += bool(before & ~select.shared)
+        assert select.shared == counted(), job_id
+        steps["shared"] += bool(select.shared)
+    assert steps["shared"] > 100 and steps["emptied"] > 5, steps
+
+
 def test_a_nodes_bound_gives_the_same_answers_reading_fewer_candidates() -> None:
     """Told where the candidates can be at most (the core's victim pool knows without
     reading them), the walk answers as it does untold, and when even those nodes leave

@@ -207,6 +207,22 @@ class _BitmapPool:
         self.free, self.unrun = select.free, select.unrun
         self.usable = 0
 
+    def removed_alone(self, allocation: _Allocation, mode: PreemptBase) -> tuple[int, int]:
+        """:meth:`removed` for a candidate alone on each of its nodes (none of them in
+        ``LinearSelect.shared``), by its bitmap: no other job counts there, so no other
+        candidate touches them and no later removal reads their scratch counts. Requeued or
+        cancelled, it leaves its nodes with no job; suspended, it leaves them with no
+        running job, unless it holds them exclusively (a suspended job already is not
+        running there)."""
+        mask = allocation.mask
+        if mode is not _SUSPEND:
+            self.free |= mask
+            self.unrun |= mask
+        elif not allocation.exclusive:
+            self.unrun |= mask
+        self.usable = usable = self.nodes & (self.free if self.exclusive else self.unrun)
+        return usable.bit_count(), (usable & mask).bit_count()
+
     def removed(self, allocation: _Allocation) -> tuple[int, int]:
         free, unrun, use, index = self.free, self.unrun, self.use, self.select.index
         mask = 0
@@ -246,6 +262,9 @@ class LinearSelect:
         self.index: Mapping[str, int] = {}
         self.free = 0
         self.unrun = 0
+        #: Nodes with two jobs or more (running or suspended): a preemption walk removes a
+        #: candidate alone on its nodes by its bitmap, without counting node by node.
+        self.shared = 0
         self.cpu_list: list[int] = []
         #: The most CPUs of any node.
         self.widest = 1
@@ -283,6 +302,7 @@ class LinearSelect:
         self.names = cluster.config.node_names
         self.index = cluster.node_index
         self.free = self.unrun = (1 << len(self.names)) - 1
+        self.shared = 0
         self.cpu_list = [self.cpus[name] for name in self.names]
         self.widest = max(self.cpu_list, default=1)
         self.uniform = len(set(self.cpu_list)) <= 1
@@ -328,6 +348,10 @@ class LinearSelect:
                 self.unrun &= ~bit
             else:
                 self.unrun |= bit
+            if node.total > 1:
+                self.shared |= bit
+            else:
+                self.shared &= ~bit
 
     @hookimpl
     def select_reconfigure(self, cluster: Cluster) -> bool:
@@ -688,10 +712,13 @@ class LinearSelect:
         use = _Scratch(self.use)
         share, exclusive = _max_share(cluster.partition(job.partition), job)
         memory = self._memory(job, cluster)
+        bitmaps: _BitmapPool | None = None
         if _on_bitmaps(nodes, job, share, memory):
-            pool: _Pool = _BitmapPool(self, job, nodes.mask, use, exclusive)
+            bitmaps = _BitmapPool(self, job, nodes.mask, use, exclusive)
+            pool: _Pool = bitmaps
         else:
             pool = _NamePool(self, job, nodes, use, share, memory, exclusive, cluster)
+        shared = self.shared
         used: list[Candidate] = []
         overlap: dict[int, int] = {}
         # A placement takes usable nodes only, at least _nodes_needed of them (a job sized by
@@ -701,9 +728,14 @@ class LinearSelect:
             allocation = self.jobs.get(candidate.job_id)
             if allocation is None:
                 continue
-            self._remove(use, candidate.job_id, allocation, candidate.mode)
             used.append(candidate)
-            usable, overlap[candidate.job_id] = pool.removed(allocation)
+            if bitmaps is not None and not allocation.mask & shared:
+                usable, overlap[candidate.job_id] = bitmaps.removed_alone(
+                    allocation, candidate.mode
+                )
+            else:
+                self._remove(use, candidate.job_id, allocation, candidate.mode)
+                usable, overlap[candidate.job_id] = pool.removed(allocation)
             if usable < need:
                 continue
             chosen = pool.place()
@@ -749,6 +781,7 @@ class LinearSelect:
         # walk with the new job among its candidates reads other candidates, and is
         # walked afresh); see _keep_over_start for the exception.
         self._keep_over_start()
+        self.shared |= allocation.mask & ~self.free  # (its nodes that had a job already)
         self.free &= ~allocation.mask
         self.unrun &= ~allocation.mask
         return True
@@ -763,7 +796,7 @@ class LinearSelect:
         # _mark's work in the same loop: the nodes left without any job, and those left
         # without a running or exclusive one, by bitmap
         index = self.index
-        emptied = idle = 0
+        emptied = idle = alone = 0  # (alone: the nodes left with one job)
         for name in allocation.nodes:
             node = self.use[name]
             node.total -= 1
@@ -772,12 +805,15 @@ class LinearSelect:
             node.exclusive -= 1 if allocation.exclusive else 0
             if not node.total:
                 emptied |= 1 << index[name]
+            elif node.total == 1:
+                alone |= 1 << index[name]
             if not (node.running or node.exclusive):
                 idle |= 1 << index[name]
         self._use_changed()
         mask = allocation.mask
         self.free = (self.free & ~mask) | emptied
         self.unrun = (self.unrun & ~mask) | idle
+        self.shared &= ~(emptied | alone)
         return True
 
     @hookimpl

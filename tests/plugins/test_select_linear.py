@@ -226,19 +226,28 @@ def test_a_job_for_several_partitions_runs_in_the_first_that_fits(
     assert (cluster.state(stuck).name, cluster.job(stuck).partition) == ("PENDING", "pa")
 
 
+def _linear(nodes_and_partitions: str) -> tuple[Cluster, LinearSelect]:
+    """A cluster of the given NodeName and PartitionName lines, and select/linear set up
+    on it."""
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n" + nodes_and_partitions
+    )
+    cluster = Cluster.from_config(config)
+    select = LinearSelect(PluginContext(config, "select/linear"))
+    select.select_node_init(cluster)
+    return cluster, select
+
+
 def _random_linear(
     partition: str, rng: random.Random, jobs: int, widest: int, suspended: float, ended: float
 ) -> tuple[Cluster, LinearSelect, list[RealJob]]:
     """select/linear on 27 nodes of three sizes, with up to ``jobs`` random allocations,
     some exclusive, some suspended by an admin (a share of ``suspended``), some ended."""
-    config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+    cluster, select = _linear(
         "NodeName=a[1-9] CPUs=1\nNodeName=b[1-9] CPUs=4\nNodeName=c[1-9] CPUs=2\n"
         f"PartitionName=p Nodes=ALL Default=YES {partition}\n"
     )
-    cluster = Cluster.from_config(config)
-    select = LinearSelect(PluginContext(config, "select/linear"))
-    select.select_node_init(cluster)
+    config = cluster.config
     made = []
     for job_id in range(1, rng.randint(2, jobs)):
         held = rng.sample(config.node_names, rng.randint(1, widest))
@@ -313,13 +322,10 @@ def test_the_shared_nodes_are_those_with_two_jobs_or_more() -> None:
     (a node left out would let the walk take a shared node for free; one kept too long
     would only cost time, and shows only here)."""
     rng = random.Random(17)
-    config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\n"
+    cluster, select = _linear(
         "NodeName=n[1-12] CPUs=2\nPartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:4\n"
     )
-    cluster = Cluster.from_config(config)
-    select = LinearSelect(PluginContext(config, "select/linear"))
-    select.select_node_init(cluster)
+    config = cluster.config
 
     def counted() -> int:
         return sum(
@@ -448,13 +454,10 @@ def test_a_busy_answer_under_a_node_limit_is_asked_again_after_a_start() -> None
     one run, and the best fit takes a run from its start (a2, c1: 5 CPUs), so the job is
     busy. Once a job holds c1, a2 and a3 are two runs and give the 8. The busy answer must
     not outlive that start."""
-    config = conf.parse_text(
-        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/linear\nNodeName=a[1-2] CPUs=4\n"
-        "NodeName=c1 CPUs=1\nNodeName=a3 CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n"
+    cluster, select = _linear(
+        "NodeName=a[1-2] CPUs=4\nNodeName=c1 CPUs=1\nNodeName=a3 CPUs=4\n"
+        "PartitionName=p Nodes=ALL Default=YES\n"
     )
-    cluster = Cluster.from_config(config)
-    select = LinearSelect(PluginContext(config, "select/linear"))
-    select.select_node_init(cluster)
 
     def start(job_id: int, node: str) -> None:
         holder = RealJob(job_id, JobRequest(), 0.0, "p")
@@ -463,7 +466,7 @@ def test_a_busy_answer_under_a_node_limit_is_asked_again_after_a_start() -> None
         select.select_job_begin(holder, cluster)
 
     job = RealJob(1, JobRequest(min_nodes=1, max_nodes=2, ntasks=8), 0.0, "p")
-    nodes = cluster.bitmap(cluster.mask_of(config.node_names))
+    nodes = cluster.bitmap(cluster.mask_of(cluster.config.node_names))
     start(2, "a1")
     assert _ask(select, job, nodes, [], cluster).status is SelectStatus.BUSY
     assert select.busy_tests  # remembered

@@ -84,6 +84,11 @@ class _Partition:
     #: changed (not dirty): the row is then brought up to date without a rebuild (see
     #: GangScheduler._update_shadowed_row).
     shadowed: int = 0
+    #: Every job of the row is ACTIVE, as a slice of a row with every job placed leaves
+    #: it, so that the next such slice moves nothing. Set by GangScheduler._cycle_all_placed
+    #: and cleared by _place: a job that joins or changes rows is either placed again, or
+    #: left out, and a row with a job left out is not one a slice leaves alone anyway.
+    all_active: bool = False
 
 
 @attrs.define
@@ -162,6 +167,7 @@ class GangScheduler:
     def _place(self, part: _Partition, job: _GangJob, row: _Row) -> None:
         part.active |= job.units
         part.jobs_active += 1
+        part.all_active = False
         job.row = row
 
     def _update_active_row(self, part: _Partition, changes: _Changes) -> None:
@@ -279,8 +285,17 @@ class GangScheduler:
         if entry is None:
             return changes.decision()
         part = self.entries.pop(job.job_id)[0]
+        every_job_placed = part.jobs_active == len(part.jobs)
         part.jobs.remove(entry)
-        part.dirty = True
+        if every_job_placed:
+            # A row where every job is placed: without this one, a rebuild places the others
+            # as they are (they fitted together beside the same shadows) and has no job left
+            # out to start. Only the job's resources leave the row. (A row changed since its
+            # last rebuild stays dirty or shadowed, and is still brought up to date below.)
+            part.active &= ~entry.units
+            part.jobs_active -= 1
+        else:
+            part.dirty = True
         self._clear_shadow(entry)
         self._update_all_rows(changes)
         return changes.decision()
@@ -332,6 +347,8 @@ class GangScheduler:
     def _cycle(self, part: _Partition, changes: _Changes) -> None:
         """One slice: active jobs to the back, then rebuild the row from the front."""
         settled = not (part.dirty or part.shadowed) and part.jobs_active == len(part.jobs)
+        if settled and part.all_active:
+            return  # the row as the last slice left it: the same order, every job ACTIVE
         if settled and all(job.running for job in part.jobs):
             self._cycle_all_placed(part)
         else:
@@ -343,6 +360,7 @@ class GangScheduler:
         :meth:`_cycle_rebuilding` comes to, without it. Its ACTIVE jobs go to the back; the
         rebuild then finds every job fits (they fitted together beside the same shadows)
         and makes each ACTIVE; the row's resources stay, and nothing starts or stops."""
+        part.all_active = True
         active = [j for j in part.jobs if j.row is _ACTIVE]
         if len(active) == len(part.jobs):
             return  # the same order, every job ACTIVE already

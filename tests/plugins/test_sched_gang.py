@@ -260,6 +260,23 @@ def test_a_partition_update_also_brings_gang_up_to_date(make_cluster: Make, job:
     assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)
 
 
+def test_a_tier_raised_by_a_partition_update_swaps_the_suspended_job(
+    make_cluster: Make, job: Job
+) -> None:
+    """Gang scheduling takes a partition's new PriorityTier at the update: the job of the
+    partition raised above the other's now casts the shadow, resumes, and suspends the
+    job that suspended it."""
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
+    mid = cluster.submit(job().nodelist("n1").partition("mid").runtime(600))
+    cluster.settle()
+    assert (cluster.state(low), cluster.state(mid)) == (JobState.SUSPENDED, JobState.RUNNING)
+    cluster.run_until(10)
+    cluster.controller.update_partition("low", priority_tier=3)
+    assert (cluster.state(low), cluster.state(mid)) == (JobState.RUNNING, JobState.SUSPENDED)
+
+
 # ----------------------------------------------------------------------------- rebuilds
 
 

@@ -28,6 +28,7 @@ import attrs
 
 from plurm import hookimpl
 from plurm._markers import HOOK_API_VERSION
+from plurm.conf.model import PartitionSpec
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job
 from plurm.model.select import GangDecision
@@ -114,6 +115,9 @@ class GangScheduler:
         self.entries: dict[int, tuple[_Partition, _GangJob]] = {}
         self._by_tier: list[_Partition] | None = None  # _ordered's answer
         self._unit_bits: dict[tuple[str, int], int] = {}  # resource -> its bit
+        #: The partitions as last synced (compared whole at each start: equal dicts of the
+        #: same objects compare in C, where walking them costs a step per partition).
+        self._synced: dict[str, PartitionSpec] = {}
 
     def _mask(self, job: Job) -> int:
         bits = self._unit_bits
@@ -128,6 +132,9 @@ class GangScheduler:
     # ----------------------------------------------------------------------------- helpers
 
     def _sync_partitions(self, cluster: Cluster) -> None:
+        if cluster.partitions == self._synced:
+            return
+        self._synced = dict(cluster.partitions)
         for name, spec in cluster.partitions.items():
             part = self.parts.get(name)
             if part is None or part.tier != spec.priority_tier:

@@ -27,6 +27,17 @@ TIERS = (
 )
 
 
+def _low_under(make_cluster: Make, job: Job, partition: str) -> tuple[TestCluster, int, int]:
+    """A job of ``low`` on n1, then one of ``partition`` on n1 (SchedulerTimeSlice=30:
+    the slicer ticks at 30, 60, ...): the cluster and the two job ids."""
+    cluster = make_cluster(TIERS)
+    low = cluster.submit(job().nodelist("n1").runtime(600))
+    cluster.settle()
+    other = cluster.submit(job().nodelist("n1").partition(partition).runtime(600))
+    cluster.settle()
+    return cluster, low, other
+
+
 def test_shadow_suspends_and_resumes_exactly_the_covered_jobs(make_cluster: Make, job: Job) -> None:
     cluster = make_cluster(TIERS)
     for _ in range(3):
@@ -56,11 +67,7 @@ def test_suspended_time_does_not_count_as_run_time(make_cluster: Make, job: Job)
 
 
 def test_shadows_stack_across_three_tiers(make_cluster: Make, job: Job) -> None:
-    cluster = make_cluster(TIERS)
-    low = cluster.submit(job().nodelist("n1").runtime(600))
-    cluster.settle()
-    mid = cluster.submit(job().nodelist("n1").partition("mid").runtime(600))
-    cluster.settle()
+    cluster, low, mid = _low_under(make_cluster, job, "mid")
     assert cluster.states() == {low: "SUSPENDED", mid: "RUNNING"}
     high = cluster.submit(job().nodelist("n1").partition("high").runtime(10))
     cluster.settle()
@@ -229,11 +236,7 @@ def test_gang_takes_in_an_admin_resumed_job_at_its_next_time_slice(
     """Observed on 22.05 (tests/data/oracle/cli, linear/171-173, 179): the jobs gang
     scheduling resumed when the preemptor was suspended by scontrol run on beside it after
     scontrol resume, until the time slicer's next tick suspends them again."""
-    cluster = make_cluster(TIERS)  # SchedulerTimeSlice=30: ticks at 30, 60, ...
-    low = cluster.submit(job().nodelist("n1").runtime(600))
-    cluster.settle()
-    high = cluster.submit(job().nodelist("n1").partition("high").runtime(600))
-    cluster.settle()
+    cluster, low, high = _low_under(make_cluster, job, "high")
     assert (cluster.state(low), cluster.state(high)) == (JobState.SUSPENDED, JobState.RUNNING)
     cluster.run_until(10)
     cluster.controller.suspend(high)
@@ -248,11 +251,7 @@ def test_gang_takes_in_an_admin_resumed_job_at_its_next_time_slice(
 
 
 def test_a_partition_update_also_brings_gang_up_to_date(make_cluster: Make, job: Job) -> None:
-    cluster = make_cluster(TIERS)
-    low = cluster.submit(job().nodelist("n1").runtime(600))
-    cluster.settle()
-    high = cluster.submit(job().nodelist("n1").partition("high").runtime(600))
-    cluster.settle()
+    cluster, low, high = _low_under(make_cluster, job, "high")
     cluster.controller.suspend(high)
     cluster.controller.resume(high)
     cluster.run_until(15)
@@ -266,11 +265,7 @@ def test_a_tier_raised_by_a_partition_update_swaps_the_suspended_job(
     """Gang scheduling takes a partition's new PriorityTier at the update: the job of the
     partition raised above the other's now casts the shadow, resumes, and suspends the
     job that suspended it."""
-    cluster = make_cluster(TIERS)
-    low = cluster.submit(job().nodelist("n1").runtime(600))
-    cluster.settle()
-    mid = cluster.submit(job().nodelist("n1").partition("mid").runtime(600))
-    cluster.settle()
+    cluster, low, mid = _low_under(make_cluster, job, "mid")
     assert (cluster.state(low), cluster.state(mid)) == (JobState.SUSPENDED, JobState.RUNNING)
     cluster.run_until(10)
     cluster.controller.update_partition("low", priority_tier=3)

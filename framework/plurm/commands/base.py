@@ -1,16 +1,12 @@
-"""What the commands share: the result type, errors, and the dispatcher."""
+"""What the commands share: the result type and the error a command line raises."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
-
 import attrs
 
-from plurm.controller import Controller
 from plurm.errors import PlurmError
 
-__all__ = ["CommandError", "CommandResult", "run_command"]
+__all__ = ["CommandError", "CommandResult"]
 
 
 @attrs.frozen
@@ -29,34 +25,3 @@ class CommandError(PlurmError):
         super().__init__(text)
         self.text = text
         self.status = status
-
-
-Command = Callable[[Sequence[str], Controller, Path], CommandResult]
-
-
-def _commands() -> dict[str, Command]:
-    from plurm.commands import sbatch, scancel, scontrol, sinfo, squeue
-
-    return {
-        "sbatch": sbatch.run,
-        "squeue": squeue.run,
-        "sinfo": sinfo.run,
-        "scancel": scancel.run,
-        "scontrol": scontrol.run,
-    }
-
-
-def run_command(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
-    """Run one command line (already split into words) against ``controller``; relative
-    paths (sbatch scripts) resolve against ``cwd``."""
-    if not argv:
-        return CommandResult()
-    commands = _commands()
-    name = argv[0]
-    if name not in commands:
-        return CommandResult(127, "", f"{name}: command not found\n")
-    try:
-        return commands[name](argv[1:], controller, cwd)
-    except CommandError as error:
-        text = error.text if error.text.endswith("\n") else error.text + "\n"
-        return CommandResult(error.status, "", text)

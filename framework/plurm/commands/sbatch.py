@@ -20,10 +20,12 @@ import attrs
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
+from plurm.conf.model import SlurmConfig
 from plurm.conf.values import BadValue, parse_time
-from plurm.controller import Controller, RequestError
+from plurm.controller import RequestError
 from plurm.errors import HostlistError
 from plurm.model.job import JobRequest
 
@@ -178,9 +180,7 @@ def _script_options(script: str) -> list[str]:
     return words
 
 
-def parse_request(
-    argv: Sequence[str], controller: Controller, cwd: Path
-) -> tuple[JobRequest, bool]:
+def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tuple[JobRequest, bool]:
     """The job request an sbatch command line describes, and whether --parsable was given."""
     found, rest = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True, status=USAGE)
     values = dict(found)
@@ -221,7 +221,7 @@ def parse_request(
             time_limit = parse_time(str(values["time"]), unit="minutes")
         except BadValue:
             raise _error("Invalid --time specification") from None
-    begin = _begin(str(values["begin"]), controller.now) if "begin" in values else None
+    begin = _begin(str(values["begin"]), client.now) if "begin" in values else None
     requeue = None
     for option, _ in found:
         if option == "requeue":
@@ -274,7 +274,7 @@ def parse_request(
         # A job that only exits ends at once with that code, as its shell would.
         request = attrs.evolve(request, sim_exit_code=int(exit_match.group(1)) % 256)
         return request.with_runtime(0.0), "parsable" in values
-    runtime = _runtime(values, command, request, controller)
+    runtime = _runtime(values, command, request, client.config)
     request = request.with_runtime(runtime)
     if "sim_runtime" not in values and "wrap" in values and _SLEEP.search(command):
         # sleep's deadline is wall-clock time: it runs on while the job is suspended.
@@ -283,7 +283,7 @@ def parse_request(
 
 
 def _runtime(
-    values: dict[str, str | None], command: str, request: JobRequest, controller: Controller
+    values: dict[str, str | None], command: str, request: JobRequest, config: SlurmConfig
 ) -> float | None:
     if "sim_runtime" in values:
         try:
@@ -299,9 +299,10 @@ def _runtime(
             return float(sleep.group(1))
     limit = request.time_limit
     if limit is None:
-        partitions = controller.cluster.partitions
+        # (DefaultTime is not a field scontrol updates: the configuration's is current)
         name = request.partitions[0] if request.partitions else None
-        part = partitions.get(name) if name else controller.cluster.default_partition()
+        parts = {part.name: part for part in config.partitions}
+        part = parts.get(name) if name else config.default_partition
         limit = part.default_time if part is not None else None
     return None if limit is None else float(limit * 60)
 
@@ -339,15 +340,15 @@ def _nice(text: str | None) -> int:
     return value
 
 
-def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
-    request, parsable = parse_request(argv, controller, cwd)
+def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+    request, parsable = parse_request(argv, client, cwd)
     try:
-        job = controller.submit(request)
+        job_id = client.submit(request)
     except RequestError as error:
         lines = f"Batch job submission failed: {error.message}"
         if error.message == "Invalid partition name specified":
             lines = f"invalid partition specified: {request.partitions[0]}\nsbatch: error: {lines}"
         raise _error(lines, 1) from None
     if parsable:
-        return CommandResult(0, f"{job.job_id}\n")
-    return CommandResult(0, f"Submitted batch job {job.job_id}\n")
+        return CommandResult(0, f"{job_id}\n")
+    return CommandResult(0, f"Submitted batch job {job_id}\n")

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
-from plurm.controller import Controller, RequestError
+from plurm.controller import RequestError
 
 __all__ = ["run"]
 
@@ -18,7 +19,7 @@ OPTIONS = (
 )
 
 
-def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
     found, ids = parse_options("scancel", argv, OPTIONS)
     values = dict(found)
     if not ids:
@@ -32,10 +33,9 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
             said.append(f"scancel: Terminating job {word}\n")
         try:
             if "signal" in values:
-                job = controller.job(int(word))
-                controller.executor.signal(job, str(values["signal"]).upper().removeprefix("SIG"))
+                client.signal(int(word), str(values["signal"]).upper().removeprefix("SIG"))
             else:
-                controller.cancel(int(word))
+                client.cancel(int(word))
         except RequestError as error:
             # Slurm's scancel reports an unknown or already finished job only with -v, and
             # still exits 0: the job is gone either way.

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
-from plurm.commands.nodeview import cpus_in_use
+from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode, parse_time
-from plurm.controller import Controller, RequestError
+from plurm.controller import RequestError
 from plurm.errors import HostlistError
 from plurm.model.job import Job, JobState, PendingReason
 
@@ -45,9 +45,9 @@ def _output_path(job: Job) -> str:
     return (job.request.stdout or "").replace("%j", str(job.job_id)) or "(null)"
 
 
-def show_job(job: Job, controller: Controller) -> str:
+def show_job(job: Job, view: ClusterView) -> str:
     """``scontrol show job``: Slurm 22.05's lines, in its order."""
-    now = controller.now
+    now = view.now
     request = job.request
     allocated = bool(job.nodes) and job.state is not JobState.PENDING
     pending = job.state is JobState.PENDING
@@ -75,7 +75,7 @@ def show_job(job: Job, controller: Controller) -> str:
             start = end  # a job that ended without running starts and ends at once
     never_ran = job.state.finished and job.start_time is None
     refused = _refused_at_submission(job)
-    cpus = _allocated_cpus(job, controller, nodes) if allocated else request.cpus
+    cpus = _allocated_cpus(job, view, nodes) if allocated else request.cpus
     if allocated:
         num_nodes = str(len(nodes))
     elif request.max_nodes:  # a maximum of 0 (-N 0) reads as none
@@ -128,9 +128,9 @@ def show_job(job: Job, controller: Controller) -> str:
             "Deadline=N/A",
         ],
     ]
-    if not pending and not requeueing and controller.config.preempt_type != "preempt/none":
+    if not pending and not requeueing and view.config.preempt_type != "preempt/none":
         eligible = job.start_time or 0.0
-        exempt = controller.config.preempt_exempt_time or 0
+        exempt = view.config.preempt_exempt_time or 0
         groups.append(
             [
                 f"PreemptEligibleTime={clock_time(eligible + exempt)}",
@@ -161,12 +161,12 @@ def show_job(job: Job, controller: Controller) -> str:
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
-        ["TRES=(null)" if refused else _tres(job, allocated, controller)],
+        ["TRES=(null)" if refused else _tres(job, allocated, view)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
         ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
         ["Features=(null)", "DelayBoot=00:00:00"],
         [
-            f"OverSubscribe={_oversubscribe(job, controller)}",
+            f"OverSubscribe={_oversubscribe(job, view)}",
             f"Contiguous={int(request.contiguous)}",
             "Licenses=(null)",
             "Network=(null)",
@@ -192,22 +192,22 @@ def _refused_at_submission(job: Job) -> bool:
     )
 
 
-def _allocated_cpus(job: Job, controller: Controller, nodes: Sequence[str]) -> int:
+def _allocated_cpus(job: Job, view: ClusterView, nodes: Sequence[str]) -> int:
     """The CPUs of a job's allocation on ``nodes``: the cores a consumable-resource select
     gave it while it holds them (each with its threads), else the nodes' CPUs."""
-    cluster = controller.cluster
+    cluster = view.cluster
     units = job.units
     if units is None and job.state.holds_resources:
-        units = controller.plugins.select_job_resources(job, cluster)
+        units = view.units(job)
     if units:
         return sum(cluster.node(name).threads_per_core for name, _ in units if name in nodes)
     return sum(cluster.node(name).cpus for name in nodes)
 
 
-def _whole_nodes(job: Job, controller: Controller) -> bool:
+def _whole_nodes(job: Job, view: ClusterView) -> bool:
     """Whether the select plugin gives jobs whole nodes: it has no finer resources to tell
     of (select_job_resources answers None), as select/linear."""
-    return controller.plugins.select_job_resources(job, controller.cluster) is None
+    return view.units(job) is None
 
 
 #: Reasons a job waits for before the select plugin ever tests it: its request is beyond
@@ -219,7 +219,7 @@ _PARTITION_LIMITS = (
 )
 
 
-def _oversubscribe(job: Job, controller: Controller) -> str:
+def _oversubscribe(job: Job, view: ClusterView) -> str:
     """A job's OverSubscribe: OK when it may share its nodes, which --oversubscribe allows,
     and so does a select that allocates less than whole nodes, for any job not --exclusive
     (22.05 shows OK for every cons_res job, NO for a running select/linear one).
@@ -230,35 +230,35 @@ def _oversubscribe(job: Job, controller: Controller) -> str:
     are checked before the select plugin is asked) and for one refused at submission,
     NO for one pending on Resources, Priority, BeginTime or PartitionDown."""
     request = job.request
-    shares = not request.exclusive and not _whole_nodes(job, controller)
+    shares = not request.exclusive and not _whole_nodes(job, view)
     untested = (
         job.state is JobState.PENDING and job.reason in _PARTITION_LIMITS
     ) or _refused_at_submission(job)
     return "OK" if request.oversubscribe or shares or untested else "NO"
 
 
-def _tres(job: Job, allocated: bool, controller: Controller) -> str:
+def _tres(job: Job, allocated: bool, view: ClusterView) -> str:
     """TRES: the whole allocation, even while a completing job holds only part of it
     (requeue/016); a pending job also asks for the memory of the nodes it wants; one
     requeued after it finished still shows what it held."""
     if allocated:
-        cpus = _allocated_cpus(job, controller, job.nodes)
+        cpus = _allocated_cpus(job, view, job.nodes)
         return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
     held = job.requeued_allocation
     if held:  # as it showed while finished: its nodes' CPUs
-        cpus = sum(controller.cluster.node(name).cpus for name in held)
+        cpus = sum(view.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
     cpus = job.request.cpus
     nodes = job.request.min_nodes
-    part = controller.cluster.partition(job.partition)
-    memory = controller.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
+    part = view.cluster.partition(job.partition)
+    memory = view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
     return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
 
 
-def _node_state(name: str, used: int, controller: Controller) -> str:
+def _node_state(name: str, used: int, view: ClusterView) -> str:
     """scontrol's State=: the base state by the node's CPUs in use (or DOWN), then +DRAIN
     and +NOT_RESPONDING."""
-    cluster = controller.cluster
+    cluster = view.cluster
     condition = cluster.node_down.get(name)
     if condition is not None and condition.down:
         base = "DOWN"
@@ -272,25 +272,25 @@ def _node_state(name: str, used: int, controller: Controller) -> str:
     return base + drain + ("+NOT_RESPONDING" if name in cluster.not_responding else "")
 
 
-def _alloc_tres(name: str, used: int, controller: Controller) -> str:
+def _alloc_tres(name: str, used: int, view: ClusterView) -> str:
     """AllocTRES: a job given whole nodes (select/linear) holds their memory too; one given
     cores (cons_res) only the CPUs when it asked for no memory (both as 22.05 shows them)."""
-    holders = [job for job in controller.cluster.allocated() if name in job.held_nodes]
+    holders = [job for job in view.cluster.allocated() if name in job.held_nodes]
     if not used or not holders:
         return ""
-    if _whole_nodes(holders[0], controller):
-        memory = controller.cluster.node(name).real_memory
+    if _whole_nodes(holders[0], view):
+        memory = view.cluster.node(name).real_memory
         return f"cpu={used},mem={memory}M,billing={used}"
     return f"cpu={used}"
 
 
-def show_node(name: str, controller: Controller) -> str:
+def show_node(name: str, view: ClusterView) -> str:
     """``scontrol show node``: Slurm 22.05's lines; hardware facts a simulation does not
     have (load, free memory, OS) are shown as fixed values."""
-    cluster = controller.cluster
+    cluster = view.cluster
     spec = cluster.node(name)
     index = spec.names.index(name)
-    alloc = cpus_in_use(controller).get(name, 0)
+    alloc = cpus_in_use(view).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     condition = cluster.node_down.get(name)
     cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
@@ -315,7 +315,7 @@ def show_node(name: str, controller: Controller) -> str:
             f"Boards={spec.boards}",
         ],
         [
-            f"State={_node_state(name, alloc, controller)}",
+            f"State={_node_state(name, alloc, view)}",
             f"ThreadsPerCore={spec.threads_per_core}",
             f"TmpDisk={spec.tmp_disk}",
             f"Weight={spec.weight}",
@@ -324,9 +324,9 @@ def show_node(name: str, controller: Controller) -> str:
         ],
         [f"Partitions={','.join(partitions)}", ""],
         [f"BootTime={clock_time(0)}", f"SlurmdStartTime={clock_time(0)}"],
-        [f"LastBusyTime={clock_time(controller.now)}"],
+        [f"LastBusyTime={clock_time(view.now)}"],
         [f"CfgTRES={cfg}"],
-        [f"AllocTRES={_alloc_tres(name, alloc, controller)}"],
+        [f"AllocTRES={_alloc_tres(name, alloc, view)}"],
         ["CapWatts=n/a"],
         ["CurrentWatts=0", "AveWatts=0"],
         ["ExtSensorsJoules=n/s", "ExtSensorsWatts=0", "ExtSensorsTemp=n/s"],
@@ -336,10 +336,10 @@ def show_node(name: str, controller: Controller) -> str:
     return _lines(groups) + "\n"
 
 
-def show_partition(part: PartitionSpec, controller: Controller) -> str:
+def show_partition(part: PartitionSpec, view: ClusterView) -> str:
     """``scontrol show partition``: Slurm 22.05's lines."""
-    config = controller.config
-    cluster = controller.cluster
+    config = view.config
+    cluster = view.cluster
     mode = part.preempt_mode if part.preempt_mode is not None else config.preempt_mode
     cpus = sum(cluster.node(n).cpus for n in part.nodes)
     memory = sum(cluster.node(n).real_memory for n in part.nodes)
@@ -387,20 +387,20 @@ def show_partition(part: PartitionSpec, controller: Controller) -> str:
     return _lines(groups) + "\n"
 
 
-def _show(args: Sequence[str], controller: Controller) -> CommandResult:
+def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
     if not args:
         raise CommandError("scontrol: error: Invalid command: show")
     what = args[0].lower()
     name = args[1] if len(args) > 1 else None
-    cluster = controller.cluster
+    cluster = view.cluster
     if what == "job":
         if name is not None:
             if not name.isdigit():
                 return CommandResult(1, "", "scontrol_print_job error: Invalid job id specified\n")
             if int(name) not in cluster.jobs:
                 return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
-            return CommandResult(0, show_job(cluster.job(int(name)), controller))
-        text = "".join(show_job(job, controller) for job in _visible(controller))
+            return CommandResult(0, show_job(cluster.job(int(name)), view))
+        text = "".join(show_job(job, view) for job in _visible(view))
         return CommandResult(0, text or "No jobs in the system\n")
     if what == "node":
         names = hostlist.expand(name) if name else list(cluster.config.node_names)
@@ -408,23 +408,23 @@ def _show(args: Sequence[str], controller: Controller) -> CommandResult:
         for node in names:
             if node not in cluster.node_index:
                 return CommandResult(1, f"Node {node} not found\n")
-            out.append(show_node(node, controller))
+            out.append(show_node(node, view))
         return CommandResult(0, "".join(out))
     if what == "partition":
         if name is not None:
             if name not in cluster.partitions:
                 return CommandResult(1, f"Partition {name} not found\n")
-            return CommandResult(0, show_partition(cluster.partition(name), controller))
+            return CommandResult(0, show_partition(cluster.partition(name), view))
         return CommandResult(
-            0, "".join(show_partition(p, controller) for p in cluster.partitions.values())
+            0, "".join(show_partition(p, view) for p in cluster.partitions.values())
         )
     raise CommandError(f"scontrol: error: Invalid entity: {args[0]} for keyword: show")
 
 
-def _visible(controller: Controller) -> Iterator[Job]:
-    now = controller.now
-    age = controller.config.min_job_age
-    for job in controller.cluster.jobs.values():
+def _visible(view: ClusterView) -> Iterator[Job]:
+    now = view.now
+    age = view.config.min_job_age
+    for job in view.cluster.jobs.values():
         if not (job.state.finished and job.end_time is not None and job.end_time + age < now):
             yield job
 
@@ -440,11 +440,11 @@ _UPDATABLE: dict[str, tuple[str, Callable[[str], object]]] = {
 }
 
 
-def _update(args: Sequence[str], controller: Controller) -> CommandResult:
+def _update(args: Sequence[str], client: ClusterClient) -> CommandResult:
     pairs = [arg.partition("=") for arg in args]
     keys = [key.lower() for key, _, _ in pairs]
     if "nodename" in keys:
-        return _update_nodes(pairs, controller)
+        return _update_nodes(pairs, client)
     if not pairs or keys[0] != "partitionname":
         raise CommandError("scontrol: error: Only PartitionName and NodeName updates are supported")
     name = pairs[0][2]
@@ -460,7 +460,7 @@ def _update(args: Sequence[str], controller: Controller) -> CommandResult:
                 f"scontrol: error: Invalid {key} value: {value}\nslurm_update error: No error"
             ) from None
     try:
-        controller.update_partition(name, **changes)
+        client.update_partition(name, changes)
     except RequestError as error:
         raise CommandError(f"slurm_update error: {error.message}") from None
     return CommandResult(0)
@@ -488,7 +488,7 @@ _INVALID_NODE_STATE = (
 )
 
 
-def _update_nodes(pairs: Sequence[tuple[str, str, str]], controller: Controller) -> CommandResult:
+def _update_nodes(pairs: Sequence[tuple[str, str, str]], client: ClusterClient) -> CommandResult:
     """``scontrol update NodeName=LIST [State=S] [Reason=TEXT]``, keys in any order and case.
     Like Slurm's scontrol, it refuses to down or drain a node without a reason itself."""
     names: list[str] = []
@@ -515,13 +515,13 @@ def _update_nodes(pairs: Sequence[tuple[str, str, str]], controller: Controller)
             "You must specify a reason when DOWNING or DRAINING a node. Request denied"
         )
     try:
-        controller.update_nodes(names, state, reason)
+        client.update_nodes(names, state, reason)
     except RequestError as error:
         raise CommandError(f"slurm_update error: {error.message}") from None
     return CommandResult(0)
 
 
-def _job_command(verb: str, args: Sequence[str], controller: Controller) -> CommandResult:
+def _job_command(verb: str, args: Sequence[str], client: ClusterClient) -> CommandResult:
     if not args:
         raise CommandError(f"scontrol: error: Invalid job id specified for {verb}")
     errors = []
@@ -530,7 +530,7 @@ def _job_command(verb: str, args: Sequence[str], controller: Controller) -> Comm
             if not job_id.isdigit():
                 raise CommandError(f"scontrol: error: Invalid job id specified for {verb}")
             try:
-                getattr(controller, verb)(int(job_id))
+                getattr(client, verb)(int(job_id))
             except RequestError as error:
                 errors.append(f"{error.message} for job {job_id}\n")
     return CommandResult(1 if errors else 0, "", "".join(errors))
@@ -543,7 +543,7 @@ def _one_line_each(text: str) -> str:
     return "".join(" ".join(line.strip() for line in r.split("\n")) + "\n" for r in records)
 
 
-def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
     oneliner = bool(argv) and argv[0] in ("-o", "--oneliner")
     if oneliner:
         argv = argv[1:]
@@ -551,12 +551,12 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
         raise CommandError("scontrol: error: no command given")
     verb = argv[0].lower()
     if verb == "show":
-        shown = _show(argv[1:], controller)
+        shown = _show(argv[1:], client.view())
         if oneliner:
             return CommandResult(shown.status, _one_line_each(shown.stdout), shown.stderr)
         return shown
     if verb in ("suspend", "resume", "requeue"):
-        return _job_command(verb, argv[1:], controller)
+        return _job_command(verb, argv[1:], client)
     if verb == "update":
-        return _update(argv[1:], controller)
+        return _update(argv[1:], client)
     raise CommandError(f"scontrol: error: Invalid command: {argv[0]}")

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
-from plurm.commands.nodeview import cpus_in_use
+from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import clock_time, date_line, sinfo_limit
-from plurm.controller import Controller
 
 __all__ = ["node_states", "run"]
 
@@ -75,12 +74,12 @@ def _rank(state: str) -> tuple[int, int]:
     return (0 if state.endswith("*") else 1, _STATE_RANK.get(state.rstrip("*"), 9))
 
 
-def node_states(controller: Controller) -> dict[str, str]:
+def node_states(view: ClusterView) -> dict[str, str]:
     """Each node's compact state: drain or drng for a drained node (by whether jobs still
     hold it), down, else idle, mix or alloc by its CPUs in use; ``*`` marks a node that
     does not respond."""
-    cluster = controller.cluster
-    alloc = cpus_in_use(controller)
+    cluster = view.cluster
+    alloc = cpus_in_use(view)
     states = {}
     for name in cluster.config.node_names:
         used = alloc.get(name, 0)
@@ -142,7 +141,7 @@ def _alike(values: Sequence[int]) -> str:
     return f"{low}+" if any(value != low for value in values) else str(low)
 
 
-def _answers_to(name: str, state: str, used: int, controller: Controller) -> set[str]:
+def _answers_to(name: str, state: str, used: int, view: ClusterView) -> set[str]:
     """The states -t finds a node by: its own, and for a drained or draining node also
     ``drain`` and the state its jobs give it (Slurm lists a drained idle node under
     ``-t idle`` and a draining one under ``-t alloc``)."""
@@ -152,7 +151,7 @@ def _answers_to(name: str, state: str, used: int, controller: Controller) -> set
         if used <= 0:
             names.add("idle")
         else:
-            names.add("alloc" if used >= controller.cluster.node(name).cpus else "mix")
+            names.add("alloc" if used >= view.cluster.node(name).cpus else "mix")
     return names
 
 
@@ -163,23 +162,24 @@ def _wanted_states(text: str) -> set[str]:
     return {longs.get(name, name) for name in names}
 
 
-def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
     found, rest = parse_options("sinfo", argv, OPTIONS)
     if rest:
         raise CommandError(f"sinfo: error: Unrecognized option: {rest[0]}")
     values = dict(found)
-    cluster = controller.cluster
-    states = node_states(controller)
-    alloc = cpus_in_use(controller)
+    view = client.view()
+    cluster = view.cluster
+    states = node_states(view)
+    alloc = cpus_in_use(view)
     default = cluster.default_partition()
     if "list_reasons" in values:
-        return _reasons(controller, values)
+        return _reasons(view, values)
     if "states" in values:
         wanted_states = _wanted_states(str(values["states"]))
         states = {
             n: s
             for n, s in states.items()
-            if _answers_to(n, s, alloc.get(n, 0), controller) & wanted_states
+            if _answers_to(n, s, alloc.get(n, 0), view) & wanted_states
         }
     wanted = str(values["partition"]).split(",") if "partition" in values else None
     parts = [
@@ -301,7 +301,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
     out = [] if "noheader" in values else [_render(fmt, None, errors)]
     out += [_render(fmt, row, errors) for row in rows]
     if long and "noheader" not in values:
-        out.insert(0, date_line(controller.now) + "\n")
+        out.insert(0, date_line(view.now) + "\n")
     return CommandResult(0, "".join(out), "".join(errors))
 
 
@@ -330,9 +330,9 @@ def _merge_alike(
     return [row | described(nodes) for row, nodes in merged.values()]
 
 
-def _reasons(controller: Controller, values: dict[str, str | None]) -> CommandResult:
+def _reasons(view: ClusterView, values: dict[str, str | None]) -> CommandResult:
     """sinfo -R: down and drained nodes grouped by reason, the most recently set first."""
-    cluster = controller.cluster
+    cluster = view.cluster
     fmt = str(values.get("format") or "%20E %9u %19H %N")
     by_reason: dict[tuple[str, float], list[str]] = {}
     for name in cluster.config.node_names:

@@ -15,9 +15,9 @@ import attrs
 
 from plurm import hostlist
 from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import date_line, elapsed, limit
-from plurm.controller import Controller
 from plurm.model.job import Job, JobState
 
 __all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "format_jobs", "run"]
@@ -287,13 +287,14 @@ def _known_user(name: str) -> bool:
     return True
 
 
-def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
+def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
     found, rest = parse_options("squeue", argv, OPTIONS)
     if rest:
         raise CommandError(f"squeue: error: Unrecognized option: {rest[0]}")
     values = dict(found)
-    now = controller.now
-    cluster = controller.cluster
+    view = client.view()
+    now = view.now
+    cluster = view.cluster
     states = _states(str(values["states"])) if "states" in values else None
     ids = None
     if "jobs" in values:
@@ -310,7 +311,7 @@ def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult
         # Slurm lists nothing (a header only) and still exits 0.
         text, _ = format_jobs([], _format(values), now, header="noheader" not in values)
         return CommandResult(0, text, f"squeue: error: Invalid user: {unknown[0]}\n\n")
-    age = controller.config.min_job_age
+    age = view.config.min_job_age
     jobs = []
     for job in cluster.jobs.values():
         if job.state.finished and job.end_time is not None and job.end_time + age < now:

@@ -20,6 +20,7 @@ import attrs
 
 from plurm import hostlist
 from plurm.commands import CommandResult, run_command
+from plurm.commands.client import LocalClient
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller
 from plurm.errors import PlurmError
@@ -90,6 +91,7 @@ class Simulation:
         self.executor.on_register = self.controller.node_registered
         self.executor.on_silence = self.controller.nodes_may_be_silent
         self.executor.on_release = self.controller.nodes_released
+        self.client = LocalClient(self.controller)
 
     def run_until(self, when: float) -> None:
         self.clock.run_until(when)
@@ -98,7 +100,7 @@ class Simulation:
         """Run one command line now: a Slurm command, or ``slurmd stop|start NODES``."""
         if argv and argv[0] == "slurmd":
             return self._slurmd(argv[1:])
-        return run_command(argv, self.controller, cwd)
+        return run_command(argv, self.client, cwd)
 
     def _slurmd(self, args: Sequence[str]) -> CommandResult:
         usage = "usage: slurmd stop|start NODES\n"

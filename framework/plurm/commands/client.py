@@ -1,0 +1,151 @@
+"""What Slurm's commands need of a cluster: a view to read and requests to make.
+
+The commands render the same bytes in simulation and on a live cluster because they see the
+cluster only through a :class:`ClusterClient`. A simulation hands them :class:`LocalClient`,
+which wraps the controller in the same process; live mode hands them an RPC client
+(:mod:`plurm.live.client`) that asks ``plurmctld`` and builds the same :class:`ClusterView`
+from its answer. Refusals are :class:`~plurm.controller.RequestError`\\ s with Slurm's
+message either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from plurm.conf.model import SlurmConfig
+from plurm.controller import Controller
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState
+
+__all__ = ["ClusterClient", "ClusterView", "LocalClient", "cpus_in_use"]
+
+
+@attrs.frozen(eq=False)
+class ClusterView:
+    """The cluster as the commands read it at one moment.
+
+    ``cluster`` is the controller's own state in a simulation and a copy rebuilt from the
+    controller's answer in live mode: commands read it and never change it. ``node_alloc``
+    gives the CPUs the select plugin counts in use on each node, ``units`` the (node, core)
+    pairs a job holds (None: whole nodes), both as the select plugin answers them.
+    """
+
+    cluster: Cluster
+    now: float
+    node_alloc: Callable[[], Mapping[str, int]]
+    units: Callable[[Job], frozenset[tuple[str, int]] | None]
+
+    @property
+    def config(self) -> SlurmConfig:
+        return self.cluster.config
+
+
+class ClusterClient(Protocol):
+    """A cluster the commands talk to."""
+
+    @property
+    def config(self) -> SlurmConfig:
+        """The cluster's configuration (a live client reads the same slurm.conf)."""
+        ...
+
+    @property
+    def now(self) -> float:
+        """The controller's clock (seconds since :data:`plurm.commands.timefmt.EPOCH`)."""
+        ...
+
+    def view(self) -> ClusterView:
+        """The cluster's state now."""
+        ...
+
+    def submit(self, request: JobRequest) -> int:
+        """Queue a batch job; its id."""
+        ...
+
+    def cancel(self, job_id: int) -> None: ...
+
+    def signal(self, job_id: int, signal: str) -> None:
+        """Send ``signal`` (a name such as "USR1") to a running job's processes."""
+        ...
+
+    def suspend(self, job_id: int) -> None: ...
+
+    def resume(self, job_id: int) -> None: ...
+
+    def requeue(self, job_id: int) -> None: ...
+
+    def update_partition(self, name: str, changes: Mapping[str, Any]) -> None: ...
+
+    def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None: ...
+
+
+class LocalClient:
+    """The controller of this process (a simulation)."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    @property
+    def config(self) -> SlurmConfig:
+        return self.controller.config
+
+    @property
+    def now(self) -> float:
+        return self.controller.now
+
+    def view(self) -> ClusterView:
+        controller = self.controller
+        cluster = controller.cluster
+        plugins = controller.plugins
+        return ClusterView(
+            cluster,
+            controller.now,
+            lambda: plugins.select_node_alloc(cluster),
+            lambda job: plugins.select_job_resources(job, cluster),
+        )
+
+    def submit(self, request: JobRequest) -> int:
+        return self.controller.submit(request).job_id
+
+    def cancel(self, job_id: int) -> None:
+        self.controller.cancel(job_id)
+
+    def signal(self, job_id: int, signal: str) -> None:
+        job = self.controller.job(job_id)
+        self.controller.executor.signal(job, signal)
+
+    def suspend(self, job_id: int) -> None:
+        self.controller.suspend(job_id)
+
+    def resume(self, job_id: int) -> None:
+        self.controller.resume(job_id)
+
+    def requeue(self, job_id: int) -> None:
+        self.controller.requeue(job_id)
+
+    def update_partition(self, name: str, changes: Mapping[str, Any]) -> None:
+        self.controller.update_partition(name, **changes)
+
+    def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
+        self.controller.update_nodes(names, state, reason)
+
+
+def cpus_in_use(view: ClusterView) -> dict[str, int]:
+    """The CPUs allocated on each node, as select counts them, except that a node whose
+    jobs are all suspended shows none: Slurm 22.05 shows such a node idle (a gang-suspended
+    job alone on its node, tests/data/oracle/cli linear/193), though select keeps the
+    suspended job's resources for it."""
+    cluster = view.cluster
+    alloc = dict(view.node_alloc())
+    suspended = {name for job in cluster.jobs_unordered(JobState.SUSPENDED) for name in job.nodes}
+    if not suspended:
+        return alloc
+    running = {
+        name
+        for state in (JobState.RUNNING, JobState.COMPLETING)
+        for job in cluster.jobs_unordered(state)
+        for name in job.held_nodes  # a completing job has released its other nodes
+    }
+    return {name: cpus for name, cpus in alloc.items() if name in running or name not in suspended}

@@ -1,0 +1,42 @@
+"""The dispatcher: a command line to the command module that runs it.
+
+Each command module imports only :mod:`plurm.commands.base` and the client it is handed;
+this module is the one place that knows them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from plurm.commands import sbatch, scancel, scontrol, sinfo, squeue
+from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.client import ClusterClient
+
+__all__ = ["COMMANDS", "run_command"]
+
+Command = Callable[[Sequence[str], ClusterClient, Path], CommandResult]
+
+#: Slurm's commands by name.
+COMMANDS: Mapping[str, Command] = {
+    "sbatch": sbatch.run,
+    "squeue": squeue.run,
+    "sinfo": sinfo.run,
+    "scancel": scancel.run,
+    "scontrol": scontrol.run,
+}
+
+
+def run_command(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+    """Run one command line (already split into words) against the cluster ``client`` talks
+    to; relative paths (sbatch scripts) resolve against ``cwd``."""
+    if not argv:
+        return CommandResult()
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        return CommandResult(127, "", f"{argv[0]}: command not found\n")
+    try:
+        return command(argv[1:], client, cwd)
+    except CommandError as error:
+        text = error.text if error.text.endswith("\n") else error.text + "\n"
+        return CommandResult(error.status, "", text)

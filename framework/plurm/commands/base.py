@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from plurm.errors import PlurmError
 
-__all__ = ["CommandError", "CommandResult"]
+__all__ = ["CommandError", "CommandResult", "Invocation"]
 
 
 @attrs.frozen
@@ -25,3 +27,19 @@ class CommandError(PlurmError):
         super().__init__(text)
         self.text = text
         self.status = status
+
+
+@attrs.frozen
+class Invocation:
+    """Who runs a command, and from where. Live mode's commands pass their own process's
+    user, environment, host and standard input; a simulation runs every command as root,
+    with no environment to pass on."""
+
+    uid: int = 0
+    gid: int = 0
+    user: str = "root"
+    group: str = "root"
+    environ: Mapping[str, str] = attrs.field(factory=dict)
+    host: str = ""
+    #: The command's standard input (sbatch reads its script there without a file).
+    stdin: bytes | None = None

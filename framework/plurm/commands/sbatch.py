@@ -13,13 +13,13 @@ import datetime as dt
 import pwd
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 from plurm import hostlist
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.base import CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
@@ -52,6 +52,8 @@ OPTIONS = (
     Option("output", "o", ("output",)),
     Option("error", "e", ("error",)),
     Option("wrap", None, ("wrap",)),
+    Option("export", None, ("export",)),
+    Option("open_mode", None, ("open-mode",)),
     Option("parsable", None, ("parsable",), takes_value=False),
     Option("chdir", "D", ("chdir",)),
     Option("begin", "b", ("begin",)),
@@ -65,6 +67,9 @@ _EXIT = re.compile(r"\s*exit\s+(\d+)\s*;?\s*")
 _SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+(\d+(?:\.\d+)?)\b")
 _MEMORY_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
+
+#: A simulation's commands: run as root, with no environment to pass on.
+SIMULATED = Invocation()
 
 #: sbatch's exit status for a bad command line (Slurm exits 255); submission failures exit 1.
 USAGE = 255
@@ -180,7 +185,12 @@ def _script_options(script: str) -> list[str]:
     return words
 
 
-def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tuple[JobRequest, bool]:
+def parse_request(
+    argv: Sequence[str],
+    client: ClusterClient,
+    cwd: Path,
+    invocation: Invocation = SIMULATED,
+) -> tuple[JobRequest, bool]:
     """The job request an sbatch command line describes, and whether --parsable was given."""
     found, rest = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True, status=USAGE)
     values = dict(found)
@@ -191,6 +201,15 @@ def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tupl
             raise _error("Script arguments not permitted with --wrap option", 1)
         command = str(values["wrap"])
         name = "wrap"
+        script_text = f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{command}\n"
+    elif not rest and invocation.stdin is not None:
+        script_text = invocation.stdin.decode("utf-8", "surrogateescape")
+        command = ""
+        script_found, _ = parse_options(
+            "sbatch", _script_options(script_text), OPTIONS, status=USAGE
+        )
+        found = script_found + found
+        values = dict(found)
     elif rest:
         path = cwd / rest[0]
         try:
@@ -205,6 +224,8 @@ def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tupl
         found = script_found + found
         values = dict(found)
     else:
+        raise _error("Batch script is empty!", 1)
+    if not script_text.strip():
         raise _error("Batch script is empty!", 1)
     if not script_text.startswith("#!") and "wrap" not in values:
         raise _error(
@@ -229,12 +250,14 @@ def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tupl
         elif option == "no_requeue":
             requeue = False
     partitions = tuple(p for p in str(values.get("partition", "")).split(",") if p)
-    # --uid runs the job as another user; its group stays the submitter's (root).
-    user, uid = _user(str(values["uid"])) if "uid" in values else ("root", 0)
+    # --uid runs the job as another user; its group stays the submitter's.
+    user, uid = _user(str(values["uid"])) if "uid" in values else (invocation.user, invocation.uid)
     request = JobRequest(
         name=str(values.get("job_name", name)),
         user=user,
         uid=uid,
+        group=invocation.group,
+        gid=invocation.gid,
         partitions=partitions,
         qos=values.get("qos"),
         account=values.get("account"),
@@ -265,6 +288,12 @@ def parse_request(argv: Sequence[str], client: ClusterClient, cwd: Path) -> tupl
         wrapped="wrap" in values,
         work_dir=str(values.get("chdir", cwd)),
         stdout=values.get("output"),
+        stderr=values.get("error"),
+        open_mode=_open_mode(values.get("open_mode")),
+        script=script_text,
+        script_args=tuple(rest[1:]) if "wrap" not in values else (),
+        environment=_export(values.get("export"), invocation.environ),
+        submit_host=invocation.host,
     )
     # Slurm's default output file, in the working directory: slurm-<job id>.out.
     if request.stdout is None:
@@ -340,8 +369,42 @@ def _nice(text: str | None) -> int:
     return value
 
 
-def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
-    request, parsable = parse_request(argv, client, cwd)
+def _open_mode(text: str | None) -> str:
+    """--open-mode: append or truncate (a prefix of either, as Slurm reads it)."""
+    if text is None:
+        return "truncate"
+    word = text.strip().lower()
+    for mode in ("append", "truncate"):
+        if word and mode.startswith(word):
+            return mode
+    raise _error(f"Invalid --open-mode argument: {text}")
+
+
+def _export(text: str | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """--export: the environment the job starts with. ALL (the default) passes the whole
+    submission environment, NONE none of it, and a list its named variables (with ALL in
+    the list, all of them), each ``NAME=value`` taking that value."""
+    if text is None:
+        text = environ.get("SBATCH_EXPORT", "ALL")
+    words = [word for word in text.split(",") if word]
+    chosen: dict[str, str] = {}
+    if "ALL" in (word.upper() for word in words):
+        chosen.update(environ)
+    for word in words:
+        if word.upper() in ("ALL", "NONE", "NIL"):
+            continue
+        name, equals, value = word.partition("=")
+        if equals:
+            chosen[name] = value
+        elif name in environ:
+            chosen[name] = environ[name]
+    return tuple(f"{name}={value}" for name, value in chosen.items())
+
+
+def run(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
+    request, parsable = parse_request(argv, client, cwd, invocation)
     try:
         job_id = client.submit(request)
     except RequestError as error:

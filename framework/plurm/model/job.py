@@ -141,6 +141,17 @@ class JobRequest:
     wrapped: bool = False
     work_dir: str = "/"
     stdout: str | None = None
+    #: -e: the standard error file pattern (None: with standard output).
+    stderr: str | None = None
+    #: --open-mode: "truncate" or "append" the output files.
+    open_mode: str = "truncate"
+    #: Live mode: the batch script's text (a --wrap command is wrapped in ``#!/bin/sh``),
+    #: its arguments, the environment it starts with (``NAME=value``, as --export says)
+    #: and the host it was submitted from. A simulation leaves them empty.
+    script: str = ""
+    script_args: tuple[str, ...] = ()
+    environment: tuple[str, ...] = ()
+    submit_host: str = ""
 
     def with_runtime(self, seconds: float | None) -> JobRequest:
         """The same request with a simulated run time."""

@@ -1,0 +1,1 @@
+"""Live mode: what the controller daemon serves over the network."""

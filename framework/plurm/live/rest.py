@@ -2,7 +2,7 @@
 
 The HTTP server mounts these pure functions; nothing here does I/O. Field names, nesting and
 value forms follow the v0.0.38 openapi plugin of Slurm 22.05 (the spec's field names are kept in
-``tests/data/rest/v0.0.38-keys.json`` lists the spec's field names):
+``tests/data/rest/v0.0.38-keys.json``):
 
 * every response starts with ``meta`` (the plugin's type and name, Slurm's version) and an
   ``errors`` list;

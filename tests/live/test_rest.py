@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plurm.commands.nodeview import cpus_in_use
+from plurm.commands.client import LocalClient, cpus_in_use
 from plurm.commands.timefmt import EPOCH
 from plurm.live import rest
 from plurm.live.rest import RestError, SubmitRequest, parse_job_submit
@@ -91,7 +91,7 @@ def render(cluster: TestCluster) -> dict[str, Any]:
     now = controller.now
     return {
         "jobs": rest.jobs_response(state.jobs.values(), state, now),
-        "nodes": rest.nodes_response(state.config.node_names, state, cpus_in_use(controller)),
+        "nodes": rest.nodes_response(state.config.node_names, state, cpus_in_use(LocalClient(controller).view())),
         "partitions": rest.partitions_response(state.partitions.values(), state),
         "ping": rest.ping_response("n16", True),
         "diag": rest.diag_response({"jobs_submitted": 8, "server_thread_count": 3}),

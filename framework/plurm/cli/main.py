@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from plurm import __version__
-from plurm.cli import compare, conf, hostlist, simulate
+from plurm.cli import cluster, compare, conf, hostlist, simulate
 from plurm.errors import PlurmError
 
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     hostlist.add_parser(commands)
     simulate.add_parser(commands)
     compare.add_parser(commands)
+    cluster.add_parser(commands)
     return parser
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -41,5 +41,5 @@ class Invocation:
     group: str = "root"
     environ: Mapping[str, str] = attrs.field(factory=dict)
     host: str = ""
-    #: The command's standard input (sbatch reads its script there without a file).
-    stdin: bytes | None = None
+    #: Reads the command's standard input (sbatch reads its script there without a file).
+    stdin: Callable[[], bytes] | None = None

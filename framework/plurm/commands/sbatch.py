@@ -203,7 +203,7 @@ def parse_request(
         name = "wrap"
         script_text = f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{command}\n"
     elif not rest and invocation.stdin is not None:
-        script_text = invocation.stdin.decode("utf-8", "surrogateescape")
+        script_text = invocation.stdin().decode("utf-8", "surrogateescape")
         command = ""
         script_found, _ = parse_options(
             "sbatch", _script_options(script_text), OPTIONS, status=USAGE

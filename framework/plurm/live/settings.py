@@ -52,6 +52,11 @@ class NodePlace:
     def url(self) -> str:
         return f"http://{_host(self.address)}:{self.port}"
 
+    @property
+    def bind(self) -> str:
+        """The address this node's plurmd listens on."""
+        return _host(self.address)
+
 
 def _host(address: str) -> str:
     return "127.0.0.1" if address == "localhost" else address
@@ -78,6 +83,11 @@ class LiveSettings:
     @property
     def ctld_url(self) -> str:
         return f"http://{_host(self.ctld_address)}:{self.ctld_port}"
+
+    @property
+    def ctld_address_bind(self) -> str:
+        """The address plurmctld listens on."""
+        return _host(self.ctld_address)
 
     @classmethod
     def from_config(cls, config: SlurmConfig) -> LiveSettings:

@@ -1,0 +1,135 @@
+"""The commands' client in live mode: a :class:`~plurm.commands.client.ClusterClient` that
+asks ``plurmctld`` over RPC, and the entry points of Slurm's commands as executables.
+
+A command reads the same slurm.conf as the daemons (``SLURM_CONF``, else
+/etc/slurm/slurm.conf) to find the controller and the auth plugin, sends its request signed
+as the user who runs it, and renders the controller's answer with the same command module
+a simulation uses, so that both print the same bytes.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import socket
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from plurm import conf
+from plurm.commands.base import CommandError, CommandResult, Invocation
+from plurm.commands.client import ClusterView
+from plurm.conf.model import SlurmConfig
+from plurm.errors import PlurmError
+from plurm.live.codec import request_to_dict
+from plurm.live.rpc import RpcError, Signer, call
+from plurm.live.settings import LiveSettings, find_conf
+from plurm.live.snapshot import view_from_dict
+from plurm.live.updates import partition_changes_to_dict
+from plurm.manager import Plugins
+from plurm.model.job import JobRequest
+
+__all__ = ["RpcClient", "main"]
+
+
+class RpcClient:
+    """Implements :class:`~plurm.commands.client.ClusterClient` over RPC."""
+
+    def __init__(self, config: SlurmConfig) -> None:
+        self._config = config
+        self.settings = LiveSettings.from_config(config)
+        self.signer = Signer(Plugins.load(config, roles=("auth",)))
+        self._now: float | None = None
+
+    @property
+    def config(self) -> SlurmConfig:
+        return self._config
+
+    def call(self, method: str, message: Mapping[str, Any]) -> Any:
+        timeout = float(max(self._config.message_timeout, 1))
+        return call(self.settings.ctld_url, method, message, self.signer, timeout=timeout)
+
+    @property
+    def now(self) -> float:
+        from plurm.live.wallclock import epoch_seconds
+        import time
+
+        return epoch_seconds(time.time())
+
+    def view(self) -> ClusterView:
+        return view_from_dict(self._config, self.call("view", {}))
+
+    def submit(self, request: JobRequest) -> int:
+        answer = self.call("submit", {"request": request_to_dict(request)})
+        return int(answer["job_id"])
+
+    def cancel(self, job_id: int) -> None:
+        self.call("cancel", {"job_id": job_id})
+
+    def signal(self, job_id: int, signal: str) -> None:
+        self.call("signal", {"job_id": job_id, "signal": signal})
+
+    def suspend(self, job_id: int) -> None:
+        self.call("suspend", {"job_id": job_id})
+
+    def resume(self, job_id: int) -> None:
+        self.call("resume", {"job_id": job_id})
+
+    def requeue(self, job_id: int) -> None:
+        self.call("requeue", {"job_id": job_id})
+
+    def update_partition(self, name: str, changes: Mapping[str, Any]) -> None:
+        self.call("update_partition", {"name": name, "changes": partition_changes_to_dict(changes)})
+
+    def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
+        self.call("update_nodes", {"names": list(names), "state": state, "reason": reason})
+
+
+def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
+    """This process's user, environment and host."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return Invocation(uid, gid, user, group, dict(os.environ), socket.gethostname(), stdin)
+
+
+def run(name: str, argv: Sequence[str]) -> int:
+    """Run Slurm's command ``name`` against the live cluster; its exit status."""
+    from plurm.commands import sbatch
+    from plurm.commands.dispatch import COMMANDS
+
+    try:
+        client = RpcClient(conf.load(str(find_conf())))
+        if name == "sbatch":
+            result = sbatch.run(argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
+        else:
+            result = COMMANDS[name](argv, client, Path.cwd())
+    except CommandError as error:
+        result = CommandResult(error.status, "", error.text if error.text.endswith("\n")
+                               else error.text + "\n")
+    except RpcError as error:
+        if error.kind == "unreachable":
+            text = f"{name}: error: Unable to contact slurm controller (connect failure)\n"
+        else:
+            text = f"{name}: error: {error.message}\n"
+        result = CommandResult(1, "", text)
+    except PlurmError as error:
+        result = CommandResult(1, "", f"{name}: error: {error}\n")
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    sys.stdout.flush()
+    return result.status
+
+
+def main() -> None:
+    """The console scripts' entry point: the command is the program's name."""
+    name = Path(sys.argv[0]).name
+    sys.exit(run(name, sys.argv[1:]))

@@ -1,0 +1,387 @@
+"""plurmctld: the controller daemon.
+
+It runs the simulator's :class:`~plurm.controller.Controller`, unchanged, on one asyncio
+event loop: the wall clock (:mod:`.wallclock`) drives its timers and
+:class:`~plurm.live.executor.LiveExecutor` carries its decisions to the nodes' ``plurmd``.
+Everything that reaches it, a command's request, a node's report, a timer, runs to the end
+on that one thread, as one event; after each event the daemon commits the jobs the event
+changed to the state store (SQLite, :mod:`.store`) and only then sends the messages the
+controller decided. A job is therefore committed before ``sbatch`` prints its id, and a
+state change before any node acts on it. On restart (without ``-c``) it reloads its jobs;
+the nodes' daemons, which keep their jobs running meanwhile, register again and report what
+still runs and what ended.
+
+Usage (Slurm's flags): ``plurmctld [-D] [-c] [-v...] [-f slurm.conf]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import pwd
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from plurm import conf
+from plurm._markers import hookimpl
+from plurm.commands.client import LocalClient
+from plurm.controller import Controller, RequestError
+from plurm.errors import PlurmError
+from plurm.live.codec import CodecError, request_from_dict
+from plurm.live.daemon import daemonize, setup_logging
+from plurm.live.executor import LiveExecutor
+from plurm.live.restapi import add_rest_routes
+from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
+from plurm.live.settings import LiveSettings, find_conf
+from plurm.live.snapshot import view_to_dict
+from plurm.live.store import StateStore
+from plurm.live.wallclock import WallClock
+from plurm.manager import DAEMON_ROLES, Plugins
+from plurm.model.acct import records_from_jobs
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState
+
+__all__ = ["ControllerDaemon", "main"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between the checks for silent nodes and for jobs past MinJobAge.
+HOUSEKEEPING = 1.0
+
+
+class _Observer:
+    """Notes every job whose state changes, for the next commit."""
+
+    def __init__(self, dirty: dict[int, Job]) -> None:
+        self.dirty = dirty
+
+    @hookimpl
+    def plurm_job_state_changed(self, job: Job, old: JobState, new: JobState, cluster: Cluster) -> None:
+        self.dirty[job.job_id] = job
+
+
+class ControllerDaemon:
+    """One controller, its store, its executor and its RPC server."""
+
+    def __init__(self, config_path: Path, *, clear: bool = False) -> None:
+        self.config_path = config_path
+        self.config = conf.load(str(config_path))
+        self.settings = LiveSettings.from_config(self.config)
+        self.dirty: dict[int, Job] = {}
+        self.plugins = Plugins.load(
+            self.config, roles=DAEMON_ROLES, extra=[_Observer(self.dirty)]
+        )
+        self.signer = Signer(self.plugins)
+        self.settings.state_save.mkdir(parents=True, exist_ok=True)
+        database = self.settings.state_save / "plurmctld.sqlite"
+        if clear and database.exists():
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{database}{suffix}").unlink(missing_ok=True)
+        self.store = StateStore(database)
+        self.registered: set[str] = set()
+        self.stopping: asyncio.Event | None = None
+        self.submitted = 0
+
+    # ------------------------------------------------------------------ start
+
+    async def serve(self, ready: Callable[[], None] = lambda: None) -> None:
+        from aiohttp import web
+
+        loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        self.rpc = AsyncRpc(self.signer)
+        self.clock = WallClock(loop, after=self.commit)
+        self.executor = LiveExecutor(self.settings, self.rpc, loop)
+        self.executor.after = self.commit
+        self.controller = Controller(self.config, self.plugins, self.clock, self.executor)
+        self.executor.controller = self.controller
+        self.client = LocalClient(self.controller)
+        self._restore()
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        rpc_routes(app, self.signer, self._handlers())
+        add_rest_routes(app, self)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.settings.ctld_address_bind, self.settings.ctld_port)
+        await site.start()
+        for name in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(name, self.stopping.set)
+        logger.info(
+            "plurmctld listening on %s:%d (cluster %s, %d nodes)",
+            self.settings.ctld_address_bind,
+            self.settings.ctld_port,
+            self.config.cluster_name,
+            len(self.settings.nodes),
+        )
+        ready()
+        housekeeping = loop.create_task(self._housekeeping())
+        try:
+            await self.stopping.wait()
+        finally:
+            housekeeping.cancel()
+            self.commit(everything=True)
+            await runner.cleanup()
+            await self.rpc.close()
+            self.store.close()
+            logger.info("plurmctld stopped")
+
+    def _restore(self) -> None:
+        jobs = self.store.load_jobs()
+        next_id = self.store.next_job_id
+        if jobs or next_id is not None:
+            self.controller.restore(jobs, next_id)
+            logger.info("restored %d jobs, next job id %s", len(jobs), next_id)
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(HOUSEKEEPING)
+            self.executor.check_silence()
+            self.commit()
+
+    # ------------------------------------------------------------------ commit
+
+    def commit(self, *, everything: bool = False) -> None:
+        """Write the jobs changed since the last commit, then send what was decided."""
+        controller = self.controller
+        if everything:
+            self.dirty.update(controller.cluster.jobs)
+        if self.dirty:
+            jobs = list(self.dirty.values())
+            self.dirty.clear()
+            records = records_from_jobs(jobs, controller.now)
+            self.store.save(jobs, controller.next_job_id, records)
+        self.executor.flush()
+
+    # ------------------------------------------------------------------ handlers
+
+    def _handlers(self) -> dict[str, Callable[[Caller, dict[str, Any]], Awaitable[Any]]]:
+        def event(
+            handler: Callable[[Caller, dict[str, Any]], Any],
+        ) -> Callable[[Caller, dict[str, Any]], Awaitable[Any]]:
+            async def run(caller: Caller, message: dict[str, Any]) -> Any:
+                try:
+                    return handler(caller, message)
+                finally:
+                    self.commit()
+
+            return run
+
+        return {
+            "ping": event(
+                lambda caller, message: {"up": True, "registered": sorted(self.registered)}
+            ),
+            "view": event(self._view),
+            "submit": event(self._submit),
+            "cancel": event(self._job_verb("cancel")),
+            "suspend": event(self._job_verb("suspend", admin=True)),
+            "resume": event(self._job_verb("resume", admin=True)),
+            "requeue": event(self._job_verb("requeue")),
+            "signal": event(self._signal),
+            "update_partition": event(self._update_partition),
+            "update_nodes": event(self._update_nodes),
+            "register": event(self._register),
+            "heartbeat": event(self._heartbeat),
+            "job_ended": event(self._job_ended),
+            "shutdown": event(self._shutdown),
+        }
+
+    def _view(self, caller: Caller, message: dict[str, Any]) -> Any:
+        return view_to_dict(self.client.view(), self.visible_jobs())
+
+    def statistics(self) -> dict[str, float]:
+        """Counters for ``diag`` (slurmrestd's names)."""
+        states = [job.state for job in self.controller.cluster.jobs.values()]
+        return {
+            "jobs_submitted": self.submitted,
+            "jobs_started": sum(1 for job in self.controller.cluster.jobs.values()
+                                if job.start_time is not None),
+            "jobs_completed": states.count(JobState.COMPLETED),
+            "jobs_canceled": states.count(JobState.CANCELLED),
+            "jobs_failed": states.count(JobState.FAILED),
+            "jobs_pending": states.count(JobState.PENDING),
+            "jobs_running": states.count(JobState.RUNNING),
+        }
+
+    def visible_jobs(self) -> list[Job]:
+        """The jobs the commands show: all but those finished longer than MinJobAge ago."""
+        now = self.controller.now
+        age = self.config.min_job_age
+        return [
+            job
+            for job in self.controller.cluster.jobs.values()
+            if not (job.state.finished and job.end_time is not None and job.end_time + age < now)
+        ]
+
+    def _submit(self, caller: Caller, message: dict[str, Any]) -> Any:
+        try:
+            request = request_from_dict(message.get("request"))
+        except CodecError as error:
+            raise RpcError(f"bad job request: {error}") from None
+        if caller.uid != 0 or request.uid == caller.uid:
+            # the job runs as the one who asked, whatever the request says (root may
+            # submit for another user, as sbatch --uid)
+            request = attrs.evolve(
+                request, uid=caller.uid, gid=caller.gid, user=_user_name(caller.uid)
+            )
+        return {"job_id": self.submit_request(request)}
+
+    def submit_request(self, request: JobRequest) -> int:
+        """Queue a job whose request names its verified user; its id."""
+        job = self.controller.submit(request)
+        self.dirty[job.job_id] = job
+        self.submitted += 1
+        return job.job_id
+
+    def _owned(self, caller: Caller, job_id: object, *, admin: bool = False) -> int:
+        if type(job_id) is not int:
+            raise RpcError("job_id is not an integer")
+        job = self.controller.job(job_id)
+        if caller.uid != 0 and (admin or job.request.uid != caller.uid):
+            raise RequestError("Access/permission denied")
+        return job_id
+
+    def _job_verb(
+        self, verb: str, *, admin: bool = False
+    ) -> Callable[[Caller, dict[str, Any]], Any]:
+        def run(caller: Caller, message: dict[str, Any]) -> Any:
+            job_id = self._owned(caller, message.get("job_id"), admin=admin)
+            getattr(self.client, verb)(job_id)
+            self.dirty[job_id] = self.controller.job(job_id)
+            return {}
+
+        return run
+
+    def _signal(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job_id = self._owned(caller, message.get("job_id"))
+        name = message.get("signal")
+        if not isinstance(name, str):
+            raise RpcError("signal is not a name")
+        job = self.controller.job(job_id)
+        if job.state is not JobState.RUNNING and job.state is not JobState.SUSPENDED:
+            raise RequestError("Job is pending execution" if job.state is JobState.PENDING
+                               else "Job/step already completing or completed")
+        self.client.signal(job_id, name)
+        return {}
+
+    def _admin(self, caller: Caller) -> None:
+        if caller.uid != 0 and caller.uid != os.getuid():
+            raise RequestError("Access/permission denied")
+
+    def _update_partition(self, caller: Caller, message: dict[str, Any]) -> Any:
+        self._admin(caller)
+        from plurm.live.updates import partition_changes
+
+        name = message.get("name")
+        if not isinstance(name, str):
+            raise RpcError("name is not a string")
+        self.client.update_partition(name, partition_changes(message.get("changes")))
+        return {}
+
+    def _update_nodes(self, caller: Caller, message: dict[str, Any]) -> Any:
+        self._admin(caller)
+        names = message.get("names")
+        state = message.get("state")
+        reason = message.get("reason")
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise RpcError("names is not a list of node names")
+        if state is not None and not isinstance(state, str):
+            raise RpcError("state is not a string")
+        if reason is not None and not isinstance(reason, str):
+            raise RpcError("reason is not a string")
+        self.client.update_nodes(names, state, reason)
+        return {}
+
+    # ------------------------------------------------------------------ nodes
+
+    def _node(self, caller: Caller, message: dict[str, Any]) -> str:
+        self._admin(caller)
+        name = message.get("node")
+        if not isinstance(name, str) or name not in self.settings.nodes:
+            raise RpcError(f"no node {name!r} in the configuration", "not_found", 404)
+        return name
+
+    def _register(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """A node's daemon starts (or finds the controller restarted): check what it has
+        against its NodeName line, and reconcile the jobs it runs with ours."""
+        from plurm.live.registration import register
+
+        name = self._node(caller, message)
+        self.executor.heard(name)
+        answer = register(self.controller, self.settings, name, message)
+        self.registered.add(name)
+        return answer
+
+    def _heartbeat(self, caller: Caller, message: dict[str, Any]) -> Any:
+        name = self._node(caller, message)
+        if name not in self.registered:
+            return {"registered": False}
+        self.executor.heard(name)
+        if name in self.controller.cluster.not_responding:
+            self.controller.node_registered(name)
+        return {"registered": True}
+
+    def _job_ended(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """A node reports a job's processes gone (exit code, or the signal that ended it)."""
+        name = self._node(caller, message)
+        job_id, attempt = message.get("job_id"), message.get("attempt")
+        code, number = message.get("exit_code"), message.get("signal")
+        if not all(type(v) is int for v in (job_id, attempt, code, number)):
+            raise RpcError("job_id, attempt, exit_code and signal must be integers")
+        assert isinstance(job_id, int) and isinstance(attempt, int)
+        assert isinstance(code, int) and isinstance(number, int)
+        from plurm.live.registration import job_ended
+
+        if not job_ended(self.controller, name, job_id, attempt, code, number):
+            return {"stale": True}  # an attempt the controller has already settled
+        self.dirty[job_id] = self.controller.job(job_id)
+        return {}
+
+    def _shutdown(self, caller: Caller, message: dict[str, Any]) -> Any:
+        self._admin(caller)
+        assert self.stopping is not None
+        asyncio.get_running_loop().call_soon(self.stopping.set)
+        return {}
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plurmctld", description="Plurm's controller daemon")
+    parser.add_argument("-D", action="store_true", help="run in the foreground")
+    parser.add_argument("-c", action="store_true", help="clear the saved state (start clean)")
+    parser.add_argument("-f", metavar="FILE", help="the slurm.conf to read")
+    parser.add_argument("-v", action="count", default=0, help="more logging (repeatable)")
+    parser.add_argument("-L", metavar="LOGFILE", help="log to this file")
+    args = parser.parse_args(argv)
+    path = find_conf(args.f)
+    setup_logging(args.v, args.L)
+    try:
+        daemon = ControllerDaemon(path, clear=args.c)
+    except (PlurmError, OSError) as error:
+        print(f"plurmctld: fatal: {error}", file=sys.stderr)
+        return 1
+    if not args.D:
+        daemonize()
+    try:
+        asyncio.run(daemon.serve())
+    except OSError as error:
+        logger.critical("plurmctld: %s", error)
+        print(f"plurmctld: fatal: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

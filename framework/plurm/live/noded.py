@@ -1,0 +1,419 @@
+"""plurmd: the node daemon. One per node; several may run on one host, each on its own port.
+
+It registers with ``plurmctld`` with the CPUs and memory it really has, sends a heartbeat
+every second, and runs the batch jobs the controller launches on it as real processes
+(:mod:`.launcher`): suspend, resume, signal and kill them as told, and report each job's end
+(exit code, or the signal that ended it). Ends are kept in the spool directory until the
+controller acknowledges them, so a job that ends while the controller is down is reported
+when it comes back (the daemon registers again when a heartbeat finds the controller
+restarted). The jobs keep running whatever happens to the controller.
+
+The processes of the jobs it started are noted in ``<spool>/running.json`` (pid, session
+and start time). A daemon that starts finds there what a killed predecessor left running:
+those jobs were lost with it (the controller requeues them or ends them NODE_FAIL), and it
+kills them, by pid and session, after checking each process's start time.
+
+Usage (Slurm's flags): ``plurmd -N NodeName [-D] [-f slurm.conf] [-v...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from plurm import conf
+from plurm.errors import PlurmError
+from plurm.live.daemon import daemonize, setup_logging
+from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
+from plurm.live.launcher import Launcher, LaunchError, LaunchSpec, RunningJob, session_pids
+from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
+from plurm.live.settings import LiveSettings, find_conf
+from plurm.manager import Plugins
+
+__all__ = ["NodeDaemon", "main"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between heartbeats.
+HEARTBEAT = 1.0
+
+
+def real_memory() -> int:
+    """This host's memory in MiB, as slurmd reports RealMemory."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 1
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot), to tell it from a later one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19])
+
+
+class NodeDaemon:
+    """One node's daemon."""
+
+    def __init__(self, config_path: Path, name: str) -> None:
+        self.config = conf.load(str(config_path))
+        self.settings = LiveSettings.from_config(self.config)
+        if name not in self.settings.nodes:
+            raise PlurmError(f"node {name} is not in {config_path}")
+        self.name = name
+        self.place = self.settings.nodes[name]
+        self.signer = Signer(Plugins.load(self.config, roles=("auth",)))
+        self.spool = self.place.spool_dir
+        self.spool.mkdir(parents=True, exist_ok=True)
+        self.launcher = Launcher(self.spool)
+        #: (job id, attempt) of each job running here.
+        self.jobs: dict[int, tuple[int, RunningJob]] = {}
+        #: Ends not yet acknowledged: (job id, attempt) -> (exit code, signal).
+        self.ended: dict[tuple[int, int], tuple[int, int]] = self._load_ended()
+        self.registered = False
+        self.stopping: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ spool files
+
+    def _load_ended(self) -> dict[tuple[int, int], tuple[int, int]]:
+        try:
+            items = json.loads((self.spool / "ended.json").read_text())
+            return {(int(a), int(b)): (int(c), int(d)) for a, b, c, d in items}
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def _save_ended(self) -> None:
+        items = [[*key, *value] for key, value in self.ended.items()]
+        _write_atomic(self.spool / "ended.json", json.dumps(items))
+
+    def _save_running(self) -> None:
+        items = {
+            str(job_id): {"attempt": attempt, "pid": job.pid, "sid": job.sid,
+                          "start": _start_time(job.pid)}
+            for job_id, (attempt, job) in self.jobs.items()
+        }
+        _write_atomic(self.spool / "running.json", json.dumps(items))
+
+    def kill_leftovers(self) -> int:
+        """Kill what a predecessor left running (checked by start time); how many."""
+        return self.kill_leftovers_in(self.spool)
+
+    @staticmethod
+    def kill_leftovers_in(spool: Path) -> int:
+        """Kill the job processes noted in ``spool``'s running.json that still run (checked
+        by start time, by pid and session, never by name); how many."""
+        try:
+            items = json.loads((spool / "running.json").read_text())
+        except (OSError, ValueError):
+            return 0
+        killed = 0
+        for item in items.values() if isinstance(items, dict) else ():
+            try:
+                pid, sid, start = int(item["pid"]), int(item["sid"]), item["start"]
+            except (KeyError, TypeError, ValueError):
+                continue
+            if start is not None and _start_time(pid) != start:
+                continue  # gone, or a later process has its pid
+            for member in session_pids(sid):
+                try:
+                    os.kill(member, signal.SIGKILL)
+                    killed += 1
+                except OSError:
+                    pass
+        _write_atomic(spool / "running.json", "{}")
+        return killed
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(self) -> None:
+        from aiohttp import web
+
+        loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        self.rpc = AsyncRpc(self.signer, timeout=5.0)
+        left = self.kill_leftovers()
+        if left:
+            logger.warning("killed %d processes a previous plurmd left running", left)
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        rpc_routes(
+            app,
+            self.signer,
+            {
+                "ping": self._ping,
+                "launch": self._launch,
+                "suspend": self._suspend,
+                "resume": self._resume,
+                "signal": self._signal,
+                "kill": self._kill,
+            },
+        )
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, self.place.bind, self.place.port).start()
+        for name in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(name, self.stopping.set)
+        logger.info("plurmd %s listening on %s:%d", self.name, self.place.bind, self.place.port)
+        beat = loop.create_task(self._heartbeats())
+        try:
+            await self.stopping.wait()
+        finally:
+            beat.cancel()
+            await self.launcher.kill_all(0.0)
+            self._save_running()
+            await runner.cleanup()
+            await self.rpc.close()
+            logger.info("plurmd %s stopped", self.name)
+
+    async def _heartbeats(self) -> None:
+        while True:
+            try:
+                await self._beat()
+            except RpcError as error:
+                if self.registered:
+                    logger.warning("controller unreachable: %s", error.message)
+                self.registered = False
+            await asyncio.sleep(HEARTBEAT)
+
+    async def _beat(self) -> None:
+        url = self.settings.ctld_url
+        if not self.registered:
+            reported = dict(self.ended)
+            answer = await self.rpc.call(
+                url,
+                "register",
+                {
+                    "node": self.name,
+                    "cpus": os.cpu_count() or 1,
+                    "real_memory": real_memory(),
+                    "jobs": [[job_id, attempt] for job_id, (attempt, _) in self.jobs.items()],
+                    "ended": [[*key, *value] for key, value in reported.items()],
+                },
+            )
+            self.registered = True
+            for key in reported:
+                self.ended.pop(key, None)
+            self._save_ended()
+            for job_id, attempt in answer.get("kill", []):
+                self._kill_orphan(job_id, attempt)
+            logger.info("registered with the controller")
+            return
+        answer = await self.rpc.call(url, "heartbeat", {"node": self.name})
+        if not answer.get("registered"):
+            self.registered = False
+            return
+        for (job_id, attempt), (code, number) in list(self.ended.items()):
+            await self._report(job_id, attempt, code, number)
+
+    def _kill_orphan(self, job_id: int, attempt: int) -> None:
+        held = self.jobs.get(job_id)
+        if held is not None and held[0] == attempt:
+            logger.warning("job_id=%d not the controller's: killed", job_id)
+            held[1].kill(0.0)
+
+    async def _report(self, job_id: int, attempt: int, code: int, number: int) -> None:
+        try:
+            await self.rpc.call(
+                self.settings.ctld_url,
+                "job_ended",
+                {"node": self.name, "job_id": job_id, "attempt": attempt,
+                 "exit_code": code, "signal": number},
+            )
+        except RpcError as error:
+            logger.info("job_id=%d end not reported yet: %s", job_id, error.message)
+            return
+        if self.ended.pop((job_id, attempt), None) is not None:
+            self._save_ended()
+
+    # ------------------------------------------------------------------ handlers
+
+    async def _ping(self, caller: Caller, message: dict[str, Any]) -> Any:
+        return {"node": self.name}
+
+    def _check(self, caller: Caller) -> None:
+        if caller.uid != 0 and caller.uid != os.getuid():
+            raise RpcError("Access/permission denied", "auth", 403)
+
+    async def _launch(self, caller: Caller, message: dict[str, Any]) -> Any:
+        self._check(caller)
+        try:
+            spec, attempt = self._spec(message)
+        except (KeyError, TypeError, ValueError) as error:
+            raise RpcError(f"bad launch message: {error!r}") from None
+        job_id = spec.job_id
+        if (job_id, attempt) in self.ended or (
+            job_id in self.jobs and self.jobs[job_id][0] == attempt
+        ):
+            return {"duplicate": True}
+        try:
+            job = await self.launcher.launch(spec)
+        except LaunchError as error:
+            logger.error("%s", error)
+            return {"error": error.reason}
+        self.jobs[job_id] = (attempt, job)
+        self._save_running()
+        asyncio.get_running_loop().create_task(self._watch(job_id, attempt, job))
+        return {}
+
+    def _spec(self, message: dict[str, Any]) -> tuple[LaunchSpec, int]:
+        job_id = _int(message, "job_id")
+        attempt = _int(message, "attempt")
+        nodes = tuple(str(n) for n in message["nodes"])
+        info = JobEnvInfo(
+            job_id=job_id,
+            job_name=str(message["name"]),
+            user=str(message["user"]),
+            uid=_int(message, "uid"),
+            gid=_int(message, "gid"),
+            group=str(message["group"]),
+            partition=str(message["partition"]),
+            account=message["account"],
+            qos=message["qos"],
+            nodes=nodes,
+            node_name=self.name,
+            cpus_on_node=_int(message, "cpus_on_node"),
+            ntasks=message["ntasks"],
+            cpus_per_task=_int(message, "cpus_per_task"),
+            mem_per_node=message["mem_per_node"],
+            submit_dir=str(message["work_dir"]),
+            submit_host=str(message["submit_host"]),
+            cluster_name=str(message["cluster_name"]),
+            restart_count=_int(message, "restart_count"),
+            time_limit=message["time_limit"],
+            base_env=dict(_pair(item) for item in message["environment"]),
+        )
+
+        def path(pattern: str | None) -> str | None:
+            if pattern is None:
+                return None
+            return expand_pattern(
+                str(pattern), job_id=job_id, job_name=info.job_name, user=info.user, node=self.name
+            )
+
+        stdout = path(message["stdout"]) or f"slurm-{job_id}.out"
+        spec = LaunchSpec(
+            job_id=job_id,
+            script=str(message["script"]).encode("utf-8", "surrogateescape"),
+            argv=tuple(str(a) for a in message["args"]),
+            work_dir=str(message["work_dir"]),
+            stdout=stdout,
+            stderr=path(message["stderr"]),
+            open_mode="append" if message["open_mode"] == "append" else "truncate",
+            env=job_environment(info),
+            uid=info.uid,
+            gid=info.gid,
+        )
+        return spec, attempt
+
+    async def _watch(self, job_id: int, attempt: int, job: RunningJob) -> None:
+        end = await job.wait()
+        held = self.jobs.get(job_id)
+        if held is not None and held[1] is job:
+            del self.jobs[job_id]
+            self._save_running()
+        self.ended[(job_id, attempt)] = (end.exit_code, end.signal)
+        self._save_ended()
+        if self.registered:
+            await self._report(job_id, attempt, end.exit_code, end.signal)
+
+    def _running(self, caller: Caller, message: dict[str, Any]) -> RunningJob | None:
+        self._check(caller)
+        job_id = _int(message, "job_id")
+        attempt = _int(message, "attempt")
+        held = self.jobs.get(job_id)
+        if held is None or held[0] != attempt:
+            return None
+        return held[1]
+
+    async def _suspend(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job = self._running(caller, message)
+        if job is not None:
+            await job.suspend()
+        return {"known": job is not None}
+
+    async def _resume(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job = self._running(caller, message)
+        if job is not None:
+            await job.resume()
+        return {"known": job is not None}
+
+    async def _signal(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job = self._running(caller, message)
+        number = _int(message, "signal")
+        if not 0 < number < 65:
+            raise RpcError(f"no signal {number}")
+        if job is not None:
+            job.signal(number, steps_only=bool(message.get("steps_only")))
+        return {"known": job is not None}
+
+    async def _kill(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job = self._running(caller, message)
+        kill_wait = _int(message, "kill_wait")
+        if job is not None:
+            job.kill(float(kill_wait))
+            return {"known": True}
+        key = (_int(message, "job_id"), _int(message, "attempt"))
+        return {"known": key in self.ended}
+
+
+def _int(message: dict[str, Any], key: str) -> int:
+    value = message[key]
+    if type(value) is not int:
+        raise TypeError(f"{key} is not an integer")
+    return value
+
+
+def _pair(item: object) -> tuple[str, str]:
+    name, _, value = str(item).partition("=")
+    return name, value
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temporary = path.with_suffix(".tmp")
+    with open(temporary, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plurmd", description="Plurm's node daemon")
+    parser.add_argument("-N", metavar="NodeName", required=True, help="this daemon's node")
+    parser.add_argument("-D", action="store_true", help="run in the foreground")
+    parser.add_argument("-f", metavar="FILE", help="the slurm.conf to read")
+    parser.add_argument("-v", action="count", default=0, help="more logging (repeatable)")
+    parser.add_argument("-L", metavar="LOGFILE", help="log to this file")
+    args = parser.parse_args(argv)
+    setup_logging(args.v, args.L)
+    try:
+        daemon = NodeDaemon(find_conf(args.f), args.N)
+    except (PlurmError, OSError) as error:
+        print(f"plurmd: fatal: {error}", file=sys.stderr)
+        return 1
+    if not args.D:
+        daemonize()
+    try:
+        asyncio.run(daemon.serve())
+    except OSError as error:
+        logger.critical("plurmd: %s", error)
+        print(f"plurmd: fatal: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

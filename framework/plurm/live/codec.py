@@ -26,6 +26,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from plurm.conf.model import PartitionSpec
 from plurm.errors import PlurmError
+from plurm.model.acct import JobRecord, StepRecord
 from plurm.model.job import Job, JobRequest
 from plurm.model.node import NodeCondition
 
@@ -38,8 +39,12 @@ __all__ = [
     "job_to_dict",
     "partition_from_dict",
     "partition_to_dict",
+    "record_from_dict",
+    "record_to_dict",
     "request_from_dict",
     "request_to_dict",
+    "step_from_dict",
+    "step_to_dict",
 ]
 
 #: The version of the encoded forms below (stored beside them by the state store).
@@ -88,6 +93,13 @@ def _bool(value: object, _: type) -> bool:
     return value
 
 
+def _step_id(value: object, _: type) -> str | int:
+    """A job step's id: a number, or a name (batch, extern)."""
+    if type(value) is str:
+        return value
+    return _int(value, int)
+
+
 def _kind(value: object) -> str:
     if value is None:
         return "null"
@@ -133,6 +145,7 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook(float, _float)
     converter.register_structure_hook(str, _str)
     converter.register_structure_hook(bool, _bool)
+    converter.register_structure_hook(str | int, _step_id)
     converter.register_structure_hook_factory(_is_enum, _enum)
     converter.register_unstructure_hook_factory(_is_enum, lambda cls: _enum_value)
 
@@ -152,7 +165,7 @@ def _make_converter() -> cattrs.Converter:
         try:
             return converter.structure(item, kind)
         except cattrs.BaseValidationError as error:
-            raise ValueError(f"item {index}: {_first_message(error)}") from None
+            raise ValueError(_first_message(error, f"item {index}")) from None
         except (TypeError, ValueError) as error:
             raise ValueError(f"item {index}: {error}") from None
 
@@ -232,8 +245,8 @@ def _describe(error: BaseException, _: Any) -> str:
     return str(error) or type(error).__name__
 
 
-def _first_message(error: cattrs.BaseValidationError) -> str:
-    messages = cattrs.transform_error(error, format_exception=_describe)
+def _first_message(error: cattrs.BaseValidationError, path: str) -> str:
+    messages = cattrs.transform_error(error, path=path, format_exception=_describe)
     return messages[0] if messages else str(error)
 
 
@@ -290,3 +303,20 @@ def condition_to_dict(condition: NodeCondition) -> dict[str, Any]:
 
 def condition_from_dict(data: object) -> NodeCondition:
     return _decode(data, NodeCondition, "condition")
+
+
+def record_to_dict(record: JobRecord) -> dict[str, Any]:
+    """An accounting record (its steps nested under ``steps``)."""
+    return _encode(record, JobRecord)
+
+
+def record_from_dict(data: object) -> JobRecord:
+    return _decode(data, JobRecord, "record")
+
+
+def step_to_dict(step: StepRecord) -> dict[str, Any]:
+    return _encode(step, StepRecord)
+
+
+def step_from_dict(data: object) -> StepRecord:
+    return _decode(data, StepRecord, "step")

@@ -35,9 +35,10 @@ Command = Callable[[Sequence[str], Controller, Path], CommandResult]
 
 
 def _commands() -> dict[str, Command]:
-    from plurm.commands import sbatch, scancel, scontrol, sinfo, squeue
+    from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue
 
     return {
+        "sacct": sacct.run,
         "sbatch": sbatch.run,
         "squeue": squeue.run,
         "sinfo": sinfo.run,

@@ -8,7 +8,7 @@ import attrs
 
 from plurm.errors import PlurmError
 
-__all__ = ["CommandError", "CommandResult", "Invocation"]
+__all__ = ["SIMULATED", "CommandError", "CommandResult", "Invocation"]
 
 
 @attrs.frozen
@@ -43,3 +43,7 @@ class Invocation:
     host: str = ""
     #: Reads the command's standard input (sbatch reads its script there without a file).
     stdin: Callable[[], bytes] | None = None
+
+
+#: A simulation's commands: run as root, with no environment to pass on.
+SIMULATED = Invocation()

@@ -18,9 +18,10 @@ import attrs
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller
 from plurm.model.cluster import Cluster
+from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
 from plurm.model.job import Job, JobRequest, JobState
 
-__all__ = ["ClusterClient", "ClusterView", "LocalClient", "cpus_in_use"]
+__all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
 
 
 @attrs.frozen(eq=False)
@@ -131,6 +132,13 @@ class LocalClient:
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
         self.controller.update_nodes(names, state, reason)
 
+    def records(self, query: AcctQuery) -> list[JobRecord]:
+        """A simulation keeps no accounting store: the records come from its jobs."""
+        view = self.view()
+        jobs = view.cluster.jobs.values()
+        records = records_from_jobs(jobs, view.now, alloc_cpus=alloc_cpus(view))
+        return [record for record in records if query.matches(record)]
+
 
 def cpus_in_use(view: ClusterView) -> dict[str, int]:
     """The CPUs allocated on each node, as select counts them, except that a node whose
@@ -149,3 +157,22 @@ def cpus_in_use(view: ClusterView) -> dict[str, int]:
         for name in job.held_nodes  # a completing job has released its other nodes
     }
     return {name: cpus for name, cpus in alloc.items() if name in running or name not in suspended}
+
+
+def alloc_cpus(view: ClusterView) -> Callable[[Job], int]:
+    """A started job's CPUs, as scontrol counts them: the cores a consumable-resource
+    select gave it (each with its threads), else its nodes' CPUs when the select plugin
+    gives whole nodes, else what it asked for."""
+    cluster = view.cluster
+
+    def cpus(job: Job) -> int:
+        units = job.units
+        if units is None:
+            units = view.units(job)
+            if units is None:  # whole nodes
+                return sum(cluster.node(name).cpus for name in job.nodes)
+        if units:
+            return sum(cluster.node(name).threads_per_core for name, _ in units)
+        return max(job.request.cpus, len(job.nodes))
+
+    return cpus

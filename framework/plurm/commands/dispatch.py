@@ -1,4 +1,5 @@
-"""The dispatcher: a command line to the command module that runs it.
+"""The dispatcher: a command line to the command module that runs it, as the invocation's
+user.
 
 Each command module imports only :mod:`plurm.commands.base` and the client it is handed;
 this module is the one place that knows them all.
@@ -9,16 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from plurm.commands import sbatch, scancel, scontrol, sinfo, squeue
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 
 __all__ = ["COMMANDS", "run_command"]
 
-Command = Callable[[Sequence[str], ClusterClient, Path], CommandResult]
+Command = Callable[[Sequence[str], ClusterClient, Path, Invocation], CommandResult]
 
 #: Slurm's commands by name.
 COMMANDS: Mapping[str, Command] = {
+    "sacct": sacct.run,
     "sbatch": sbatch.run,
     "squeue": squeue.run,
     "sinfo": sinfo.run,
@@ -27,7 +29,9 @@ COMMANDS: Mapping[str, Command] = {
 }
 
 
-def run_command(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+def run_command(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
     """Run one command line (already split into words) against the cluster ``client`` talks
     to; relative paths (sbatch scripts) resolve against ``cwd``."""
     if not argv:
@@ -36,7 +40,7 @@ def run_command(argv: Sequence[str], client: ClusterClient, cwd: Path) -> Comman
     if command is None:
         return CommandResult(127, "", f"{argv[0]}: command not found\n")
     try:
-        return command(argv[1:], client, cwd)
+        return command(argv[1:], client, cwd, invocation)
     except CommandError as error:
         text = error.text if error.text.endswith("\n") else error.text + "\n"
         return CommandResult(error.status, "", text)

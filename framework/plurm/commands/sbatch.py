@@ -19,7 +19,7 @@ from pathlib import Path
 import attrs
 
 from plurm import hostlist
-from plurm.commands.base import CommandError, CommandResult, Invocation
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
@@ -67,9 +67,6 @@ _EXIT = re.compile(r"\s*exit\s+(\d+)\s*;?\s*")
 _SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+(\d+(?:\.\d+)?)\b")
 _MEMORY_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
-
-#: A simulation's commands: run as root, with no environment to pass on.
-SIMULATED = Invocation()
 
 #: sbatch's exit status for a bad command line (Slurm exits 255); submission failures exit 1.
 USAGE = 255

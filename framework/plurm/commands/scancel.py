@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.controller import RequestError
@@ -19,7 +19,9 @@ OPTIONS = (
 )
 
 
-def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+def run(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
     found, ids = parse_options("scancel", argv, OPTIONS)
     values = dict(found)
     if not ids:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from plurm import hostlist
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
@@ -543,7 +543,9 @@ def _one_line_each(text: str) -> str:
     return "".join(" ".join(line.strip() for line in r.split("\n")) + "\n" for r in records)
 
 
-def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+def run(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
     oneliner = bool(argv) and argv[0] in ("-o", "--oneliner")
     if oneliner:
         argv = argv[1:]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from plurm import hostlist
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import clock_time, date_line, sinfo_limit
@@ -162,7 +162,9 @@ def _wanted_states(text: str) -> set[str]:
     return {longs.get(name, name) for name in names}
 
 
-def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+def run(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
     found, rest = parse_options("sinfo", argv, OPTIONS)
     if rest:
         raise CommandError(f"sinfo: error: Unrecognized option: {rest[0]}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 
 from plurm import hostlist
-from plurm.commands.base import CommandError, CommandResult
+from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import date_line, elapsed, limit
@@ -287,7 +287,9 @@ def _known_user(name: str) -> bool:
     return True
 
 
-def run(argv: Sequence[str], client: ClusterClient, cwd: Path) -> CommandResult:
+def run(
+    argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
+) -> CommandResult:
     found, rest = parse_options("squeue", argv, OPTIONS)
     if rest:
         raise CommandError(f"squeue: error: Unrecognized option: {rest[0]}")

@@ -23,12 +23,13 @@ from plurm.commands.base import CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterView
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
-from plurm.live.codec import request_to_dict
+from plurm.live.codec import query_to_dict, record_from_dict, request_to_dict
 from plurm.live.rpc import RpcError, Signer, call
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.live.snapshot import view_from_dict
 from plurm.live.updates import partition_changes_to_dict
 from plurm.manager import Plugins
+from plurm.model.acct import AcctQuery, JobRecord
 from plurm.model.job import JobRequest
 
 __all__ = ["RpcClient", "main"]
@@ -86,6 +87,10 @@ class RpcClient:
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
         self.call("update_nodes", {"names": list(names), "state": state, "reason": reason})
 
+    def records(self, query: AcctQuery) -> list[JobRecord]:
+        answer = self.call("acct", {"query": query_to_dict(query)})
+        return [record_from_dict(item) for item in answer["records"]]
+
 
 def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
     """This process's user, environment and host."""
@@ -103,15 +108,11 @@ def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
 
 def run(name: str, argv: Sequence[str]) -> int:
     """Run Slurm's command ``name`` against the live cluster; its exit status."""
-    from plurm.commands import sbatch
     from plurm.commands.dispatch import COMMANDS
 
     try:
         client = RpcClient(conf.load(str(find_conf())))
-        if name == "sbatch":
-            result = sbatch.run(argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
-        else:
-            result = COMMANDS[name](argv, client, Path.cwd())
+        result = COMMANDS[name](argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
     except CommandError as error:
         result = CommandResult(error.status, "", error.text if error.text.endswith("\n")
                                else error.text + "\n")

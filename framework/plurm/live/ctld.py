@@ -31,10 +31,10 @@ import attrs
 
 from plurm import conf
 from plurm._markers import hookimpl
-from plurm.commands.client import LocalClient
+from plurm.commands.client import LocalClient, alloc_cpus
 from plurm.controller import Controller, RequestError
 from plurm.errors import PlurmError
-from plurm.live.codec import CodecError, request_from_dict
+from plurm.live.codec import CodecError, query_from_dict, record_to_dict, request_from_dict
 from plurm.live.daemon import daemonize, setup_logging
 from plurm.live.executor import LiveExecutor
 from plurm.live.restapi import add_rest_routes
@@ -134,7 +134,7 @@ class ControllerDaemon:
 
     def _restore(self) -> None:
         jobs = self.store.load_jobs()
-        next_id = self.store.next_job_id
+        next_id = self.store.next_job_id()
         if jobs or next_id is not None:
             self.controller.restore(jobs, next_id)
             logger.info("restored %d jobs, next job id %s", len(jobs), next_id)
@@ -155,8 +155,11 @@ class ControllerDaemon:
         if self.dirty:
             jobs = list(self.dirty.values())
             self.dirty.clear()
-            records = records_from_jobs(jobs, controller.now)
-            self.store.save(jobs, controller.next_job_id, records)
+            cpus = alloc_cpus(self.client.view())
+            with self.store.transaction():
+                self.store.save_jobs(jobs, next_job_id=controller.next_job_id)
+                for record in records_from_jobs(jobs, controller.now, alloc_cpus=cpus):
+                    self.store.record_job(record)
         self.executor.flush()
 
     # ------------------------------------------------------------------ handlers
@@ -178,6 +181,7 @@ class ControllerDaemon:
                 lambda caller, message: {"up": True, "registered": sorted(self.registered)}
             ),
             "view": event(self._view),
+            "acct": event(self._acct),
             "submit": event(self._submit),
             "cancel": event(self._job_verb("cancel")),
             "suspend": event(self._job_verb("suspend", admin=True)),
@@ -194,6 +198,14 @@ class ControllerDaemon:
 
     def _view(self, caller: Caller, message: dict[str, Any]) -> Any:
         return view_to_dict(self.client.view(), self.visible_jobs())
+
+    def _acct(self, caller: Caller, message: dict[str, Any]) -> Any:
+        try:
+            query = query_from_dict(message.get("query"))
+        except CodecError as error:
+            raise RpcError(f"bad accounting query: {error}") from None
+        self.commit()  # the records of jobs changed since the last event, first
+        return {"records": [record_to_dict(r) for r in self.store.query(query)]}
 
     def statistics(self) -> dict[str, float]:
         """Counters for ``diag`` (slurmrestd's names)."""

@@ -117,6 +117,14 @@ def expand_pattern(
     return "".join(out)
 
 
+def _names(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(names)
+
+
+def _counts(counts: Iterable[int]) -> tuple[int, ...]:
+    return tuple(counts)
+
+
 @attrs.frozen(kw_only=True)
 class JobEnvInfo:
     """Everything :func:`job_environment` needs about one job on one node.
@@ -142,10 +150,10 @@ class JobEnvInfo:
     partition: str
     account: str | None = None
     qos: str | None = None
-    nodes: tuple[str, ...] = attrs.field(converter=tuple)
+    nodes: tuple[str, ...] = attrs.field(converter=_names)
     node_name: str
     cpus_on_node: int
-    cpus_per_node: tuple[int, ...] = attrs.field(default=(), converter=tuple)
+    cpus_per_node: tuple[int, ...] = attrs.field(default=(), converter=_counts)
     ntasks: int | None = None
     cpus_per_task: int = 1
     cpus_per_task_set: bool = False

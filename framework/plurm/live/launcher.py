@@ -1,0 +1,654 @@
+"""The job processes of one node: start a batch script, signal it, reap it.
+
+``plurmd`` calls this from its asyncio event loop. Nothing here blocks the loop for long:
+exits are noticed through a pidfd (``os.pidfd_open`` + ``loop.add_reader``) and reaped with a
+non-blocking wait, with no thread per job, and timers are ``loop.call_later``.
+
+How a job starts (slurmstepd's order, Slurm 22.05):
+
+1. The script is written to ``<spool>/job<5-digit id>/slurm_script`` (mode 0700; when the
+   daemon runs as root the folder and the file are given to the job's user).
+2. A small exec helper starts in a new session (so the job's session id is its pid) with
+   ``/dev/null`` as standard input. When the daemon is root, the helper takes the job's
+   supplementary groups, gid and uid before it touches any of the user's files; a daemon
+   that is not root refuses a job of another uid (:class:`LaunchError`).
+3. As the user, the helper opens the output file(s): relative names are relative to the
+   working directory, "truncate" or "append" as asked, stderr None meaning the same file.
+   When a file cannot be opened, Slurm's slurmstepd logs "Could not open stdout file ...: "
+   with the reason and the batch job fails without running; here :meth:`Launcher.launch`
+   raises :class:`LaunchError` with that text (the helper has already exited and been
+   reaped), and plurmd reports the job as failed (:data:`LaunchError.job_exit`, exit 1).
+4. As the user, it changes to the working directory. Like slurmstepd, a directory that is
+   missing or not accessible is not fatal: the job's stderr gets "couldn't chdir to `DIR':
+   REASON: going to /tmp instead" and the script runs in /tmp.
+5. It sets ``SLURM_TASK_PID`` to its own pid and ``exec``s the script. When the exec fails
+   (a ``#!`` interpreter that does not exist, a script on a ``noexec`` mount), the job's
+   stderr gets "execve(): SCRIPT: REASON" and the job ends with the errno as its exit code,
+   as slurmstepd's task does.
+
+Every process of a job is a process whose session id is the job's: :meth:`RunningJob.pids`
+finds them in /proc, never by name. A process that leaves the session (``setsid``,
+a daemonizing double fork with setsid) escapes the launcher's signals and is out of scope:
+Slurm needs a cgroup for those, which is not this module's business.
+
+When the batch script exits, whatever is left in its session is SIGKILLed, as slurmstepd
+kills what is left in the step's container.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno as errno_mod
+import logging
+import os
+import pwd
+import shutil
+import signal as signal_mod
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import attrs
+
+from plurm.errors import PlurmError
+
+__all__ = [
+    "SUSPEND_GRACE",
+    "JobExit",
+    "LaunchError",
+    "LaunchSpec",
+    "Launcher",
+    "RunningJob",
+    "job_dir",
+    "session_pids",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Slurm 22.05 sends SIGTSTP, waits 2 seconds, then sends SIGSTOP when it suspends a step.
+SUSPEND_GRACE = 2.0
+#: How many rounds of "find the processes, signal the new ones" a signal gets, to catch
+#: processes forked while the previous round was being sent.
+_SIGNAL_ROUNDS = 5
+#: How often the exit of a job is polled where pidfds are not available.
+_POLL_INTERVAL = 0.1
+
+
+@attrs.frozen
+class JobExit:
+    """How a batch script ended, as Slurm's ``ExitCode=code:signal``.
+
+    ``exit 3`` gives ``JobExit(3, 0)``; a script killed by SIGTERM gives ``JobExit(0, 15)``.
+    """
+
+    exit_code: int
+    signal: int
+
+    @classmethod
+    def from_returncode(cls, returncode: int) -> JobExit:
+        """From :attr:`subprocess.Popen.returncode` (negative: the killing signal)."""
+        if returncode < 0:
+            return cls(0, -returncode)
+        return cls(returncode, 0)
+
+    def __str__(self) -> str:
+        return f"{self.exit_code}:{self.signal}"
+
+
+class LaunchError(PlurmError):
+    """A job that could not be started; the message reads like slurmstepd's log line."""
+
+    #: What plurmd reports for a job that could not be started.
+    job_exit: ClassVar[JobExit] = JobExit(1, 0)
+
+    def __init__(self, job_id: int, message: str) -> None:
+        super().__init__(f"job_id={job_id}: {message}")
+        self.job_id = job_id
+        self.reason = message
+
+
+def _env_converter(env: Mapping[str, str]) -> Mapping[str, str]:
+    return dict(env)
+
+
+def _argv_converter(argv: Sequence[str]) -> tuple[str, ...]:
+    return tuple(argv)
+
+
+@attrs.frozen(kw_only=True)
+class LaunchSpec:
+    """One batch job to start on this node.
+
+    ``stdout`` and ``stderr`` are file names after pattern expansion
+    (:func:`plurm.live.jobenv.expand_pattern`); relative ones are relative to ``work_dir``.
+    ``stderr`` None sends stderr to the stdout file. ``env`` is the whole environment of the
+    script (:func:`plurm.live.jobenv.job_environment`). ``spool_dir`` None uses the
+    launcher's. ``umask`` is the one the job's files are created with (Slurm takes the
+    submitter's, SLURM_UMASK).
+    """
+
+    job_id: int
+    script: bytes
+    argv: tuple[str, ...] = attrs.field(default=(), converter=_argv_converter)
+    work_dir: str
+    stdout: str
+    stderr: str | None = None
+    open_mode: Literal["truncate", "append"] = attrs.field(
+        default="truncate", validator=attrs.validators.in_(("truncate", "append"))
+    )
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_env_converter)
+    uid: int
+    gid: int
+    spool_dir: str | None = None
+    umask: int = 0o022
+
+
+def job_dir(spool_dir: str | os.PathLike[str], job_id: int) -> Path:
+    """Where slurmd keeps a batch job's script: ``<spool>/job<5-digit id>``."""
+    return Path(spool_dir) / f"job{job_id:05d}"
+
+
+# ------------------------------------------------------------------------------ processes
+
+
+def _stat_fields(pid: int) -> tuple[str, int] | None:
+    """(state, session id) of a process from /proc/PID/stat, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may hold anything: split after the last ")".
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        return fields[0].decode(), int(fields[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def session_pids(sid: int) -> list[int]:
+    """Every live (not zombie) process whose session id is ``sid``, leader first."""
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # pragma: no cover - /proc is always there on Linux
+        return found
+    for name in entries:
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        fields = _stat_fields(pid)
+        if fields is not None and fields[1] == sid and fields[0] not in ("Z", "X"):
+            found.append(pid)
+    found.sort(key=lambda pid: (pid != sid, pid))
+    return found
+
+
+def _send(pid: int, sid: int, signum: int) -> bool:
+    """Signal ``pid`` if it is (still) in session ``sid``; True when it was signalled.
+
+    A pidfd pins the process, so a pid recycled between the scan and the signal is
+    never hit: the session is checked again after the pidfd is open.
+    """
+    pidfd = -1
+    try:
+        with contextlib.suppress(OSError):
+            pidfd = os.pidfd_open(pid)
+        fields = _stat_fields(pid)
+        if fields is None or fields[1] != sid:
+            return False
+        if pidfd >= 0:
+            signal_mod.pidfd_send_signal(pidfd, signum)
+        else:  # pragma: no cover - kernels before 5.3
+            os.kill(pid, signum)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def _signal_session(sid: int, signum: int, *, only: int | None = None) -> int:
+    """Send ``signum`` to every process of session ``sid`` (or only to pid ``only``).
+
+    Repeats the scan a few times so that processes forked meanwhile are caught too.
+    Returns how many processes were signalled.
+    """
+    if only is not None:
+        return int(_send(only, sid, signum))
+    done: set[int] = set()
+    for _ in range(_SIGNAL_ROUNDS):
+        fresh = [pid for pid in session_pids(sid) if pid not in done]
+        if not fresh:
+            break
+        for pid in fresh:
+            if _send(pid, sid, signum):
+                done.add(pid)
+    return len(done)
+
+
+# --------------------------------------------------------------------------- exec helper
+
+# Runs as `python -I -S -c _HELPER ...` in the new session, as root when the daemon is root.
+# argv: errfd uid gid groups(comma list) stdout stderr('' = same) mode workdir drop_lc_ctype
+#       script args...
+# It reports on errfd, one line each: "E text" (fatal, before exec) or "W text" (warning).
+# The fd is close-on-exec, so the daemon sees EOF once the script runs.
+_HELPER = r"""
+import os, signal, sys
+a = sys.argv
+err = int(a[1])
+os.set_inheritable(err, False)
+def say(kind, text):
+    os.write(err, (kind + " " + text.replace("\n", " ") + "\n").encode(errors="replace"))
+try:
+    uid, gid = int(a[2]), int(a[3])
+    if os.getuid() == 0 and uid != 0:
+        os.setgroups([int(g) for g in a[4].split(",") if g])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    out, errname, mode, wd, drop, script = a[5:11]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if mode == "append" else os.O_TRUNC)
+    def place(name):
+        return name if os.path.isabs(name) else os.path.join(wd, name)
+    try:
+        fd = os.open(place(out), flags, 0o666)
+    except OSError as e:
+        say("E", "Could not open stdout file %s: %s" % (place(out), e.strerror)); os._exit(1)
+    os.dup2(fd, 1)
+    if errname:
+        try:
+            efd = os.open(place(errname), flags, 0o666)
+        except OSError as e:
+            say("E", "Could not open stderr file %s: %s" % (place(errname), e.strerror))
+            os._exit(1)
+        os.dup2(efd, 2); os.close(efd)
+    else:
+        os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        os.chdir(wd)
+    except OSError as e:
+        text = "couldn't chdir to `%s': %s: going to /tmp instead" % (wd, e.strerror)
+        os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
+        say("W", text)
+        os.chdir("/tmp")
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    env = dict(os.environ)
+    if drop == "1":
+        env.pop("LC_CTYPE", None)
+    env["SLURM_TASK_PID"] = str(os.getpid())
+    try:
+        os.execve(script, [script] + a[11:], env)
+    except OSError as e:
+        text = "execve(): %s: %s" % (script, e.strerror)
+        os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
+        say("W", text)
+        os._exit((e.errno or 1) & 255)
+except BaseException as e:
+    say("E", "launch helper failed: %r" % (e,)); os._exit(1)
+"""
+
+
+def _helper_python() -> str:
+    # The real interpreter (a venv's bin/python is a symlink to it): the helper needs only
+    # the standard library, and -I -S keep the job's PYTHON* variables and site out of it.
+    return os.path.realpath(sys.executable)
+
+
+# ---------------------------------------------------------------------------- running job
+
+
+class RunningJob:
+    """A started batch job: its processes, its signals and its end."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        process: subprocess.Popen[bytes],
+        script_dir: Path,
+        loop: asyncio.AbstractEventLoop,
+        on_end: _EndCallback,
+    ) -> None:
+        self.spec = spec
+        self.job_id = spec.job_id
+        self.pid = process.pid
+        #: The job's session id (the script was started as a session leader).
+        self.sid = process.pid
+        self._process = process
+        self._script_dir = script_dir
+        self._loop = loop
+        self._on_end = on_end
+        self._done: asyncio.Future[JobExit] = loop.create_future()
+        self._suspended = False
+        self._lock = asyncio.Lock()
+        self._kill_timer: asyncio.TimerHandle | None = None
+        self._poll_timer: asyncio.TimerHandle | None = None
+        self._pidfd = -1
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except OSError:  # pragma: no cover - kernels before 5.3: poll instead
+            self._poll_timer = loop.call_later(_POLL_INTERVAL, self._poll)
+        else:
+            loop.add_reader(self._pidfd, self._reap)
+
+    # ---- state
+
+    @property
+    def ended(self) -> bool:
+        """Whether the batch script has exited (and been reaped)."""
+        return self._done.done()
+
+    @property
+    def suspended(self) -> bool:
+        """Whether the job is suspended (from the start of :meth:`suspend` to :meth:`resume`)."""
+        return self._suspended
+
+    @property
+    def exit(self) -> JobExit | None:
+        """How the script ended, None while it runs."""
+        return self._done.result() if self._done.done() else None
+
+    async def wait(self) -> JobExit:
+        """Wait for the batch script to end; its exit code and signal."""
+        return await asyncio.shield(self._done)
+
+    def pids(self) -> list[int]:
+        """Every live process of the job (its session), the script first when it runs."""
+        return session_pids(self.sid)
+
+    # ---- signals
+
+    def signal(self, signum: int, *, steps_only: bool = False, batch_only: bool = False) -> int:
+        """Send ``signum`` as ``scancel --signal`` does; how many processes got it.
+
+        By default every process of the job gets it (``scancel --full``). ``batch_only``
+        signals only the batch shell (``scancel --batch``), ``steps_only`` spares the batch
+        step (plain ``scancel --signal``): the launcher runs only batch steps, so nothing is
+        signalled. SIGKILL always goes to every process, as in Slurm.
+        """
+        if self.ended:
+            return 0
+        if signum == signal_mod.SIGKILL:
+            steps_only = batch_only = False
+        if steps_only:
+            logger.info("signal job_id=%d sig=%d: no step but the batch step", self.job_id, signum)
+            return 0
+        count = _signal_session(self.sid, signum, only=self.pid if batch_only else None)
+        logger.info("signal job_id=%d sig=%d processes=%d", self.job_id, signum, count)
+        return count
+
+    async def suspend(self, grace: float = SUSPEND_GRACE) -> bool:
+        """Suspend the job as Slurm 22.05 does: SIGTSTP, ``grace`` seconds, then SIGSTOP.
+
+        SIGTSTP first lets programs that catch it (MPI launchers) stop their own tasks;
+        SIGSTOP then stops everything. False when the job had ended or was suspended already.
+        """
+        async with self._lock:
+            if self.ended or self._suspended:
+                return False
+            self._suspended = True
+            _signal_session(self.sid, signal_mod.SIGTSTP)
+            if grace > 0:
+                await asyncio.sleep(grace)
+            if self._suspended and not self.ended:
+                count = _signal_session(self.sid, signal_mod.SIGSTOP)
+                logger.info("suspend job_id=%d processes=%d", self.job_id, count)
+            return True
+
+    async def resume(self) -> bool:
+        """SIGCONT to every process; False when the job was not suspended."""
+        async with self._lock:
+            if self.ended or not self._suspended:
+                return False
+            self._suspended = False
+            count = _signal_session(self.sid, signal_mod.SIGCONT)
+            logger.info("resume job_id=%d processes=%d", self.job_id, count)
+            return True
+
+    def kill(self, kill_wait: float) -> None:
+        """End the job as slurmd does: SIGCONT and SIGTERM now, SIGKILL ``kill_wait`` s later.
+
+        A suspended job gets SIGKILL at once (slurmd does not bother with a nice end for a
+        suspended step). Slurm waits ``max(KillWait, 5)`` seconds; the caller passes that.
+        """
+        if self.ended:
+            return
+        if self._suspended:
+            count = _signal_session(self.sid, signal_mod.SIGKILL)
+            logger.info("kill job_id=%d suspended sigkill processes=%d", self.job_id, count)
+            return
+        _signal_session(self.sid, signal_mod.SIGCONT)
+        count = _signal_session(self.sid, signal_mod.SIGTERM)
+        logger.info(
+            "kill job_id=%d sigterm processes=%d kill_wait=%s", self.job_id, count, kill_wait
+        )
+        if self._kill_timer is None:
+            self._kill_timer = self._loop.call_later(max(0.0, kill_wait), self._kill_now)
+
+    def _kill_now(self) -> None:
+        self._kill_timer = None
+        count = _signal_session(self.sid, signal_mod.SIGKILL)
+        if count:
+            logger.info("kill job_id=%d sigkill processes=%d", self.job_id, count)
+
+    # ---- end
+
+    def _poll(self) -> None:  # pragma: no cover - kernels before 5.3
+        self._poll_timer = None
+        if not self._reap():
+            self._poll_timer = self._loop.call_later(_POLL_INTERVAL, self._poll)
+
+    def _reap(self) -> bool:
+        """Collect the exit status if the script has exited; True when it has."""
+        if self._done.done():
+            return True
+        returncode = self._process.poll()
+        if returncode is None:
+            return False
+        if self._pidfd >= 0:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = -1
+        if self._kill_timer is not None:
+            self._kill_timer.cancel()
+            self._kill_timer = None
+        self._suspended = False
+        leftover = _signal_session(self.sid, signal_mod.SIGKILL)
+        shutil.rmtree(self._script_dir, ignore_errors=True)
+        result = JobExit.from_returncode(returncode)
+        logger.info(
+            "ended job_id=%d pid=%d exit=%s leftover_killed=%d",
+            self.job_id,
+            self.pid,
+            result,
+            leftover,
+        )
+        self._done.set_result(result)
+        self._on_end(self)
+        return True
+
+    def __repr__(self) -> str:
+        state = "ended" if self.ended else "suspended" if self._suspended else "running"
+        return f"<RunningJob job_id={self.job_id} pid={self.pid} {state}>"
+
+
+class _EndCallback:
+    """The launcher's bookkeeping when a job ends (a class so mypy sees its signature)."""
+
+    def __init__(self, running: dict[int, RunningJob]) -> None:
+        self._running = running
+
+    def __call__(self, job: RunningJob) -> None:
+        if self._running.get(job.job_id) is job:
+            del self._running[job.job_id]
+
+
+# ------------------------------------------------------------------------------- launcher
+
+
+class Launcher:
+    """Starts and tracks the batch jobs of one node (one per job id at a time)."""
+
+    def __init__(self, spool_dir: str | os.PathLike[str]) -> None:
+        self.spool_dir = Path(spool_dir)
+        self._running: dict[int, RunningJob] = {}
+        self._end = _EndCallback(self._running)
+
+    def running(self) -> dict[int, RunningJob]:
+        """The jobs whose script still runs, by job id."""
+        return dict(self._running)
+
+    async def launch(self, spec: LaunchSpec) -> RunningJob:
+        """Start ``spec``'s script; :class:`LaunchError` when it cannot start (module doc)."""
+        loop = asyncio.get_running_loop()
+        job_id = spec.job_id
+        if job_id in self._running:
+            raise LaunchError(job_id, "the job is already running on this node")
+        as_root = os.geteuid() == 0
+        if not as_root and spec.uid != os.geteuid():
+            raise LaunchError(
+                job_id,
+                f"cannot run a job of uid {spec.uid}: the daemon runs as uid {os.geteuid()}, "
+                "not root",
+            )
+        groups = _groups_of(spec.uid, spec.gid) if as_root else []
+        script_dir = job_dir(spec.spool_dir or self.spool_dir, job_id)
+        try:
+            script = _write_script(script_dir, spec, chown=as_root)
+        except OSError as error:
+            shutil.rmtree(script_dir, ignore_errors=True)
+            raise LaunchError(job_id, f"could not write {script_dir}: {error.strerror}") from error
+        env = {key: value for key, value in spec.env.items() if key != "SLURM_TASK_PID"}
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        argv = [
+            _helper_python(),
+            "-I",
+            "-S",
+            "-c",
+            _HELPER,
+            str(write_end),
+            str(spec.uid),
+            str(spec.gid),
+            ",".join(str(group) for group in groups),
+            spec.stdout,
+            spec.stderr or "",
+            spec.open_mode,
+            spec.work_dir,
+            "0" if "LC_CTYPE" in env else "1",
+            str(script),
+            *spec.argv,
+        ]
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                env=env,
+                start_new_session=True,
+                pass_fds=(write_end,),
+                umask=spec.umask,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            os.close(read_end)
+            shutil.rmtree(script_dir, ignore_errors=True)
+            raise LaunchError(job_id, f"could not start the job: {error}") from error
+        finally:
+            os.close(write_end)
+        job = RunningJob(spec, process, script_dir, loop, self._end)
+        self._running[job_id] = job
+        try:
+            report = await _read_all(loop, read_end)
+        except BaseException:
+            # Cancelled while the helper was starting: take the job down with us.
+            job.signal(signal_mod.SIGKILL)
+            raise
+        fatal = [line[2:] for line in report if line.startswith("E ")]
+        for line in report:
+            if line.startswith("W "):
+                logger.warning("launch job_id=%d: %s", job_id, line[2:])
+        if fatal:
+            await job.wait()
+            logger.error("launch failed job_id=%d: %s", job_id, fatal[0])
+            raise LaunchError(job_id, fatal[0])
+        logger.info("launched job_id=%d pid=%d uid=%d", job_id, job.pid, spec.uid)
+        return job
+
+    async def kill_all(self, kill_wait: float = 0.0) -> None:
+        """Kill every running job (:meth:`RunningJob.kill`) and wait until all have ended."""
+        jobs = list(self._running.values())
+        for job in jobs:
+            job.kill(kill_wait)
+        if jobs:
+            await asyncio.gather(*(job.wait() for job in jobs))
+
+
+def _groups_of(uid: int, gid: int) -> list[int]:
+    """The user's supplementary groups (with ``gid``); only ``gid`` for an unknown uid."""
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return [gid]
+    return sorted(set(os.getgrouplist(name, gid)))
+
+
+def _write_script(script_dir: Path, spec: LaunchSpec, *, chown: bool) -> Path:
+    """Write the batch script as slurmd does: ``job<id>/slurm_script``, 0700, the user's."""
+    script_dir.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        script_dir.mkdir(mode=0o700)
+    os.chmod(script_dir, 0o700)
+    if chown:
+        os.chown(script_dir, spec.uid, spec.gid)
+    path = script_dir / "slurm_script"
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o700)
+    try:
+        os.fchmod(fd, 0o700)
+        if chown:
+            os.fchown(fd, spec.uid, spec.gid)
+        view = memoryview(spec.script)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return path
+
+
+async def _read_all(loop: asyncio.AbstractEventLoop, fd: int) -> list[str]:
+    """Read ``fd`` to EOF without blocking the loop, then close it; its lines."""
+    os.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    finished: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError as error:  # pragma: no cover - a pipe read does not fail
+                if error.errno == errno_mod.EINTR:
+                    continue
+                data = b""
+            if not data:
+                if not finished.done():
+                    finished.set_result(None)
+                return
+            chunks.append(data)
+
+    loop.add_reader(fd, readable)
+    try:
+        await finished
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    return b"".join(chunks).decode(errors="replace").splitlines()

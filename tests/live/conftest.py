@@ -59,12 +59,20 @@ class LiveCluster:
     conf: Path
     env: dict[str, str]
 
-    def run(self, *argv: str, check: bool = True, cwd: Path | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *argv: str, check: bool = True, cwd: Path | None = None, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run a command (sbatch, squeue, ...) installed with Plurm, with SLURM_CONF set."""
         command = [str(BIN / argv[0]), *argv[1:]]
-        result = subprocess.run(command, env=self.env, cwd=cwd or self.root, text=True,
-                                capture_output=True, timeout=60, input=input)
+        result = subprocess.run(
+            command,
+            env=self.env,
+            cwd=cwd or self.root,
+            text=True,
+            capture_output=True,
+            timeout=60,
+            input=input,
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"{argv} exited {result.returncode}: {result.stderr}")
         return result
@@ -76,8 +84,9 @@ class LiveCluster:
         out = self.run("squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%T").stdout
         return out.strip()
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0,
-                 what: str = "condition") -> None:
+    def wait_for(
+        self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
+    ) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
@@ -92,8 +101,15 @@ class LiveCluster:
         local.down(self.conf)
 
 
-def make_cluster(root: Path, *, nodes: int = 4, cpus: int = 4, slurmd_timeout: int = 300,
-                 extra: str = "", partitions: str | None = None) -> LiveCluster:
+def make_cluster(
+    root: Path,
+    *,
+    nodes: int = 4,
+    cpus: int = 4,
+    slurmd_timeout: int = 300,
+    extra: str = "",
+    partitions: str | None = None,
+) -> LiveCluster:
     ports = free_ports(nodes + 1)
     node_lines = "\n".join(
         f"NodeName=n{i + 1} NodeHostname=localhost Port={ports[i + 1]} CPUs={cpus} "
@@ -101,8 +117,14 @@ def make_cluster(root: Path, *, nodes: int = 4, cpus: int = 4, slurmd_timeout: i
         for i in range(nodes)
     )
     partitions = partitions or f"PartitionName=debug Nodes=n[1-{nodes}] Default=YES State=UP"
-    text = CONF.format(ctld=ports[0], root=root, slurmd_timeout=slurmd_timeout, extra=extra,
-                       nodes=node_lines, partitions=partitions)
+    text = CONF.format(
+        ctld=ports[0],
+        root=root,
+        slurmd_timeout=slurmd_timeout,
+        extra=extra,
+        nodes=node_lines,
+        partitions=partitions,
+    )
     conf = root / "slurm.conf"
     conf.write_text(text)
     env = dict(os.environ, SLURM_CONF=str(conf), PATH=f"{BIN}:{os.environ.get('PATH', '')}")

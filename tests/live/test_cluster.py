@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -28,23 +26,28 @@ def _proc_states(pid_file: Path) -> list[str]:
 
 def test_a_batch_job_runs_writes_its_output_and_completes(live_cluster: LiveCluster) -> None:
     script = live_cluster.root / "hello.sh"
-    script.write_text("#!/bin/sh\n#SBATCH -J hello\necho hello from $SLURM_JOB_ID on $SLURMD_NODENAME\n")
+    script.write_text(
+        "#!/bin/sh\n#SBATCH -J hello\necho hello from $SLURM_JOB_ID on $SLURMD_NODENAME\n"
+    )
     out = live_cluster.run("sbatch", str(script)).stdout
     assert out.startswith("Submitted batch job ")
     job_id = int(out.split()[-1])
     live_cluster.wait_for(lambda: live_cluster.state(job_id) == "COMPLETED", what="COMPLETED")
     output = (live_cluster.root / f"slurm-{job_id}.out").read_text()
     assert output == f"hello from {job_id} on n1\n"
-    sacct = live_cluster.run("sacct", "-j", str(job_id), "-X", "-P", "-n", "-o",
-                             "JobID,JobName,State,ExitCode").stdout
+    sacct = live_cluster.run(
+        "sacct", "-j", str(job_id), "-X", "-P", "-n", "-o", "JobID,JobName,State,ExitCode"
+    ).stdout
     assert sacct == f"{job_id}|hello|COMPLETED|0:0\n"
 
 
 def test_squeue_shows_a_running_job_and_scancel_runs_its_trap(live_cluster: LiveCluster) -> None:
     marker = live_cluster.root / "trapped"
     job_id = live_cluster.sbatch(
-        "-o", "trap-%j.out",
-        "--wrap", f"trap 'echo trapped > {marker}; exit 0' TERM; sleep 60 & wait",
+        "-o",
+        "trap-%j.out",
+        "--wrap",
+        f"trap 'echo trapped > {marker}; exit 0' TERM; sleep 60 & wait",
     )
     live_cluster.wait_for(lambda: live_cluster.state(job_id) == "RUNNING", what="RUNNING")
     line = live_cluster.run("squeue", "-h", "-o", "%i %T %N").stdout
@@ -59,10 +62,12 @@ def test_scontrol_suspend_stops_every_process_and_resume_continues(
 ) -> None:
     pids = live_cluster.root / "pids"
     job_id = live_cluster.sbatch(
-        "--wrap", f"sleep 120 & echo $$ $! > {pids}; wait",
+        "--wrap",
+        f"sleep 120 & echo $$ $! > {pids}; wait",
     )
-    live_cluster.wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2,
-                          what="the job's pids")
+    live_cluster.wait_for(
+        lambda: pids.exists() and len(pids.read_text().split()) == 2, what="the job's pids"
+    )
     live_cluster.run("scontrol", "suspend", str(job_id))
     live_cluster.wait_for(lambda: _proc_states(pids) == ["T", "T"], what="stopped processes")
     assert live_cluster.state(job_id) == "SUSPENDED"

@@ -91,7 +91,9 @@ def render(cluster: TestCluster) -> dict[str, Any]:
     now = controller.now
     return {
         "jobs": rest.jobs_response(state.jobs.values(), state, now),
-        "nodes": rest.nodes_response(state.config.node_names, state, cpus_in_use(LocalClient(controller).view())),
+        "nodes": rest.nodes_response(
+            state.config.node_names, state, cpus_in_use(LocalClient(controller).view())
+        ),
         "partitions": rest.partitions_response(state.partitions.values(), state),
         "ping": rest.ping_response("n16", True),
         "diag": rest.diag_response({"jobs_submitted": 8, "server_thread_count": 3}),

@@ -17,8 +17,8 @@ import attrs
 
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller
-from plurm.model.cluster import Cluster
 from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
+from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 
 __all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
@@ -80,6 +80,10 @@ class ClusterClient(Protocol):
     def update_partition(self, name: str, changes: Mapping[str, Any]) -> None: ...
 
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None: ...
+
+    def records(self, query: AcctQuery) -> list[JobRecord]:
+        """The accounting records ``query`` selects (sacct)."""
+        ...
 
 
 class LocalClient:

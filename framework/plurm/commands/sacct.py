@@ -29,9 +29,7 @@ from plurm.model.acct import (
     JobRecord,
     JobSelector,
     StepRecord,
-    records_from_jobs,
 )
-from plurm.model.job import Job
 
 __all__ = ["DEFAULT_FORMAT", "SacctArgs", "format_records", "parse_args", "render", "run"]
 

@@ -54,8 +54,9 @@ class RpcClient:
 
     @property
     def now(self) -> float:
-        from plurm.live.wallclock import epoch_seconds
         import time
+
+        from plurm.live.wallclock import epoch_seconds
 
         return epoch_seconds(time.time())
 
@@ -114,8 +115,9 @@ def run(name: str, argv: Sequence[str]) -> int:
         client = RpcClient(conf.load(str(find_conf())))
         result = COMMANDS[name](argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
     except CommandError as error:
-        result = CommandResult(error.status, "", error.text if error.text.endswith("\n")
-                               else error.text + "\n")
+        result = CommandResult(
+            error.status, "", error.text if error.text.endswith("\n") else error.text + "\n"
+        )
     except RpcError as error:
         if error.kind == "unreachable":
             text = f"{name}: error: Unable to contact slurm controller (connect failure)\n"

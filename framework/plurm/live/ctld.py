@@ -63,7 +63,9 @@ class _Observer:
         self.dirty = dirty
 
     @hookimpl
-    def plurm_job_state_changed(self, job: Job, old: JobState, new: JobState, cluster: Cluster) -> None:
+    def plurm_job_state_changed(
+        self, job: Job, old: JobState, new: JobState, cluster: Cluster
+    ) -> None:
         self.dirty[job.job_id] = job
 
 
@@ -75,9 +77,7 @@ class ControllerDaemon:
         self.config = conf.load(str(config_path))
         self.settings = LiveSettings.from_config(self.config)
         self.dirty: dict[int, Job] = {}
-        self.plugins = Plugins.load(
-            self.config, roles=DAEMON_ROLES, extra=[_Observer(self.dirty)]
-        )
+        self.plugins = Plugins.load(self.config, roles=DAEMON_ROLES, extra=[_Observer(self.dirty)])
         self.signer = Signer(self.plugins)
         self.settings.state_save.mkdir(parents=True, exist_ok=True)
         database = self.settings.state_save / "plurmctld.sqlite"
@@ -212,8 +212,9 @@ class ControllerDaemon:
         states = [job.state for job in self.controller.cluster.jobs.values()]
         return {
             "jobs_submitted": self.submitted,
-            "jobs_started": sum(1 for job in self.controller.cluster.jobs.values()
-                                if job.start_time is not None),
+            "jobs_started": sum(
+                1 for job in self.controller.cluster.jobs.values() if job.start_time is not None
+            ),
             "jobs_completed": states.count(JobState.COMPLETED),
             "jobs_canceled": states.count(JobState.CANCELLED),
             "jobs_failed": states.count(JobState.FAILED),
@@ -277,8 +278,11 @@ class ControllerDaemon:
             raise RpcError("signal is not a name")
         job = self.controller.job(job_id)
         if job.state is not JobState.RUNNING and job.state is not JobState.SUSPENDED:
-            raise RequestError("Job is pending execution" if job.state is JobState.PENDING
-                               else "Job/step already completing or completed")
+            raise RequestError(
+                "Job is pending execution"
+                if job.state is JobState.PENDING
+                else "Job/step already completing or completed"
+            )
         self.client.signal(job_id, name)
         return {}
 

@@ -138,8 +138,13 @@ class LiveExecutor:
         try:
             answer = await self.rpc.call(place.url, method, message)
         except RpcError as error:
-            logger.warning("node=%s %s job_id=%s failed: %s", node, method, message.get("job_id"),
-                           error.message)
+            logger.warning(
+                "node=%s %s job_id=%s failed: %s",
+                node,
+                method,
+                message.get("job_id"),
+                error.message,
+            )
             answer = {"known": False, "error": error.message}
         if not isinstance(answer, dict):
             return

@@ -86,8 +86,9 @@ def up(config_path: Path, *, timeout: float = UP_TIMEOUT, verbose: int = 1) -> l
     for node in settings.nodes:
         name = f"plurmd-{node}"
         if _alive(state, name) is None:
-            _spawn(state, name, ["plurm.live.noded", "-D", "-N", node, "-f", str(config_path),
-                                 *flags])
+            _spawn(
+                state, name, ["plurm.live.noded", "-D", "-N", node, "-f", str(config_path), *flags]
+            )
             started.append(name)
     _wait_registered(config_path, settings, timeout)
     return started

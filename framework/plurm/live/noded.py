@@ -102,8 +102,12 @@ class NodeDaemon:
 
     def _save_running(self) -> None:
         items = {
-            str(job_id): {"attempt": attempt, "pid": job.pid, "sid": job.sid,
-                          "start": _start_time(job.pid)}
+            str(job_id): {
+                "attempt": attempt,
+                "pid": job.pid,
+                "sid": job.sid,
+                "start": _start_time(job.pid),
+            }
             for job_id, (attempt, job) in self.jobs.items()
         }
         _write_atomic(self.spool / "running.json", json.dumps(items))
@@ -229,8 +233,13 @@ class NodeDaemon:
             await self.rpc.call(
                 self.settings.ctld_url,
                 "job_ended",
-                {"node": self.name, "job_id": job_id, "attempt": attempt,
-                 "exit_code": code, "signal": number},
+                {
+                    "node": self.name,
+                    "job_id": job_id,
+                    "attempt": attempt,
+                    "exit_code": code,
+                    "signal": number,
+                },
             )
         except RpcError as error:
             logger.info("job_id=%d end not reported yet: %s", job_id, error.message)

@@ -51,8 +51,8 @@ import attrs
 
 from plurm import conf
 from plurm.conf.model import SlurmConfig
-from plurm.conf.reader import decode
 from plurm.errors import CompareError, PlurmError
+from plurm.inputfile import MAX_CONF_BYTES, read_text
 from plurm.manager import Plugins
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.tomlfile import read_toml
@@ -289,9 +289,9 @@ def _mapping(base_dir: Path, path: str, where: str) -> TraceMapping:
 def _read_conf(path: Path, where: str) -> tuple[str, str, str]:
     """(path, text, qos.conf text or "") of a slurm.conf, read once by the caller."""
     try:
-        text = decode(path.read_bytes())
+        text = read_text(path, limit=MAX_CONF_BYTES)
         qos_path = path.parent / "qos.conf"
-        qos = decode(qos_path.read_bytes()) if qos_path.is_file() else ""
+        qos = read_text(qos_path, limit=MAX_CONF_BYTES) if qos_path.exists() else ""
     except OSError as error:
         raise CompareError(f"{where}: cannot read {path}: {error.strerror}") from None
     return str(path), text, qos

@@ -12,7 +12,7 @@ mappings and comparisons, session files, sbatch scripts) is read through :func:`
   byte survives to be reported where it stands.
 
 Output directories are checked before any work starts (:func:`check_output_dir`), so that an
-``--out`` that names a file fails at once rather than after a long replay.
+``--out`` that names a file (or lies under one) fails at once rather than after a long replay.
 """
 
 from __future__ import annotations
@@ -135,17 +135,18 @@ def read_text(path: str | os.PathLike[str], *, limit: int) -> str:
 
 
 def check_output_dir(path: str | os.PathLike[str]) -> Path:
-    """Make sure ``path`` is, or can become, a writable directory; create it.
+    """Make sure ``path`` is, or could be made, a writable directory; create nothing.
 
     Raises :class:`InputFileError` naming the problem (a file in the way, no permission).
     """
     directory = Path(path)
-    if directory.exists() and not directory.is_dir():
-        raise InputFileError(f"{directory}: is not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputFileError(f"{directory}: cannot create: {error.strerror or error}") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputFileError(f"{directory}: is not writable")
+    probe = directory
+    while not probe.exists():  # the nearest existing ancestor must be a writable directory
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputFileError(f"{directory}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputFileError(f"{directory}: {probe} is not writable")
     return directory

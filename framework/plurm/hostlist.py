@@ -130,10 +130,12 @@ def _expand_structured(expression: str) -> list[_Host]:
             hosts.append(host)
             characters += len(host[0]) + host[2]
             if len(hosts) > MAX_HOSTS:
-                raise HostlistError(f"Invalid hostlist: {expression} (more than {MAX_HOSTS} hosts)")
+                raise HostlistError(
+                    f"Invalid hostlist: {_shown(expression)} (more than {MAX_HOSTS} hosts)"
+                )
             if characters > MAX_CHARACTERS:
                 raise HostlistError(
-                    f"Invalid hostlist: {expression} (the names take more than "
+                    f"Invalid hostlist: {_shown(expression)} (the names take more than "
                     f"{MAX_CHARACTERS} characters)"
                 )
     return hosts
@@ -146,9 +148,11 @@ def _expand_token(token: str, expression: str) -> Iterator[_Host]:
         return
     closing = token.find("]", opening)
     if closing == -1:
-        raise HostlistError(f"Invalid hostlist: {expression} (missing ']' in {token!r})")
+        raise HostlistError(f"Invalid hostlist: {_shown(expression)} (missing ']' in {token!r})")
     if closing != len(token) - 1:
-        raise HostlistError(f"Invalid hostlist: {expression} (nothing may follow ']' in {token!r})")
+        raise HostlistError(
+            f"Invalid hostlist: {_shown(expression)} (nothing may follow ']' in {token!r})"
+        )
     prefix = token[:opening]
     last = _parse_group(token[opening + 1 : closing], expression)
     # Slurm's order: the second-to-last group is the outer loop, then the groups before it
@@ -187,6 +191,11 @@ def _expand_token(token: str, expression: str) -> Iterator[_Host]:
                 yield whole, number, width
 
 
+def _shown(expression: str) -> str:
+    """The expression as a message quotes it: cut, so that a huge one makes no huge error."""
+    return expression if len(expression) <= 200 else expression[:200] + "..."
+
+
 def _group_values(group: list[tuple[int, int, int]]) -> Iterator[str]:
     for low, high, width in group:
         for number in range(low, high + 1):
@@ -210,18 +219,26 @@ def _parse_group(text: str, expression: str) -> list[tuple[int, int, int]]:
         if dash and not high_text:
             high_text = low_text
         if max(len(low_text), len(high_text)) > MAX_NUMBER_TEXT:
-            raise HostlistError(f"Invalid hostlist: {expression} (number too large in range)")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (number too large in range)"
+            )
         if not (_is_number(low_text) and (not dash or _is_number(high_text))):
-            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (invalid range {element!r})"
+            )
         low = int(low_text)
         high = int(high_text) if dash else low
         if high > _U64_MAX:
-            raise HostlistError(f"Invalid hostlist: {expression} (number too large in {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (number too large in {element!r})"
+            )
         if low > high:
-            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (invalid range {element!r})"
+            )
         if high - low + 1 > MAX_RANGE:
             raise HostlistError(
-                f"Invalid hostlist: {expression} (too many hosts in range {element!r})"
+                f"Invalid hostlist: {_shown(expression)} (too many hosts in range {element!r})"
             )
         elements.append((low, high, len(low_text)))
     return elements

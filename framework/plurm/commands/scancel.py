@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 
 from plurm.commands.base import CommandError, CommandResult
 from plurm.commands.options import Option, parse_options
 from plurm.controller import Controller, RequestError
+from plurm.numbers import is_digits
 
 __all__ = ["run"]
 
@@ -18,22 +20,43 @@ OPTIONS = (
 )
 
 
+#: Signal names scancel knows (without SIG), as the C library names them.
+_SIGNALS = frozenset(
+    sig.name.removeprefix("SIG") for sig in signal.Signals if not sig.name.startswith("SIG_")
+)
+
+
+def _signal(text: str) -> str:
+    """-s NAME, SIGNAME or NUMBER (1 to 64); anything else is refused as Slurm refuses it."""
+    name = text.upper().removeprefix("SIG")
+    if name in _SIGNALS:
+        return name
+    if is_digits(text) and 1 <= int(text) <= 64:
+        number = int(text)
+        try:
+            return signal.Signals(number).name.removeprefix("SIG")
+        except ValueError:
+            return text
+    raise CommandError(f"scancel: error: Invalid job signal: {text}")
+
+
 def run(argv: Sequence[str], controller: Controller, cwd: Path) -> CommandResult:
     found, ids = parse_options("scancel", argv, OPTIONS)
     values = dict(found)
     if not ids:
         raise CommandError("scancel: error: No job identification provided")
     verbose = "verbose" in values and "quiet" not in values
+    sent = _signal(str(values["signal"])) if "signal" in values else None
     said = []
     for word in ids:
-        if not word.isdigit():
+        if not is_digits(word):
             raise CommandError(f"scancel: error: Invalid job id {word}")
         if verbose and "signal" not in values:
             said.append(f"scancel: Terminating job {word}\n")
         try:
             if "signal" in values:
                 job = controller.job(int(word))
-                controller.executor.signal(job, str(values["signal"]).upper().removeprefix("SIG"))
+                controller.executor.signal(job, str(sent))
             else:
                 controller.cancel(int(word))
         except RequestError as error:

@@ -131,7 +131,7 @@ def test_session_time_must_be_finite_ascii(tmp_path: Path) -> None:
 
 
 def test_swf_field_past_32_bits(tmp_path: Path) -> None:
-    with pytest.raises(TraceError, match="field 5 .*: 99999999999 is larger than 4294967295"):
+    with pytest.raises(TraceError, match=r"field 5 .*: 99999999999 is larger than 4294967295"):
         parse_swf(SWF.replace(" 10 1 ", " 10 99999999999 ", 1), "t.swf")
 
 
@@ -161,7 +161,7 @@ def test_special_files_are_refused_everywhere(tmp_path: Path) -> None:
 def test_size_cap(tmp_path: Path) -> None:
     big = tmp_path / "big"
     big.write_bytes(b"x" * 101)
-    with pytest.raises(InputFileError, match="^is larger than the cap of 100 bytes$"):
+    with pytest.raises(InputFileError, match=r"^is larger than the cap of 100 bytes$"):
         read_input(big, limit=100)
     assert read_input(big, limit=101) == b"x" * 101
 
@@ -199,7 +199,7 @@ def test_out_that_is_a_file_fails_before_the_replay(tmp_path: Path) -> None:
     (tmp_path / "t.swf").write_text(SWF)
     blocker = tmp_path / "out"
     blocker.write_text("")
-    status, out, err = _run(
+    status, _out, err = _run(
         [
             "simulate", "--conf", str(tmp_path / "slurm.conf"), "--trace", str(tmp_path / "t.swf"),
             "--out", str(blocker / "sub"), "--quiet",

@@ -39,7 +39,7 @@ def parse_toml(text: str, name: str, what: str, error: type[PlurmError]) -> dict
         )
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as problem:
+    except ValueError as problem:  # TOMLDecodeError, or int() past its 4,300 digits
         raise error(f"{name}: not a valid TOML {what}: {problem}") from None
     except RecursionError:  # not reached below the depth cap; kept as a last guard
         raise error(f"{name}: not a valid TOML {what}: nested too deep") from None

@@ -5,6 +5,11 @@ type at the boundary. Parsers (configuration, hostlists, workload traces) raise 
 whatever the input.
 
 * PlurmError
+    * NumberError              - a number or time that is not ASCII digits, too long, not
+                                 finite or outside its field's range (plurm.numbers)
+    * InputFileError           - an input file that is not a regular file, is too large, or
+                                 inflates past its cap (plurm.inputfile); an output path that
+                                 cannot be written
     * HostlistError            - an invalid hostlist expression or an oversized expansion
     * ConfError                - a slurm.conf or qos.conf that Plurm (like Slurm) refuses
         * ConfSyntaxError      - the text does not follow slurm.conf's line syntax
@@ -39,6 +44,8 @@ __all__ = [
     "ConfSyntaxError",
     "ConfValueError",
     "HostlistError",
+    "InputFileError",
+    "NumberError",
     "PlurmError",
     "SourceLocation",
     "TraceError",
@@ -48,6 +55,26 @@ __all__ = [
 
 class PlurmError(Exception):
     """The root of every error Plurm raises on purpose."""
+
+
+class NumberError(PlurmError, ValueError):
+    """A number or time Plurm refuses: not ASCII digits, too long, not finite, out of range."""
+
+
+class InputFileError(PlurmError, OSError):
+    """An input file Plurm will not read (not a regular file, too large, a gzip stream that
+    inflates past its cap), or an output path it cannot write.
+
+    ``strerror`` is the reason alone (``not a regular file``), so that callers that print
+    ``cannot read PATH: REASON`` for an ``OSError`` print this one the same way.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.strerror = reason
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class HostlistError(PlurmError, ValueError):

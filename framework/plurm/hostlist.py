@@ -28,13 +28,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from plurm.errors import HostlistError
+from plurm.numbers import MAX_NUMBER_TEXT
 
-__all__ = ["MAX_HOSTS", "MAX_RANGE", "HostlistError", "compress", "expand", "iter_expand"]
+__all__ = [
+    "MAX_CHARACTERS",
+    "MAX_HOSTS",
+    "MAX_RANGE",
+    "HostlistError",
+    "compress",
+    "expand",
+    "iter_expand",
+]
 
 #: Slurm's cap on the hosts one range element may name.
 MAX_RANGE = 65536
 #: Plurm's cap on a whole expansion, to fail clearly instead of exhausting memory.
 MAX_HOSTS = 1 << 20
+#: Plurm's cap on the characters of a whole expansion's names (long names times many hosts).
+MAX_CHARACTERS = 64 << 20
 
 _SEPARATORS = ", \t"
 _U64_MAX = (1 << 64) - 1
@@ -113,11 +124,20 @@ def _next_separator(text: str, position: int) -> int:
 
 def _expand_structured(expression: str) -> list[_Host]:
     hosts: list[_Host] = []
+    characters = 0
     for token in _tokens(expression):
         for host in _expand_token(token, expression):
             hosts.append(host)
+            characters += len(host[0]) + host[2]
             if len(hosts) > MAX_HOSTS:
-                raise HostlistError(f"Invalid hostlist: {expression} (more than {MAX_HOSTS} hosts)")
+                raise HostlistError(
+                    f"Invalid hostlist: {_shown(expression)} (more than {MAX_HOSTS} hosts)"
+                )
+            if characters > MAX_CHARACTERS:
+                raise HostlistError(
+                    f"Invalid hostlist: {_shown(expression)} (the names take more than "
+                    f"{MAX_CHARACTERS} characters)"
+                )
     return hosts
 
 
@@ -128,26 +148,58 @@ def _expand_token(token: str, expression: str) -> Iterator[_Host]:
         return
     closing = token.find("]", opening)
     if closing == -1:
-        raise HostlistError(f"Invalid hostlist: {expression} (missing ']' in {token!r})")
+        raise HostlistError(f"Invalid hostlist: {_shown(expression)} (missing ']' in {token!r})")
     if closing != len(token) - 1:
-        raise HostlistError(f"Invalid hostlist: {expression} (nothing may follow ']' in {token!r})")
+        raise HostlistError(
+            f"Invalid hostlist: {_shown(expression)} (nothing may follow ']' in {token!r})"
+        )
     prefix = token[:opening]
     last = _parse_group(token[opening + 1 : closing], expression)
-    earlier = _last_group(prefix)
-    if earlier is None:
+    # Slurm's order: the second-to-last group is the outer loop, then the groups before it
+    # from right to left, and the last group varies fastest. The earlier groups are peeled
+    # off from the right, and walked as an odometer (no recursion, however many groups).
+    groups: list[list[tuple[int, int, int]]] = []
+    texts: list[str] = []  # the text after each peeled group
+    head = prefix
+    while (span := _last_group(head)) is not None:
+        start, end = span
+        groups.append(_parse_group(head[start + 1 : end], expression))
+        texts.append(head[end + 1 :])
+        head = head[:start]
+    if not groups:
         for low, high, width in last:
             for number in range(low, high + 1):
                 yield prefix, number, width
         return
-    # Slurm's order: the second-to-last group is the outer loop; each of its values is
-    # substituted as text and the remaining token expanded again.
-    start, end = earlier
-    outer = _parse_group(prefix[start + 1 : end], expression)
-    head, middle = prefix[:start], prefix[end + 1 :]
-    tail = token[opening:]
-    for low, high, width in outer:
+    # built[d]: the text of levels 0..d (level 0, the outermost, stands rightmost).
+    count = len(groups)
+    iterators: list[Iterator[str]] = [_group_values(groups[0])]
+    built = [""] * count
+    while iterators:
+        depth = len(iterators) - 1
+        value = next(iterators[depth], None)
+        if value is None:
+            iterators.pop()
+            continue
+        built[depth] = value + texts[depth] + (built[depth - 1] if depth else "")
+        if depth + 1 < count:
+            iterators.append(_group_values(groups[depth + 1]))
+            continue
+        whole = head + built[depth]
+        for low, high, width in last:
+            for number in range(low, high + 1):
+                yield whole, number, width
+
+
+def _shown(expression: str) -> str:
+    """The expression as a message quotes it: cut, so that a huge one makes no huge error."""
+    return expression if len(expression) <= 200 else expression[:200] + "..."
+
+
+def _group_values(group: list[tuple[int, int, int]]) -> Iterator[str]:
+    for low, high, width in group:
         for number in range(low, high + 1):
-            yield from _expand_token(f"{head}{number:0{width}d}{middle}{tail}", expression)
+            yield f"{number:0{width}d}"
 
 
 def _last_group(prefix: str) -> tuple[int, int] | None:
@@ -166,17 +218,27 @@ def _parse_group(text: str, expression: str) -> list[tuple[int, int, int]]:
         low_text, dash, high_text = element.partition("-")
         if dash and not high_text:
             high_text = low_text
+        if max(len(low_text), len(high_text)) > MAX_NUMBER_TEXT:
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (number too large in range)"
+            )
         if not (_is_number(low_text) and (not dash or _is_number(high_text))):
-            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (invalid range {element!r})"
+            )
         low = int(low_text)
         high = int(high_text) if dash else low
         if high > _U64_MAX:
-            raise HostlistError(f"Invalid hostlist: {expression} (number too large in {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (number too large in {element!r})"
+            )
         if low > high:
-            raise HostlistError(f"Invalid hostlist: {expression} (invalid range {element!r})")
+            raise HostlistError(
+                f"Invalid hostlist: {_shown(expression)} (invalid range {element!r})"
+            )
         if high - low + 1 > MAX_RANGE:
             raise HostlistError(
-                f"Invalid hostlist: {expression} (too many hosts in range {element!r})"
+                f"Invalid hostlist: {_shown(expression)} (too many hosts in range {element!r})"
             )
         elements.append((low, high, len(low_text)))
     return elements

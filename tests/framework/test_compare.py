@@ -295,7 +295,9 @@ def test_a_comparison_that_is_not_toml(setup: Path, capsys: pytest.CaptureFixtur
 
 
 @contextlib.contextmanager
-def _threads(kind: str, workers: int | None, address: str | None) -> Iterator[Executor]:
+def _threads(
+    kind: str, workers: int | None, address: str | None, security: object = None
+) -> Iterator[Executor]:
     with ThreadPoolExecutor(max_workers=1) as executor:
         yield executor
 

@@ -20,10 +20,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from plurm.cli.simulate import UsageError
+from plurm.cli.simulate import UsageError, _count
+from plurm.inputfile import check_output_dir
 from plurm.sim.compare import (
     Comparison,
     RunResult,
+    dask_security,
     open_executor,
     render_table,
     run_runs,
@@ -52,9 +54,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME[:Key=Value,...]",
         help="a run: the base configuration with these keys set (without FILE; repeat it)",
     )
-    parser.add_argument("--jobs", type=int, metavar="N", help="replay only the first N jobs")
+    parser.add_argument("--jobs", type=_count, metavar="N", help="replay only the first N jobs")
     parser.add_argument(
-        "--workers", type=int, metavar="N", help="parallel runs (default: one per CPU)"
+        "--workers", type=_count, metavar="N", help="parallel runs (default: one per CPU)"
     )
     parser.add_argument(
         "--executor",
@@ -66,7 +68,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--dask-scheduler",
         metavar="ADDR",
-        help="the Dask scheduler to use (default: start a local cluster)",
+        help="the Dask scheduler to use (default: start a local cluster on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--dask-tls-ca", metavar="FILE", help="TLS: the CA certificate of the Dask scheduler"
+    )
+    parser.add_argument(
+        "--dask-tls-cert", metavar="FILE", help="TLS: this client's certificate (PEM)"
+    )
+    parser.add_argument(
+        "--dask-tls-key",
+        metavar="FILE",
+        help="TLS: this client's private key (PEM; default: in the certificate file)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(run=run_compare)
@@ -95,6 +108,23 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("--dask-scheduler needs --executor dask")
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be at least 0")
+    tls = (args.dask_tls_ca, args.dask_tls_cert)
+    if any(tls) or args.dask_tls_key:
+        if args.executor != "dask":
+            raise UsageError("--dask-tls-* options need --executor dask")
+        if not all(tls):
+            raise UsageError("TLS for Dask needs both --dask-tls-ca and --dask-tls-cert")
+    security = (
+        dask_security(args.dask_tls_ca, args.dask_tls_cert, args.dask_tls_key) if all(tls) else None
+    )
+    if args.dask_scheduler is not None and security is None and not args.quiet:
+        print(
+            f"plurm: warning: the connection to {args.dask_scheduler} is not authenticated, and "
+            "Dask runs any pickle it is sent; use --dask-tls-ca/--dask-tls-cert on a network "
+            "you do not trust",
+            file=sys.stderr,
+        )
+    check_output_dir(args.out)  # before any work: a file in the way fails now
     comparison = _comparison(args)
     comparison.check()
     trace = comparison.read_trace()
@@ -109,7 +139,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
         status = "done" if result.ok else "FAILED"
         print(f"run {result.name}: {status} in {result.seconds:.1f} s", file=sys.stderr)
 
-    with open_executor(args.executor, workers, args.dask_scheduler) as executor:
+    with open_executor(args.executor, workers, args.dask_scheduler, security) as executor:
         results = run_runs(comparison.runs, trace, executor, done=done)
     write_outputs(Path(args.out), comparison, results, trace)
     if not args.quiet:

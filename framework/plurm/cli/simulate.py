@@ -19,7 +19,9 @@ import attrs
 from tqdm import tqdm
 
 from plurm import conf
-from plurm.errors import PlurmError, TraceError
+from plurm.errors import NumberError, PlurmError, TraceError
+from plurm.inputfile import MAX_SESSION_BYTES, check_output_dir, read_text
+from plurm.numbers import INT32_MAX, parse_float, parse_int
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
@@ -59,10 +61,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NUMBER=QOS",
         help="SWF queue number to QOS (repeatable)",
     )
-    mapping.add_argument("--high-fraction", type=float, metavar="F")
+    mapping.add_argument("--high-fraction", type=_fraction, metavar="F")
     mapping.add_argument("--high-partition", metavar="PARTITION")
     mapping.add_argument("--high-qos", metavar="QOS")
-    mapping.add_argument("--high-seed", type=int, metavar="N")
+    mapping.add_argument("--high-seed", type=_integer, metavar="N")
     mapping.add_argument(
         "--high-match",
         action="append",
@@ -75,7 +77,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out", metavar="DIR", help="where to write jobs.csv, summary.json and report.html"
     )
-    parser.add_argument("--jobs", type=int, metavar="N", help="replay only the first N jobs")
+    parser.add_argument("--jobs", type=_count, metavar="N", help="replay only the first N jobs")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a trace with any bad line (by default bad lines are reported and skipped)",
+    )
     parser.add_argument(
         "--no-report", action="store_true", help="do not write DIR/report.html (nor its plots)"
     )
@@ -89,27 +96,75 @@ class UsageError(PlurmError):
     """The command line asks for something contradictory."""
 
 
+def _fraction(text: str) -> float:
+    """argparse type: a finite number (ASCII; not nan nor inf); the mapping checks its range."""
+    try:
+        return parse_float(text, what="fraction")
+    except NumberError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _integer(text: str) -> int:
+    """argparse type: a 32-bit signed integer of ASCII digits."""
+    try:
+        return parse_int(text, what="number")
+    except NumberError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _count(text: str) -> int:
+    """argparse type: a count from 0 to INT32_MAX, ASCII digits."""
+    try:
+        return parse_int(text, minimum=0, maximum=INT32_MAX, what="count")
+    except NumberError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
     if (args.session is None) == (args.trace is None):
         raise UsageError("give either a SESSION file or --trace, not both or neither")
+    if args.trace is not None and args.out:
+        check_output_dir(args.out)  # before any work: a file in the way fails now
     config = conf.load(args.conf)
     if args.trace is not None:
         return _run_trace(args, config, out)
     path = Path(args.session)
     try:
-        text = path.read_text()
+        text = read_text(path, limit=MAX_SESSION_BYTES)
     except OSError as error:
         out.flush()
-        raise conf.ConfIncludeError(f"cannot read {path}: {error.strerror}", None) from None
+        raise conf.ConfIncludeError(
+            f"cannot read {path}: {error.strerror or error}", None
+        ) from None
+    except ValueError as error:  # a NUL in the path
+        raise conf.ConfIncludeError(f"cannot read {path}: {error}", None) from None
     lines = parse_session(str(path), text)
     simulation = Simulation(config)
-    out.write(simulation.run_lines(lines, path.parent))
+
+    def write(chunk: str) -> None:
+        out.write(chunk)
+        out.flush()
+
+    simulation.run_lines(lines, path.parent, write=write)
     return 0
 
 
 def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) -> int:
     mapping, mapping_name = _mapping(args)  # before the trace: a typo fails at once
-    cleaned = clean(read_swf(args.trace))
+    mapping.check(config, mapping_name or "the mapping")
+    trace = read_swf(args.trace, strict=args.strict)
+    skipped = len(trace.skipped)
+    if skipped:
+        listed = trace.skipped[:20]
+        more = f"\n(and {skipped - len(listed)} more)" if skipped > len(listed) else ""
+        print(
+            "\n".join(str(error) for error in listed)
+            + more
+            + f"\nplurm: {skipped} bad trace lines skipped (--strict refuses the trace)",
+            file=sys.stderr,
+        )
+    cleaned = clean(trace)
+    del trace
     if args.jobs is not None:
         cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: max(0, args.jobs)])
     bar: Any = None
@@ -141,6 +196,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     gc.collect()
     total_cpus = sum(node.cpus * len(node.names) for node in config.nodes)
     summary = summarize(records, total_cpus)
+    summary["skipped_lines"] = skipped
     if args.out:
         directory = Path(args.out)
         directory.mkdir(parents=True, exist_ok=True)

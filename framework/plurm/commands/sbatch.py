@@ -24,10 +24,19 @@ from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
 from plurm.conf.model import SlurmConfig
-from plurm.conf.values import BadValue, parse_time
 from plurm.controller import RequestError
-from plurm.errors import HostlistError
+from plurm.errors import HostlistError, NumberError
+from plurm.inputfile import MAX_SCRIPT_BYTES, read_text
 from plurm.model.job import JobRequest
+from plurm.numbers import (
+    INT32_MAX,
+    MAX_BEGIN_SECONDS,
+    MAX_TIME_MINUTES,
+    is_digits,
+    leading_int,
+    parse_float,
+    parse_time_limit,
+)
 
 __all__ = ["parse_request", "run"]
 
@@ -63,8 +72,8 @@ OPTIONS = (
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
 
-_EXIT = re.compile(r"\s*exit\s+(\d+)\s*;?\s*")
-_SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+(\d+(?:\.\d+)?)\b")
+_EXIT = re.compile(r"\s*exit\s+([0-9]{1,64})\s*;?\s*", re.ASCII)
+_SLEEP = re.compile(r"(?:^|[;&|]|\s)sleep\s+([0-9]{1,12}(?:\.[0-9]{1,12})?)\b", re.ASCII)
 _MEMORY_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
@@ -77,21 +86,24 @@ def _error(text: str, status: int = USAGE) -> CommandError:
 
 
 def _memory(option: str, text: str) -> int:
-    match = re.fullmatch(r"(\d+)([KMGTkmgt]?)[Bb]?", text)
+    match = re.fullmatch(r"([0-9]{1,20})([KMGTkmgt]?)[Bb]?", text, re.ASCII)
     if match is None:
         raise _error(f"Invalid --{option} specification")
     return max(1, int(int(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()]))
 
 
 def _positive(option: str, text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    # ASCII digits only, and within Slurm's int: -n and -c above INT_MAX are refused.
+    if not is_digits(text) or not 1 <= int(text) <= INT32_MAX:
         raise _error(f'Invalid numeric value "{text}" for --{option}.')
     return int(text)
 
 
 def _nodes(text: str) -> tuple[int, int | None]:
     low, dash, high = text.partition("-")
-    if not low.isdigit() or (dash and not high.isdigit()):
+    if not is_digits(low) or (dash and not is_digits(high)):
+        raise _error(f'"{text}" is not a valid node count')
+    if max(int(low), int(high) if dash else 0) > INT32_MAX:
         raise _error(f'"{text}" is not a valid node count')
     most = int(high) if dash else int(low)
     if most < int(low):
@@ -108,7 +120,17 @@ def _begin(text: str, now: float) -> float:
     seconds on the controller's clock."""
     word = text.strip().lower()
     moment = EPOCH + dt.timedelta(seconds=now)
-    relative = re.fullmatch(r"now(?:\+(\d+)([a-z]*))?", word)
+    try:
+        seconds = _begin_seconds(text, word, now, moment)
+    except (ValueError, OverflowError):  # hour 25, minute 99, a year past 9999
+        raise _begin_error(text) from None
+    if not -MAX_BEGIN_SECONDS <= seconds <= MAX_BEGIN_SECONDS:
+        raise _begin_error(text)
+    return seconds
+
+
+def _begin_seconds(text: str, word: str, now: float, moment: dt.datetime) -> float:
+    relative = re.fullmatch(r"now(?:\+([0-9]{1,12})([a-z]*))?", word, re.ASCII)
     if relative:
         count = int(relative.group(1) or 0)
         unit = relative.group(2)
@@ -128,7 +150,7 @@ def _begin(text: str, now: float) -> float:
         if word == "noon" and target < moment:
             target += dt.timedelta(days=1)
         return (target - EPOCH).total_seconds()
-    clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", word)
+    clock = re.fullmatch(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?", word, re.ASCII)
     if clock:
         target = day.replace(
             hour=int(clock.group(1)), minute=int(clock.group(2)), second=int(clock.group(3) or 0)
@@ -136,10 +158,9 @@ def _begin(text: str, now: float) -> float:
         if target < moment:
             target += dt.timedelta(days=1)
         return (target - EPOCH).total_seconds()
-    try:
-        stamp = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise _begin_error(text) from None
+    if not text.strip().isascii():
+        raise _begin_error(text)
+    stamp = dt.datetime.fromisoformat(text.strip())
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=EPOCH.tzinfo)
     return (stamp - EPOCH).total_seconds()
@@ -155,7 +176,7 @@ def _begin_error(text: str) -> CommandError:
 def _user(text: str) -> tuple[str, int]:
     """--uid: a user name or number the local user database knows, as (name, uid)."""
     try:
-        entry = pwd.getpwuid(int(text)) if text.isdigit() else pwd.getpwnam(text)
+        entry = pwd.getpwuid(int(text)) if is_digits(text) else pwd.getpwnam(text)
     except (KeyError, OverflowError):
         raise _error("Invalid --uid specification") from None
     return entry.pw_name, entry.pw_uid
@@ -210,8 +231,8 @@ def parse_request(
     elif rest:
         path = cwd / rest[0]
         try:
-            script_text = path.read_text()
-        except OSError:
+            script_text = read_text(path, limit=MAX_SCRIPT_BYTES)
+        except (OSError, ValueError):
             raise _error(f"Unable to open file {rest[0]}", 1) from None
         name = Path(rest[0]).name
         command = str(path)
@@ -236,8 +257,8 @@ def parse_request(
     time_limit = None
     if "time" in values:
         try:
-            time_limit = parse_time(str(values["time"]), unit="minutes")
-        except BadValue:
+            time_limit = parse_time_limit(str(values["time"]))
+        except NumberError:
             raise _error("Invalid --time specification") from None
     begin = _begin(str(values["begin"]), client.now) if "begin" in values else None
     requeue = None
@@ -313,8 +334,11 @@ def _runtime(
 ) -> float | None:
     if "sim_runtime" in values:
         try:
-            seconds = float(str(values["sim_runtime"]))
-        except ValueError:
+            # finite and at most the longest time limit: nan and inf would never end
+            seconds = parse_float(
+                str(values["sim_runtime"]), minimum=0.0, maximum=MAX_TIME_MINUTES * 60.0
+            )
+        except NumberError:
             seconds = -1.0
         if seconds < 0:
             raise _error(f"Invalid --sim-runtime specification: {values['sim_runtime']}")
@@ -359,8 +383,7 @@ _NICE_LIMIT = 2147483645
 
 def _nice(text: str | None) -> int:
     """--nice=N, read as Slurm reads it (strtoll: the leading integer, else 0)."""
-    match = re.match(r"\s*([+-]?\d+)", str(text))
-    value = int(match.group(1)) if match else 0
+    value = leading_int(str(text), minimum=-(1 << 63), maximum=(1 << 63) - 1)
     if abs(value) > _NICE_LIMIT:
         raise _error(f"Nice value out of range (+/- {_NICE_LIMIT})")
     return value

@@ -10,10 +10,11 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
-from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode, parse_time
+from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
 from plurm.controller import RequestError
 from plurm.errors import HostlistError
 from plurm.model.job import Job, JobState, PendingReason
+from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
 __all__ = ["run", "show_job", "show_node", "show_partition"]
 
@@ -395,7 +396,7 @@ def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
     cluster = view.cluster
     if what == "job":
         if name is not None:
-            if not name.isdigit():
+            if not is_digits(name):
                 return CommandResult(1, "", "scontrol_print_job error: Invalid job id specified\n")
             if int(name) not in cluster.jobs:
                 return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
@@ -429,14 +430,42 @@ def _visible(view: ClusterView) -> Iterator[Job]:
             yield job
 
 
+def _uint16(text: str) -> int:
+    """scontrol reads PriorityTier and PriorityJobFactor as 16-bit unsigned numbers."""
+    return parse_uint(text, maximum=UINT16_MAX - 2)  # below Slurm's NO_VAL16 and INFINITE16
+
+
+def _uint32(text: str) -> int:
+    """GraceTime: a 32-bit unsigned number of seconds, below Slurm's NO_VAL."""
+    return parse_uint(text, maximum=NO_VAL - 1)
+
+
+_PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+
+
+def _partition_state(text: str) -> str:
+    state = text.upper()
+    if state not in _PARTITION_STATES:
+        raise _BadState(text)
+    return state
+
+
+class _BadState(ValueError):
+    """A partition State= scontrol does not know; it has its own message."""
+
+
+def _max_time(text: str) -> int | None:
+    return parse_time_limit(text)
+
+
 _UPDATABLE: dict[str, tuple[str, Callable[[str], object]]] = {
-    "prioritytier": ("priority_tier", lambda text: int(text)),
-    "priorityjobfactor": ("priority_job_factor", lambda text: int(text)),
-    "state": ("state", lambda text: text.upper()),
+    "prioritytier": ("priority_tier", _uint16),
+    "priorityjobfactor": ("priority_job_factor", _uint16),
+    "state": ("state", _partition_state),
     "oversubscribe": ("oversubscribe", lambda text: parse_oversubscribe(text)[0]),
     "preemptmode": ("preempt_mode", parse_preempt_mode),
-    "gracetime": ("grace_time", lambda text: int(text)),
-    "maxtime": ("max_time", lambda text: parse_time(text, unit="minutes")),
+    "gracetime": ("grace_time", _uint32),
+    "maxtime": ("max_time", _max_time),
 }
 
 
@@ -455,6 +484,11 @@ def _update(args: Sequence[str], client: ClusterClient) -> CommandResult:
             raise CommandError(f"scontrol: error: Update of this parameter is not supported: {key}")
         try:
             changes[entry[0]] = entry[1](value)
+        except _BadState:
+            raise CommandError(
+                f"scontrol: error: Invalid input: {key}={value}\n"
+                "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE"
+            ) from None
         except (BadValue, ValueError):
             raise CommandError(
                 f"scontrol: error: Invalid {key} value: {value}\nslurm_update error: No error"
@@ -527,7 +561,7 @@ def _job_command(verb: str, args: Sequence[str], client: ClusterClient) -> Comma
     errors = []
     for word in args:
         for job_id in word.split(","):
-            if not job_id.isdigit():
+            if not is_digits(job_id):
                 raise CommandError(f"scontrol: error: Invalid job id specified for {verb}")
             try:
                 getattr(client, verb)(int(job_id))

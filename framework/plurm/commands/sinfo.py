@@ -64,7 +64,9 @@ _LONG_STATES = {
     "futr": "future",
     "unk": "unknown",
 }
-_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z])")
+_SPEC = re.compile(r"%(\.?)([0-9]*)([A-Za-z])", re.ASCII)
+#: The widest field a format may ask for (Plurm's cap: sinfo would pad to any width).
+MAX_WIDTH = 4096
 # Slurm lists a partition's groups by descending state code; these are their places
 # (a not-responding node, ``idle*`` or ``down*``, comes before all).
 _STATE_RANK = {"drng": 0, "drain": 1, "mix": 2, "alloc": 3, "idle": 4, "down": 5}
@@ -116,6 +118,8 @@ def _render(fmt: str, row: dict[str, str] | None, errors: list[str]) -> str:
         dot, width, letter = match.groups()
         position = match.end()
         text = _HEADERS[letter] if row is None else row.get(letter, "")
+        if width and (len(width) > 6 or int(width) > MAX_WIDTH):
+            raise CommandError(f"sinfo: error: field width {width} is above {MAX_WIDTH}")
         if width and int(width):
             size = int(width)
             if row is not None and letter == "P" and text.endswith("*"):
@@ -255,7 +259,7 @@ def run(
         else:
             default_fmt = f"%{width}P %.5a %.10l %.6D %.6t %N"
         fmt = str(values.get("format", default_fmt))
-        letters = set(re.findall(r"%\.?\d*([A-Za-z])", fmt))
+        letters = set(re.findall(r"%\.?[0-9]*([A-Za-z])", fmt))
         # Without a partition column, a summary lists each node once, whatever its
         # partitions; other listings merge the partitions' lines that print alike.
         merged = "P" not in letters and len(parts) > 1

@@ -19,6 +19,7 @@ from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import date_line, elapsed, limit
 from plurm.model.job import Job, JobState
+from plurm.numbers import is_digits
 
 __all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "format_jobs", "run"]
 
@@ -93,7 +94,9 @@ FIELDS: dict[str, _Field] = {
     "z": _Field("S:C:T", lambda job, now: "*:*:*"),
 }
 
-_SPEC = re.compile(r"%(\.?)(\d*)(.)")
+_SPEC = re.compile(r"%(\.?)([0-9]*)(.)", re.ASCII)
+#: The widest field a format may ask for (Plurm's cap: squeue would pad to any width).
+MAX_WIDTH = 4096
 # Times and node lists are never cut when right-justified with ".N" (1-00:00:00 in %.9l
 # prints whole, so does computenode[01-02] in %.5N).
 _UNCUT_VALUES = frozenset("MlLN")
@@ -101,6 +104,15 @@ _UNCUT_VALUES = frozenset("MlLN")
 _UNCUT_HEADERS = frozenset("RN")
 
 Piece = str | tuple[bool, int | None, str]
+
+
+def _width(width: str) -> int | None:
+    """A field width of a format specification: none, or 1 to MAX_WIDTH."""
+    if not width:
+        return None
+    if len(width) > 6 or int(width) > MAX_WIDTH:
+        raise CommandError(f"squeue: error: field width {width} is above {MAX_WIDTH}")
+    return int(width) or None
 
 
 def _pieces(fmt: str) -> tuple[list[Piece], list[str]]:
@@ -117,7 +129,7 @@ def _pieces(fmt: str) -> tuple[list[Piece], list[str]]:
         match = _SPEC.match(fmt, position)
         if match is not None and match.group(3) in FIELDS:
             dot, width, letter = match.groups()
-            size = int(width) if width and int(width) > 0 else None
+            size = _width(width)
             pieces.append((bool(dot), size, letter))
             position = match.end()
             continue
@@ -261,7 +273,7 @@ def _long_format(spec: str) -> str:
             raise CommandError(f"squeue: error: Invalid job format specification: {name}")
         dot = "." if width.startswith(".") else ""
         size = width.lstrip(".") or "20"
-        if not size.isdigit():
+        if not is_digits(size) or int(size) > MAX_WIDTH:
             raise CommandError(f"squeue: error: Invalid job format specification: {item}")
         parts.append(f"%{dot}{size}{letter}")
     return "".join(parts)
@@ -278,11 +290,11 @@ def _format(values: Mapping[str, str | None]) -> str:
 def _known_user(name: str) -> bool:
     """A user name or uid the local user database knows, as squeue checks -u."""
     try:
-        if name.isdigit():
+        if is_digits(name):
             pwd.getpwuid(int(name))
         else:
             pwd.getpwnam(name)
-    except KeyError:
+    except (KeyError, OverflowError):
         return False
     return True
 
@@ -302,7 +314,7 @@ def run(
     if "jobs" in values:
         ids = set()
         for word in str(values["jobs"]).split(","):
-            if not word.isdigit():
+            if not is_digits(word):
                 raise CommandError(f"squeue: error: Invalid job id: {word}")
             ids.add(int(word))
         if not ids & set(cluster.jobs):

@@ -39,7 +39,7 @@ from plurm.conf.model import (
     SlurmConfig,
 )
 from plurm.conf.qos import read_qos
-from plurm.conf.reader import decode, read_config
+from plurm.conf.reader import read_config
 from plurm.conf.values import (
     OverSubscribe,
     OverSubscribeKind,
@@ -48,6 +48,7 @@ from plurm.conf.values import (
     SelectTypeParameters,
 )
 from plurm.errors import ConfIncludeError, raise_collected
+from plurm.inputfile import MAX_CONF_BYTES, read_text
 
 __all__ = [
     "AccountSpec",
@@ -84,7 +85,7 @@ def load(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     accounts.conf beside it."""
     main = Path(path) if path is not None else default_path()
     try:
-        text = decode(main.read_bytes())
+        text = read_text(main, limit=MAX_CONF_BYTES)
     except OSError as error:
         raise ConfIncludeError(f"cannot read {main}: {error.strerror or error}", None) from None
     return parse_text(text, path=main)
@@ -106,12 +107,12 @@ def parse_text(
     raw = read_config(main, text=text)
     config, errors = build_config(raw)
     qos_path = main.parent / "qos.conf"
-    if qos_text is None and qos_path.is_file():
-        qos_text = decode(qos_path.read_bytes())
+    if qos_text is None and qos_path.exists():
+        qos_text = _companion(qos_path)
     qos, qos_errors, qos_notices = read_qos(str(qos_path), qos_text or "")
     accounts_path = main.parent / "accounts.conf"
-    if accounts_text is None and accounts_path.is_file():
-        accounts_text = decode(accounts_path.read_bytes())
+    if accounts_text is None and accounts_path.exists():
+        accounts_text = _companion(accounts_path)
     accounts, associations, default_accounts, account_errors = read_accounts(
         str(accounts_path), accounts_text or "", {spec.name for spec in qos}
     )
@@ -130,3 +131,11 @@ def parse_text(
         notices=config.notices + tuple(qos_notices),
         files=files,
     )
+
+
+def _companion(path: Path) -> str:
+    """qos.conf or accounts.conf beside slurm.conf, read with the same caps."""
+    try:
+        return read_text(path, limit=MAX_CONF_BYTES)
+    except OSError as error:
+        raise ConfIncludeError(f"cannot read {path}: {error.strerror or error}", None) from None

@@ -43,6 +43,7 @@ from plurm.conf.values import (
     parse_time,
 )
 from plurm.errors import ConfError, ConfValueError, HostlistError, SourceLocation
+from plurm.numbers import UINT16_MAX
 
 __all__ = ["build_config"]
 
@@ -107,12 +108,21 @@ def _options(text: str) -> dict[str, str | None]:
     return options
 
 
+#: The most nodes a configuration may define, over all its NodeName lines.
+MAX_NODES = hostlist.MAX_HOSTS
+#: The most host names all of a configuration's hostlists (NodeName, NodeHostname, NodeAddr,
+#: Nodes=, DownNodes) may expand to together.
+MAX_CONF_HOST_NAMES = 16 * hostlist.MAX_HOSTS
+
+
 class _Builder:
     def __init__(self, raw: RawConfig) -> None:
         self.raw = raw
         self.errors: list[ConfError] = list(raw.errors)
         self.notices: list[ConfNotice] = list(raw.notices)
         self._order: dict[str, int] | None = None
+        self.node_count = 0
+        self.expanded = 0
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -142,10 +152,22 @@ class _Builder:
 
     def expand(self, setting: Setting) -> tuple[str, ...]:
         try:
-            return tuple(hostlist.expand(setting.value))
+            return self.counted(setting.value)
         except HostlistError as error:
             self.fail(setting, str(error))
             return ()
+
+    def counted(self, expression: str) -> tuple[str, ...]:
+        """A hostlist's names, counted against the whole configuration's budget: the cap
+        on one expression alone would let a few short lines name millions of hosts."""
+        names = tuple(hostlist.expand(expression))
+        self.expanded += len(names)
+        if self.expanded > MAX_CONF_HOST_NAMES:
+            raise HostlistError(
+                f"Invalid hostlist: {expression} (the configuration's hostlists name more "
+                f"than {MAX_CONF_HOST_NAMES} hosts in all)"
+            )
+        return names
 
     # ----------------------------------------------------------------------------- whole
 
@@ -422,6 +444,10 @@ class _Builder:
         if record.name.upper() == "ALL":
             self.fail(name_setting, "NodeName=ALL is reserved")
         names = self.expand(name_setting)
+        self.node_count += len(names)
+        if self.node_count > MAX_NODES:
+            self.fail(name_setting, f"more than {MAX_NODES} nodes in the configuration")
+            names = ()
         hostnames = self._parallel(settings.get("NodeHostname"), names)
         addresses = self._parallel(settings.get("NodeAddr"), hostnames)
         topology = self.topology(settings)
@@ -454,7 +480,7 @@ class _Builder:
         if setting is None:
             return names
         try:
-            values = tuple(hostlist.expand(setting.value))
+            values = self.counted(setting.value)
         except HostlistError as error:
             # scontrol accepts the file; only slurmctld expands these lists. Plurm warns and
             # falls back to the node names, which is all the simulator needs.
@@ -502,6 +528,14 @@ class _Builder:
         elif sockets is None:
             sockets = max(1, cpus // (cores * threads)) if cpus is not None else boards or 1
         threads_total = sockets * cores * threads
+        if max(threads_total, cpus or 0) > UINT16_MAX:
+            # Slurm keeps a node's CPU count in 16 bits.
+            self.fail(
+                settings["NodeName"],
+                f"{threads_total} CPUs (Sockets*CoresPerSocket*ThreadsPerCore) is more than "
+                f"a node may have ({UINT16_MAX})",
+            )
+            threads_total = cpus = 1
         if cpus is None:
             cpus = threads_total
         elif cpus not in (sockets, sockets * cores, threads_total):

@@ -29,6 +29,7 @@ from plurm.conf.values import (
     parse_select_type_parameters,
     parse_time,
 )
+from plurm.numbers import is_digits, leading_int
 
 __all__ = [
     "DEFAULTABLE_RECORDS",
@@ -127,10 +128,10 @@ def _log_level(text: str) -> object:
     levels = "quiet fatal error info verbose debug debug2 debug3 debug4 debug5"
     if text.lower() in levels.split():
         return text
-    digits = re.match(r"\d+", text)
+    digits = re.match(r"[0-9]+", text)
     if digits is None:
         raise BadValue(f"Invalid log level {text!r}")
-    level = min(int(digits.group()), 2**64 - 1) & 0xFFFF
+    level = leading_int(digits.group(), minimum=0, maximum=2**64 - 1) & 0xFFFF
     if level == 0xFFFE:
         raise BadValue(f"Invalid log level {text!r}")
     return min(level, 9)
@@ -155,7 +156,7 @@ def _bcast_exclude(text: str) -> object:
 def _port_range(text: str) -> object:
     """``N`` or ``N-M``, decimal, N at least 1 and M not below N."""
     low, dash, high = text.partition("-")
-    valid = low.isdigit() and (not dash or high.isdigit())
+    valid = is_digits(low) and (not dash or is_digits(high))
     if valid:
         first = int(low)
         last = int(high) if dash else first
@@ -185,8 +186,8 @@ def _decay_half_life(text: str) -> object:
 
 def _suspend_time(text: str) -> object:
     """A partition's SuspendTime: any text, but a number must fit 32 bits (or be -1)."""
-    if re.fullmatch(r"[+-]?\d+", text):
-        value = int(text)
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        value = leading_int(text, minimum=-(1 << 63), maximum=1 << 63)
         if value != -1 and not 0 <= value <= 0xFFFF_FFFF:
             raise BadValue(f'Bad value "{text}" for SuspendTime')
     return text

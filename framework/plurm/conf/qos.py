@@ -122,7 +122,34 @@ def read_qos(path: str, text: str) -> tuple[tuple[QosSpec, ...], list[ConfError]
                         f"QOS {spec.name}: Preempt names unknown QOS {victim!r}", spec.location
                     )
                 )
+    errors += _preemption_loops(records)
     return tuple(records.values()), errors, notices
+
+
+def _preemption_loops(records: dict[str, QosSpec]) -> list[ConfError]:
+    """slurmdbd refuses a QOS whose Preempt list leads back to itself (a preempts b,
+    b preempts a; or a preempts a): such QOS would requeue each other for ever. One error
+    per QOS on a loop, found by an iterative walk (no recursion on the chain's length)."""
+    errors: list[ConfError] = []
+    for spec in records.values():
+        seen: set[str] = set()
+        stack = [victim for victim in spec.preempt if victim in records]
+        while stack:
+            name = stack.pop()
+            if name == spec.name:
+                errors.append(
+                    ConfError(
+                        f"QOS {spec.name}: Preempt={','.join(spec.preempt)}: "
+                        "QOS Preemption loop detected",
+                        spec.location,
+                    )
+                )
+                break
+            if name in seen:
+                continue
+            seen.add(name)
+            stack.extend(victim for victim in records[name].preempt if victim in records)
+    return errors
 
 
 def _record(

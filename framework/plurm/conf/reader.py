@@ -26,14 +26,20 @@ from plurm.errors import (
     ConfKeyError,
     ConfSyntaxError,
     ConfValueError,
+    InputFileError,
     SourceLocation,
 )
+from plurm.inputfile import MAX_CONF_BYTES, read_input
+from plurm.inputfile import decode as decode
 
 __all__ = ["RawConfig", "RawRecord", "Setting", "decode", "read_config"]
 
 #: Include depth at which Plurm stops, whatever the files: a cycle check catches loops, this
 #: catches pathological chains of distinct files.
 MAX_INCLUDE_DEPTH = 64
+#: Includes followed in one configuration, however they nest: a file that includes the next
+#: one twice, 24 deep, would otherwise be read 2**24 times.
+MAX_INCLUDES = 1024
 
 
 @attrs.frozen
@@ -97,7 +103,7 @@ Reader = Callable[[Path], bytes]
 
 
 def _read_bytes(path: Path) -> bytes:
-    return path.read_bytes()
+    return read_input(path, limit=MAX_CONF_BYTES)
 
 
 def read_config(
@@ -115,13 +121,22 @@ class _FileReader:
         self.raw = raw
         self.read_bytes = read
         self.defaults: dict[str, dict[str, Setting]] = {}
+        self.includes = 0
 
     # ----------------------------------------------------------------------------- files
 
-    def read(self, path: Path, *, text: str | None, chain: tuple[str, ...]) -> None:
+    def read(
+        self,
+        path: Path,
+        *,
+        text: str | None,
+        chain: tuple[str, ...],
+        resolved: tuple[str, ...] = (),
+    ) -> None:
         if text is None:
             text = decode(self.read_bytes(path))
         self.raw.files.append(str(path))
+        resolved = (*resolved, _resolved(path))
         source = split_logical_lines(str(path), text)
         statements, syntax_errors = parse_source(source)
         pending = iter(sorted(syntax_errors, key=lambda e: _line_of(e)))
@@ -134,14 +149,20 @@ class _FileReader:
                 self.raw.errors.append(next_error)
                 next_error = next(pending, None)
             if isinstance(statement, Include):
-                self._include(source, statement, (*chain, str(path)))
+                self._include(source, statement, (*chain, str(path)), resolved)
             else:
                 self._pairs(source, statement)
         while next_error is not None:
             self.raw.errors.append(next_error)
             next_error = next(pending, None)
 
-    def _include(self, source: SourceFile, include: Include, chain: tuple[str, ...]) -> None:
+    def _include(
+        self,
+        source: SourceFile,
+        include: Include,
+        chain: tuple[str, ...],
+        resolved: tuple[str, ...],
+    ) -> None:
         location = source.locate(include.index, include.column)
         if include.column != 1:
             self.raw.errors.append(
@@ -169,7 +190,8 @@ class _FileReader:
         if not target.is_absolute():
             # Relative to the file that holds the Include line, as Slurm resolves it.
             target = Path(source.path).parent / target
-        if str(target) in chain:
+        if str(target) in chain or _resolved(target) in resolved:
+            # The same file however it is spelled (../d/a.conf, ./../d/a.conf, a symlink).
             self.raw.errors.append(
                 ConfIncludeError(f"Include {include.path}: circular include", location, chain)
             )
@@ -183,27 +205,38 @@ class _FileReader:
                 )
             )
             return
+        if self.includes >= MAX_INCLUDES:
+            self.raw.errors.append(
+                ConfIncludeError(
+                    f"Include {include.path}: more than {MAX_INCLUDES} includes in one "
+                    "configuration",
+                    location,
+                    chain,
+                )
+            )
+            return
+        self.includes += 1
         if target.is_dir():
             # Slurm reads a directory as an empty file and goes on.
             self.raw.notices.append(
                 ConfNotice(f"Include {include.path}: is a directory; nothing read", location)
             )
             return
-        if target.exists() and not target.is_file():
-            # A device or a pipe could block or never end; Plurm reads regular files only.
-            self.raw.errors.append(
-                ConfIncludeError(f"Include failed: {target} is not a regular file", location, chain)
-            )
-            return
         try:
             text = decode(self.read_bytes(target))
+        except InputFileError as error:
+            # A device or a pipe could block or never end; Plurm reads regular files only.
+            self.raw.errors.append(
+                ConfIncludeError(f"Include failed: {target} {error.strerror}", location, chain)
+            )
+            return
         except OSError as error:
             reason = error.strerror or type(error).__name__
             self.raw.errors.append(
                 ConfIncludeError(f"Include failed: cannot read {target}: {reason}", location, chain)
             )
             return
-        self.read(target, text=text, chain=chain)
+        self.read(target, text=text, chain=chain, resolved=resolved)
 
     # ----------------------------------------------------------------------------- lines
 
@@ -336,9 +369,9 @@ def _line_of(error: ConfError) -> int:
     return error.location.line if error.location else 0
 
 
-def decode(data: bytes) -> str:
-    """UTF-8, else Latin-1: every byte survives, as it does for Slurm's byte-oriented reader."""
+def _resolved(path: Path) -> str:
+    """The file a path names, however it is spelled, for the cycle check."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+        return str(path.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: the path as written will do
+        return os.path.abspath(path)

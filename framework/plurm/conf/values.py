@@ -12,6 +12,8 @@ import re
 
 import attrs
 
+from plurm.numbers import MAX_NUMBER_TEXT, leading_int
+
 __all__ = [
     "INFINITE",
     "BadValue",
@@ -47,7 +49,7 @@ class BadValue(ValueError):
 
 
 _INFINITE_WORDS = frozenset({"infinite", "unlimited"})
-_INT = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_INT = re.compile(r"[ \t\n\v\f\r]*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", re.ASCII)
 
 
 def parse_int(text: str, *, bits: int = 32, infinite: bool = True, k_suffix: bool = False) -> int:
@@ -62,6 +64,8 @@ def parse_int(text: str, *, bits: int = 32, infinite: bool = True, k_suffix: boo
         if infinite:
             return INFINITE
         raise BadValue(f'"{text}" is not a valid number')
+    if len(text) > MAX_NUMBER_TEXT:
+        raise BadValue(f'"{text[:20]}..." is not a valid number (longer than {MAX_NUMBER_TEXT})')
     multiplier = 1
     body = text
     if k_suffix and body[-1:] in ("k", "K"):
@@ -98,8 +102,9 @@ def parse_bool(text: str) -> bool:
 
 
 _TIME_FORMS = re.compile(
-    r"(?:(?P<days>\d+)-(?P<dh>\d*)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?)"
-    r"|(?:(?P<a>\d+)(?::(?P<b>\d+)(?::(?P<c>\d+))?)?)"
+    r"(?:(?P<days>[0-9]+)-(?P<dh>[0-9]*)(?::(?P<dm>[0-9]+)(?::(?P<ds>[0-9]+))?)?)"
+    r"|(?:(?P<a>[0-9]+)(?::(?P<b>[0-9]+)(?::(?P<c>[0-9]+))?)?)",
+    re.ASCII,
 )
 
 
@@ -114,7 +119,7 @@ def parse_time(text: str, *, unit: str, wrap: bool = False) -> int | None:
     word = text.lower()
     if word in _INFINITE_WORDS or word == "-1":
         return None
-    match = _TIME_FORMS.fullmatch(text)
+    match = _TIME_FORMS.fullmatch(text) if len(text) <= MAX_NUMBER_TEXT else None
     if match is None:
         raise BadValue(f'"{text}" is not a valid time')
     groups = {key: int(value or 0) for key, value in match.groupdict().items() if value is not None}
@@ -197,8 +202,7 @@ class OverSubscribe:
 def c_strtol(text: str) -> int:
     """C's ``strtol`` (and ``atoi``) in base 10: optional blanks and sign, then the leading
     digits; none gives 0. Slurm reads some numbers this way, without a word of complaint."""
-    match = re.match(r"\s*([+-]?\d+)", text)
-    return int(match.group(1)) if match else 0
+    return leading_int(text, minimum=-(1 << 63), maximum=(1 << 63) - 1)
 
 
 def parse_oversubscribe(text: str) -> tuple[OverSubscribe, str | None]:

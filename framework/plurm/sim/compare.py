@@ -51,8 +51,8 @@ import attrs
 
 from plurm import conf
 from plurm.conf.model import SlurmConfig
-from plurm.conf.reader import decode
 from plurm.errors import CompareError, PlurmError
+from plurm.inputfile import MAX_CONF_BYTES, read_text
 from plurm.manager import Plugins
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.tomlfile import read_toml
@@ -289,9 +289,9 @@ def _mapping(base_dir: Path, path: str, where: str) -> TraceMapping:
 def _read_conf(path: Path, where: str) -> tuple[str, str, str]:
     """(path, text, qos.conf text or "") of a slurm.conf, read once by the caller."""
     try:
-        text = decode(path.read_bytes())
+        text = read_text(path, limit=MAX_CONF_BYTES)
         qos_path = path.parent / "qos.conf"
-        qos = decode(qos_path.read_bytes()) if qos_path.is_file() else ""
+        qos = read_text(qos_path, limit=MAX_CONF_BYTES) if qos_path.exists() else ""
     except OSError as error:
         raise CompareError(f"{where}: cannot read {path}: {error.strerror}") from None
     return str(path), text, qos
@@ -338,7 +338,7 @@ def _run(
                 f"{where}: set.{key} = {value!r}: give the value as slurm.conf writes it, "
                 'as a string (for example "YES") or a number'
             )
-        overrides.append((key, str(value)))
+        overrides.append(_setting(key, str(value), f"{where}: set.{key}"))
     run_map = _string(entry, "map", where)
     path = base_dir / conf_name
     if path not in texts:
@@ -390,8 +390,25 @@ def parse_run_option(option: str) -> tuple[str, tuple[tuple[str, str], ...]]:
             key, equals, value = piece.partition("=")
             if not equals or not key:
                 raise CompareError(f"--run {option!r}: {piece!r} is not Key=Value")
-            overrides.append((key, value))
+            overrides.append(_setting(key, value, f"--run {option!r}"))
     return name, tuple(overrides)
+
+
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]*", re.ASCII)
+
+
+def _setting(key: str, value: str, where: str) -> tuple[str, str]:
+    """A setting appended to slurm.conf as one line: the key a plain word, and the value
+    without line breaks, NULs, backslashes or double quotes, any of which would end the
+    line early or let the value write lines of its own."""
+    if not _KEY.fullmatch(key):
+        raise CompareError(f"{where}: {key!r} is not a slurm.conf key")
+    bad = next((char for char in value if char in '\n\r\0\\"' or char in "\v\f"), None)
+    if bad is not None:
+        raise CompareError(
+            f"{where}: the value {value!r} holds {bad!r}; a setting is one line of slurm.conf"
+        )
+    return key, value
 
 
 # ----------------------------------------------------------------------------- running
@@ -399,7 +416,10 @@ def parse_run_option(option: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 @contextlib.contextmanager
 def open_executor(
-    kind: str = "process", workers: int | None = None, address: str | None = None
+    kind: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    security: Any = None,
 ) -> Iterator[Executor]:
     """A ``concurrent.futures.Executor`` to run on.
 
@@ -408,6 +428,11 @@ def open_executor(
     ``if __name__ == "__main__":``). ``dask``: Dask's distributed executor (``Client.get_executor``)
     on the scheduler at ``address``, or on a local cluster of ``workers`` single-threaded
     processes; it needs the optional extra ``plurm[dask]``.
+
+    Dask moves pickles, and whoever can reach its scheduler or workers can run code there.
+    The local cluster therefore listens on the loopback interface only (127.0.0.1). For a
+    remote scheduler, ``security`` is Dask's ``distributed.security.Security`` (TLS with
+    certificates: see :func:`dask_security`); without it the connection is unauthenticated.
     """
     if kind == "process":
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -424,8 +449,8 @@ def open_executor(
     with contextlib.ExitStack() as stack:
         if address:
             try:
-                client = stack.enter_context(Client(address, timeout=30))
-            except (OSError, TimeoutError) as error:
+                client = stack.enter_context(Client(address, timeout=30, security=security))
+            except (OSError, TimeoutError, ValueError) as error:
                 raise CompareError(f"cannot reach the Dask scheduler {address}: {error}") from None
         else:
             cluster = stack.enter_context(
@@ -434,10 +459,33 @@ def open_executor(
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
+                    host="127.0.0.1",  # loopback only: Dask runs whatever pickle it is sent
+                    security=security,
                 )
             )
             client = stack.enter_context(Client(cluster))
         yield client.get_executor()
+
+
+def dask_security(ca_file: str, cert_file: str, key_file: str | None = None) -> Any:
+    """Dask's TLS ``Security`` object: the CA that signed the scheduler's certificate, and
+    this client's certificate and key (``key_file`` None when the certificate file holds
+    the key too). Encryption is required: a plain ``tcp://`` address is then refused."""
+    try:
+        from distributed.security import Security
+    except ImportError:
+        raise CompareError(
+            "the dask executor needs Dask's distributed package: pip install 'plurm[dask]'"
+        ) from None
+    for path in (ca_file, cert_file, key_file):
+        if path is not None and not Path(path).is_file():
+            raise CompareError(f"{path}: no such certificate or key file")
+    return Security(
+        tls_ca_file=ca_file,
+        tls_client_cert=cert_file,
+        tls_client_key=key_file,
+        require_encryption=True,
+    )
 
 
 def run_runs(

@@ -13,7 +13,7 @@ at its pings, and hears from a restarted one when it registers.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -23,12 +23,16 @@ from plurm.commands import CommandResult, run_command
 from plurm.commands.client import LocalClient
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller
-from plurm.errors import PlurmError
+from plurm.errors import NumberError, PlurmError
 from plurm.manager import Plugins
+from plurm.numbers import parse_float
 from plurm.sim.engine import SimClock
 from plurm.sim.executor import SimExecutor
 
-__all__ = ["SessionError", "SessionLine", "Simulation", "parse_session"]
+__all__ = ["MAX_SESSION_TIME", "SessionError", "SessionLine", "Simulation", "parse_session"]
+
+#: The latest time a session line may name, in seconds (about 115 days of simulated time).
+MAX_SESSION_TIME = 10_000_000.0
 
 
 class SessionError(PlurmError):
@@ -57,12 +61,17 @@ def parse_session(path: str, text: str) -> list[SessionLine]:
         if not words:
             continue
         try:
-            when = float(words[0])
-        except ValueError:
+            when = parse_float(words[0], what="time")
+        except NumberError:
             raise SessionError(
                 f"{path}:{number}: a line starts with the time in seconds, not {words[0]!r}"
             ) from None
-        if when < previous or when != when or when == float("inf"):
+        if when > MAX_SESSION_TIME:
+            raise SessionError(
+                f"{path}:{number}: time {words[0]} is past the last time a session may name "
+                f"({MAX_SESSION_TIME:g} s)"
+            )
+        if when < previous:
             raise SessionError(
                 f"{path}:{number}: time {words[0]} is before the previous line's {previous:g}"
             )
@@ -120,11 +129,23 @@ class Simulation:
                 self.executor.start_slurmd(name)
         return CommandResult()
 
-    def run_lines(self, lines: Sequence[SessionLine], cwd: Path) -> str:
-        """Replay ``lines``; the transcript shows each command, then what it printed."""
-        out = []
+    def run_lines(
+        self,
+        lines: Sequence[SessionLine],
+        cwd: Path,
+        write: Callable[[str], object] | None = None,
+    ) -> str:
+        """Replay ``lines``; the transcript shows each command, then what it printed.
+
+        With ``write``, each command's part of the transcript goes to it as soon as the
+        command has run (so that nothing printed is lost if a later line fails), and the
+        return value is empty; without, the whole transcript is returned.
+        """
+        out: list[str] = []
+        emit = write if write is not None else out.append
         for line in lines:
             self.run_until(line.time)
+            emit(f"[t={line.time:g}s] $ {line.text}\n")
             result = self.command(line.argv, cwd)
-            out.append(f"[t={line.time:g}s] $ {line.text}\n{result.stdout}{result.stderr}")
+            emit(f"{result.stdout}{result.stderr}")
         return "".join(out)

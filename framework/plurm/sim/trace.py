@@ -29,10 +29,11 @@ import attrs
 from plurm._markers import hookimpl
 from plurm.conf.model import SlurmConfig
 from plurm.controller import RequestError
-from plurm.errors import TraceError
+from plurm.errors import NumberError, TraceError
 from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+from plurm.numbers import parse_int
 from plurm.sim.collector import batch_collection
 from plurm.sim.rule import JobRule
 from plurm.sim.session import Simulation
@@ -123,6 +124,35 @@ class TraceMapping:
         )
         return mapping
 
+    def check(self, config: SlurmConfig, name: str = "the mapping") -> None:
+        """Refuse a mapping that names a partition or QOS the configuration lacks: every
+        job sent there would be rejected, and the replay would report nothing useful."""
+        partitions = {spec.name for spec in config.partitions}
+        qos = {spec.name for spec in config.qos}
+        named = [(f"partitions.{n}", p) for n, p in sorted(self.partitions.items())]
+        if self.high_priority_partition is not None:
+            named.append(("high_priority.partition", self.high_priority_partition))
+        for key, partition in named:
+            if partition not in partitions:
+                raise TraceError(
+                    f"{name}: {key}: no partition {partition!r} in {config_name(config)} "
+                    f"(it has: {', '.join(sorted(partitions)) or 'none'})"
+                )
+        wanted = [(f"queues.{n}", q) for n, q in sorted(self.queues.items())]
+        if self.high_priority_qos is not None:
+            wanted.append(("high_priority.qos", self.high_priority_qos))
+        for key, name_of_qos in wanted:
+            if name_of_qos not in qos:
+                raise TraceError(
+                    f"{name}: {key}: no QOS {name_of_qos!r} in the configuration "
+                    f"(it has: {', '.join(sorted(qos))})"
+                )
+
+
+def config_name(config: SlurmConfig) -> str:
+    """The main file of ``config``, for messages."""
+    return config.files[0] if config.files else "slurm.conf"
+
 
 def _numbered(table: object, key: str, name: str) -> dict[int, str]:
     """A table of SWF numbers (TOML keys are strings) to Plurm names."""
@@ -131,8 +161,8 @@ def _numbered(table: object, key: str, name: str) -> dict[int, str]:
     numbered = {}
     for number, value in table.items():
         try:
-            index = int(number)
-        except ValueError:
+            index = parse_int(str(number), what="number")
+        except NumberError:
             raise TraceError(f"{name}: {key}: {number!r} is not a whole number") from None
         numbered[index] = _name(value, f"{key}.{number}", name, required=True) or ""
     return numbered
@@ -310,6 +340,7 @@ def _replay(
     progress: Callable[[float, int, int], None] | None,
     transitions: list[Transition] | None,
 ) -> list[JobRecord]:
+    mapping.check(config)
     records: dict[int, JobRecord] = {}
     recorder = _Recorder(records, transitions)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)))

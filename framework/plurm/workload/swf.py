@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 import enum
 import gc
-import gzip
 import math
 import os
+import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -37,7 +37,9 @@ from typing import Protocol, TypeAlias
 
 import attrs
 
-from plurm.errors import SourceLocation, TraceError, TraceErrorGroup
+from plurm.errors import InputFileError, SourceLocation, TraceError, TraceErrorGroup
+from plurm.inputfile import MAX_TRACE_BYTES, gunzip, read_input
+from plurm.numbers import UINT32_MAX
 from plurm.workload.header import HeaderLines, SwfHeader, TraceNotice
 
 __all__ = [
@@ -81,6 +83,8 @@ TIME_FIELDS = frozenset({2, 3, 4, 6, 9, 18})
 #: Fields that always apply: -1 is not "does not apply" there but an error.
 _REQUIRED = frozenset({1, 2})
 _CHUNK_ROWS = 16384
+#: The largest value a field may hold: Slurm keeps counts, times and sizes in 32 bits.
+_FIELD_MAX = UINT32_MAX
 _FIELD_COUNT = len(FIELD_NAMES)
 _GZIP_MAGIC = b"\x1f\x8b"
 #: How long a quoted line may be in a message before it is cut.
@@ -148,6 +152,8 @@ class SwfTrace:
     source: str
     header: SwfHeader
     jobs: tuple[SwfJob, ...]
+    #: The bad lines left out when the trace was read with ``strict=False``, in line order.
+    skipped: tuple[TraceError, ...] = attrs.field(default=(), eq=False)
 
     @property
     def notices(self) -> tuple[TraceNotice, ...]:
@@ -160,6 +166,8 @@ def read_swf(
     *,
     name: str | None = None,
     max_errors: int = 20,
+    strict: bool = True,
+    limit: int = MAX_TRACE_BYTES,
 ) -> SwfTrace:
     """Read an SWF trace from a path or an open stream, text or binary.
 
@@ -168,12 +176,16 @@ def read_swf(
     are read as UTF-8, or Latin-1 when they are not UTF-8. ``name`` is what messages call the
     source (default: the path, or the stream's ``name``). Raises only
     :class:`~plurm.errors.TraceError` (see the module's doc for what it covers).
+
+    A path must name a regular file of at most ``limit`` bytes, and a gzip file may inflate
+    to at most ``limit`` bytes (``plurm.inputfile``). With ``strict=False`` bad job lines
+    are left out and listed on :attr:`SwfTrace.skipped` instead of refusing the trace.
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         label = name or str(source)
         try:
-            data: str | bytes = path.read_bytes()
+            data: str | bytes = read_input(path, limit=limit)
         except OSError as problem:
             raise TraceError(f"cannot read: {problem.strerror or problem}", _file(label)) from None
         except ValueError as problem:  # a path with a NUL in it
@@ -189,14 +201,63 @@ def read_swf(
         # A stream may already be decompressing (gzip.open), so only the bytes decide.
         expect_gzip = False
     if isinstance(data, bytes):
-        data = _decode(_gunzip(data, label) if expect_gzip or data[:2] == _GZIP_MAGIC else data)
-    return parse_swf(data, label, max_errors=max_errors)
+        if expect_gzip or data[:2] == _GZIP_MAGIC:
+            data = _gunzip(data, label, limit)
+        data = _decode(data)
+    return parse_swf(data, label, max_errors=max_errors, strict=strict)
 
 
-def parse_swf(text: str, name: str = "<text>", *, max_errors: int = 20) -> SwfTrace:
-    """Read an SWF trace from ``text`` in hand; ``name`` is what messages call it."""
+def parse_swf(
+    text: str, name: str = "<text>", *, max_errors: int = 20, strict: bool = True
+) -> SwfTrace:
+    """Read an SWF trace from ``text`` in hand; ``name`` is what messages call it.
+
+    With ``strict`` (the default) a bad job line refuses the trace (a TraceError, or a
+    TraceErrorGroup of the first ``max_errors``); without, bad lines are left out and listed
+    on :attr:`SwfTrace.skipped`, and the valid jobs are kept.
+    """
     with gc_paused():
-        return _Reader(name, max(1, max_errors)).read(text)
+        try:
+            return _Reader(name, max(1, max_errors)).read(text)
+        except TraceError:
+            if strict:
+                raise
+        return _lenient(text, name)
+
+
+def _lenient(text: str, name: str) -> SwfTrace:
+    """The trace without its bad lines: every line with an error is blanked (so line
+    numbers stay), then a job whose submit time is earlier than the last kept one's is left
+    out too, as the order rule would refuse it."""
+    finder = _Reader(name, sys.maxsize, check_order=False)
+    try:
+        finder.read(text)
+        bad: list[TraceError] = []
+    except TraceError as problem:
+        bad = list(problem.errors)
+    lines = text.split("\n")
+    for error in bad:
+        if error.location is not None and error.location.line:
+            lines[error.location.line - 1] = ""
+    reader = _Reader(name, 1, check_order=False)
+    trace = reader.read("\n".join(lines))
+    reader.lines = text.split("\n")  # quote the lines as they were
+    kept: list[SwfJob] = []
+    for job in trace.jobs:
+        if kept and job.submit_time < kept[-1].submit_time:
+            last = kept[-1]
+            bad.append(
+                reader._field_error(
+                    job.line,
+                    2,
+                    f"{job.submit_time} is earlier than {last.submit_time} on line "
+                    f"{last.line}; SWF job lines are sorted by submit time",
+                )
+            )
+            continue
+        kept.append(job)
+    bad.sort(key=lambda error: (error.location.line if error.location else 0, error.field or 0))
+    return attrs.evolve(trace, jobs=tuple(kept), skipped=tuple(bad))
 
 
 @contextlib.contextmanager
@@ -220,9 +281,11 @@ def _file(name: str) -> SourceLocation:
     return SourceLocation(name, 0)
 
 
-def _gunzip(data: bytes, name: str) -> bytes:
+def _gunzip(data: bytes, name: str, limit: int) -> bytes:
     try:
-        return gzip.decompress(data)
+        return gunzip(data, limit=limit)
+    except InputFileError as problem:
+        raise TraceError(f"cannot read: {problem}", _file(name)) from None
     except (OSError, EOFError, zlib.error) as problem:
         # BadGzipFile (an OSError) for a bad header or CRC, EOFError for a cut stream,
         # zlib.error for corrupt deflate data.
@@ -249,6 +312,8 @@ class _Reader:
     truncated: bool = False
     #: Whether the job rows being converted hold underscores (set by :meth:`read` per chunk).
     underscores: bool = True
+    #: Whether submit times must not go down (the lenient reader checks it itself).
+    check_order: bool = True
 
     def read(self, text: str) -> SwfTrace:
         # split("\n") rather than splitlines(): line numbers then agree with editors, which
@@ -304,7 +369,7 @@ class _Reader:
                 index + 1, column, decimals[index], numbers
             ):
                 values[index] = None
-        if values[1] is not None:
+        if values[1] is not None and self.check_order:
             self._check_order(values[1], numbers)
         if self.errors:
             self._raise()
@@ -344,6 +409,8 @@ class _Reader:
     ) -> bool:
         """Whether the column's values are all allowed: -1 is the only negative value SWF
         allows, and not even that in required fields (errors say where it is broken)."""
+        if max(values, default=0) > _FIELD_MAX:
+            return self._check_high(field, values, numbers)
         lowest = min(values, default=0)
         if lowest >= 0 or not (field in _REQUIRED or lowest < -1 or decimals):
             return True
@@ -363,6 +430,17 @@ class _Reader:
                 )
                 found += 1
         return not found
+
+    def _check_high(self, field: int, values: list[Seconds], numbers: list[int]) -> bool:
+        for index, value in enumerate(values):
+            if value > _FIELD_MAX:
+                if len(self.errors) >= self.max_errors:
+                    self.truncated = True
+                    break
+                self.errors.append(
+                    self._field_error(numbers[index], field, f"{value} is larger than {_FIELD_MAX}")
+                )
+        return False
 
     def _convert(self, field: int, column: Sequence[str]) -> tuple[list[Seconds], bool] | None:
         """The column converted a whole at a time, and whether it has decimals; None when

@@ -37,6 +37,24 @@ without steps) are released almost at once (``select_job_resized``,
 and partition update the gang plugin catches up with the job list first:
 ``sched_gang_job_fini`` for COMPLETING jobs, ``sched_gang_job_start`` for jobs an admin
 resumed since.
+
+The controller is one class composed of a mixin per part, each in its own module:
+
+- :mod:`.submission`: :meth:`submit`, its checks and refusals, the job's partition, priority
+  and node count, and the filing of pending jobs in the queue's indexes;
+- :mod:`.passes`: :meth:`schedule` (the hook sequence above), :meth:`backfill`, the reading of
+  the queue, a job's trial (usable nodes, weight gate) and the reasons of the jobs skipped;
+- :mod:`.preemption`: whether jobs may preempt, the candidates (walked, or read from the victim
+  pool of :mod:`.victims`), backfill's preemption questions, and the carrying out of victims;
+- :mod:`.lifecycle`: every change of a job's state, the commands on a job (:meth:`cancel`,
+  :meth:`suspend`, :meth:`resume`, :meth:`requeue`), node failure, the executor's reports
+  (:meth:`job_ended`, :meth:`nodes_released`), start, kill, suspend, resume and gang
+  scheduling's decisions;
+- :mod:`.updates`: :meth:`update_partition`, :meth:`update_nodes` and node health's changes;
+- :mod:`.timers`: when passes run, the time-limit check, the gang time slice and the backfill
+  period;
+- :mod:`.base`: the state they share, declared with its types, and the constants of the hot
+  paths. This module keeps :meth:`Controller.__init__`, which sets that state.
 """
 
 from __future__ import annotations
@@ -44,12 +62,7 @@ from __future__ import annotations
 import logging
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
-from plurm.controller.base import (
-    ControllerBase,
-    RequestError,
-    _Ending,
-    _Usable,
-)
+from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
 from plurm.controller.health import NodeHealth
 from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
 from plurm.controller.passes import PassesMixin
@@ -62,11 +75,7 @@ from plurm.controller.updates import UpdatesMixin
 from plurm.manager import Plugins
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.job import (
-    Job,
-    JobRequest,
-    PendingReason,
-)
+from plurm.model.job import Job, JobRequest, PendingReason
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
 

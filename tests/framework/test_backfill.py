@@ -872,7 +872,7 @@ def test_the_held_ends_the_core_keeps_are_the_expected_ends(
     seeded session in which jobs start, end early, overrun their limits, are requeued,
     suspended and resumed, and complete. The core keeps running jobs' ends and bitmaps as
     they start and resume, so a path that forgot to would show here."""
-    from plurm.controller import controller as controller_module
+    from plurm.controller import passes as passes_module
     from plurm.model.backfill import BackfillView
     from plurm.model.job import JobState
 
@@ -899,7 +899,7 @@ def test_the_held_ends_the_core_keeps_are_the_expected_ends(
         passes += 1
         return view
 
-    monkeypatch.setattr(controller_module, "BackfillView", checked)
+    monkeypatch.setattr(passes_module, "BackfillView", checked)
     cluster = make_cluster(HELD_ENDS)
     rng = random.Random(7)
     for second in range(0, 4 * 3600, 45):

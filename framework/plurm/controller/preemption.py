@@ -1,0 +1,226 @@
+"""Preemption: whether any job may preempt, the candidates of a preemptor (walked, or read
+from the victim pool, :mod:`.victims`), backfill's preemption questions, and the carrying
+out of select's victims (Slurm's back-off, GraceTime, cancel or requeue).
+
+Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from plurm.conf.values import PreemptBase
+from plurm.controller.base import _HOLDING, ControllerBase, _Ending
+from plurm.controller.victims import VictimPool
+from plurm.model.job import Job, JobState, PreemptsByTier, never_preempts
+from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult
+
+__all__ = ["PreemptionMixin"]
+
+
+class PreemptionMixin(ControllerBase):
+    """The controller's preemption."""
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _check_preemption(self) -> None:
+        """Ask the preempt plugin whether any job may ever preempt another. If not, passes
+        skip the candidate walk over every running job, unless an exemption time is set
+        (the walk also arms a pass at each exemption's end), and order the queue without
+        asking about each pair."""
+        config = self.config
+        exempt = config.preempt_exempt_time or any(q.preempt_exempt_time for q in config.qos)
+        self._preemption = self.plugins.preempt_enabled(self.cluster)
+        self._walk_candidates = self._preemption or bool(exempt)
+        self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up
+        self._by_tier = self._preemption and self.plugins.preempt_by_tier(self.cluster)
+        # Without exemptions every candidate walk may stop early (an exempt victim arms a
+        # pass, which a walk must not skip).
+        self._keep_victims = (
+            self._preemption
+            and not self._exemptions
+            and self.plugins.preempt_victims_fixed(self.cluster)
+        )
+        #: The running and suspended jobs in victim order (see VictimPool), filed from now
+        #: on so that no decision pays for filing them all.
+        self._victims: VictimPool | None = self._victim_pool() if self._keep_victims else None
+        #: _victim_partitions' answers, per preemptor partition.
+        self._victim_parts: dict[str, tuple[str, ...]] = {}
+        # The queue order may have changed with the partitions or the preempts relation.
+        key = self.plugins.sched_queue_key(self._preempts(), self.cluster)
+        pending = self.cluster.jobs_unordered(JobState.PENDING)
+        self._pending.reset(key, pending, lambda job: not self._refused(job))
+        self._unsettled = {job.job_id: job for job in pending} if key is not None else {}
+
+    def _preempts(self) -> Callable[[Job, Job], bool]:
+        """The "may preempt" relation sched_queue_order and sched_queue_key get."""
+        if not self._preemption:
+            return never_preempts
+        preempts = self.plugins.preempt_check_for(self.cluster)
+        return PreemptsByTier(preempts) if self._by_tier else preempts
+
+    # ----------------------------------------------------------------------------- backfill
+
+    def _preempt_test(self, job: Job, nodes: Sequence[str]) -> SelectResult:
+        """Backfill's question: could ``job`` start now on ``nodes`` by preempting? A dry
+        run with the job's candidates; nothing changes."""
+        candidates = self._candidates(job)
+        if not candidates:
+            return SelectResult.busy()
+        return self.plugins.select_job_test(
+            job, nodes, SelectMode.RUN_NOW, candidates, self.cluster
+        )
+
+    def _may_preempt_in(self, partition: str) -> bool:
+        """Backfill's question per partition: may any of its jobs have a preemption
+        candidate, that is, may some partition hold their victims? (No means
+        :meth:`_may_preempt` says no for each.)"""
+        return bool(self._victim_partitions(partition))
+
+    def _may_preempt(self, job: Job) -> bool:
+        """Backfill's cheap question: has ``job`` any preemption candidate now?"""
+        if not self._victim_parts.get(job.partition, True):
+            # no partition may hold its victims (asked of every job it plans, each pass)
+            return False
+        return bool(self._candidates(job))
+
+    # ----------------------------------------------------------------------------- candidates
+
+    def _candidates(self, preemptor: Job) -> Sequence[Candidate]:
+        """The jobs ``preemptor`` may preempt, most desirable victim first: read from the
+        victim pool as select goes when the preempt plugin's answers are fixed, else
+        walked and sorted in full."""
+        cluster = self.cluster
+        names = self._victim_partitions(preemptor.partition)
+        if not names:
+            return ()
+        mask_of = cluster.mask_of  # bitmaps: a partition may hold thousands of nodes
+        part_nodes = mask_of(cluster.partition(preemptor.partition).nodes)
+        pool = self._victims
+        if pool is not None:
+            may_preempt = self.plugins.preempt_candidate_questions(cluster)[0]
+            return Candidates(
+                pool.candidates(preemptor, names, part_nodes, may_preempt),
+                nodes_bound=lambda: pool.nodes_of(names),
+            )
+        exemptions = self._exemptions
+        candidates = []
+        preemptable, mode_of, priority_of = self.plugins.preempt_candidate_questions(cluster)
+        groups = cluster.jobs_by_partition(JobState.RUNNING, JobState.SUSPENDED)
+        victims = [victim for name in names for victim in groups.get(name, ())]
+        for victim in victims:
+            # A victim in its GraceTime stays a candidate: the preemptor's retries end it.
+            if not part_nodes & mask_of(victim.nodes):
+                continue
+            exempt = exemptions and cluster.preempt_exempt_time(victim)
+            if exempt and victim.start_time is not None and victim.start_time + exempt > self.now:
+                # Slurm notices the exemption's end on its next periodic pass.
+                self._pass_after(victim.start_time + exempt)
+                continue
+            if not preemptable(preemptor, victim):
+                continue
+            mode = mode_of(victim).base
+            if mode is PreemptBase.OFF:
+                continue
+            candidates.append(Candidate(victim, mode, priority_of(victim)))
+        if self.config.preempt_parameters.youngest_first:
+            candidates.sort(key=lambda c: (-(c.job.start_time or 0.0), c.job_id))
+        else:
+            candidates.sort(key=lambda c: (c.priority, c.job_id))
+        return candidates
+
+    def _victim_pool(self) -> VictimPool:
+        """The victim pool, filed with every job now holding its nodes."""
+        _, mode_of, priority_of = self.plugins.preempt_candidate_questions(self.cluster)
+        youngest_first = self.config.preempt_parameters.youngest_first
+        pool = VictimPool(mode_of, priority_of, self.cluster.mask_of, youngest_first=youngest_first)
+        for job in self.cluster.jobs_in(*_HOLDING):
+            pool.add(job)
+        return pool
+
+    def _victim_partitions(self, name: str) -> tuple[str, ...]:
+        """The partitions whose jobs may be victims of a job of partition ``name``: those
+        sharing a node with it (a job runs within its partition's nodes) and, under
+        ``preempt_by_tier``, of a lower tier. Kept until a partition changes (which calls
+        _check_preemption)."""
+        known = self._victim_parts.get(name)
+        if known is not None:
+            return known
+        partitions = self.cluster.partitions
+        mask_of = self.cluster.mask_of
+        part = partitions[name]
+        part_nodes = mask_of(part.nodes)
+        tier = part.priority_tier if self._by_tier else math.inf
+        names = tuple(
+            other.name
+            for other in partitions.values()
+            if other.priority_tier < tier and part_nodes & mask_of(other.nodes)
+        )
+        self._victim_parts[name] = names
+        return names
+
+    # ----------------------------------------------------------------------------- actions
+
+    def _preempt(self, preemptor: Job, result: SelectResult) -> bool:
+        """Carry out the victims of ``result``; True when the preemptor must wait for them.
+
+        Slurm's back-off: a preemptor that signalled victims less than KillWait +
+        MessageTimeout seconds ago signals no new ones; it waits for the first ones to go.
+        """
+        since = self._preempting.get(preemptor.job_id)
+        backoff = self.config.kill_wait + self.config.message_timeout
+        may_signal = since is None or self.now - since >= backoff
+        waiting = False
+        for victim_id in result.victims:
+            victim = self.cluster.job(victim_id)
+            mode = self.plugins.preempt_mode(victim, self.cluster).base
+            if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
+                victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
+                continue
+            waiting = True
+            if not may_signal:
+                continue
+            ending = self._ending.get(victim.job_id)
+            if ending is None:
+                self._preempt_victim(victim, mode)
+            elif (
+                not ending.killed and ending.grace_end is not None and ending.grace_end <= self.now
+            ):
+                # A retry ends the grace of every victim whose GraceTime has run out.
+                self._kill(victim, ending)
+        if waiting and may_signal:
+            self._preempting[preemptor.job_id] = self.now
+        if waiting and any(not e.killed for e in map(self._ending.get, result.victims) if e):
+            # Slurm's periodic pass retries the preemptor; Plurm runs only the pass it needs.
+            self._pass_after(self._preempting[preemptor.job_id] + backoff)
+        return waiting
+
+    def _preempt_victim(self, victim: Job, mode: PreemptBase) -> None:
+        """Cancel or requeue a victim, after its GraceTime if it has one.
+
+        With grace, Slurm sends SIGCONT and SIGTERM to the job's steps (not its batch
+        script) and lets the job run. The preemptor retries every KillWait + MessageTimeout
+        seconds while it waits; the first retry that finds the grace over kills the victim
+        (observed on 22.05: GraceTime 10 -> killed after 15 s, 23 and 30 -> 30 s, 40 -> 45 s).
+        Slurm also cuts the job's end time to the grace's end, so the time-limit check kills
+        it if no preemptor comes back.
+        """
+        ending = self._preempt_ending(victim, mode)
+        victim.preempt_time = self.now
+        grace = self.plugins.preempt_grace_time(victim, self.cluster)
+        if grace <= 0:
+            self._kill(victim, ending)
+            return
+        ending.grace_end = self.now + grace
+        self._ending[victim.job_id] = ending
+        self.executor.signal(victim, "CONT", steps_only=True)
+        self.executor.signal(victim, "TERM", steps_only=True)
+        self._arm_limit(victim, grace_end=ending.grace_end)
+
+    @staticmethod
+    def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending:
+        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels."""
+        if mode is PreemptBase.REQUEUE and job.requeue:
+            return _Ending(JobState.PENDING, requeue=True)
+        return _Ending(JobState.PREEMPTED)

@@ -1,0 +1,173 @@
+"""Submission: sbatch's checks and refusals, the partition a job goes to, its priority
+(priority/basic) and node count, and the filing of pending jobs in the queue's indexes.
+
+Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
+"""
+
+from __future__ import annotations
+
+from plurm.conf.model import PartitionSpec
+from plurm.controller.accounting import Charge, Refused, charge
+from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
+from plurm.model.job import Job, JobRequest, JobState, PendingReason
+
+__all__ = ["BASIC_PRIORITY_TOP", "SubmissionMixin"]
+
+#: priority/basic gives each job one less than the last priority it gave, starting below
+#: 0xFFFF0000, as Slurm 22.05 shows it (job N gets 0xFFFF0000 - N until a resume re-prioritizes).
+BASIC_PRIORITY_TOP = 0xFFFF0000
+
+
+class SubmissionMixin(ControllerBase):
+    """The controller's submission: :meth:`submit` and what it asks."""
+
+    def submit(self, request: JobRequest) -> Job:
+        """Queue a batch job (sbatch); it may start at once. Refusals are RequestErrors with
+        Slurm's message.
+
+        As in Slurm 22.05 without EnforcePartLimits, a job beyond its partition's limits is
+        accepted and waits (PartitionConfig, PartitionTimeLimit); with EnforcePartLimits it
+        is refused. A node count of 0 is refused but, as in Slurm, still takes a job id and
+        leaves a FAILED job behind.
+        """
+        self._tick()
+        partition = self._partition_for(request)
+        if request.min_nodes < 1:
+            job = self._new_job(request, partition)
+            job.reason = PendingReason.BAD_CONSTRAINTS
+            job.end_time = self.now
+            job.exit_signal = 1  # Slurm shows ExitCode=0:1 for it
+            self._set_state(job, JobState.FAILED)
+            raise RequestError("Node count specification invalid")
+        charged = self._validate(request, partition)
+        job = self._new_job(request, partition)
+        job.account, job.qos = charged.account, charged.qos
+        if request.begin_time is not None and request.begin_time > self.now:
+            job.eligible_time = request.begin_time
+            job.reason = PendingReason.BEGIN_TIME
+            self._pass_after(job.eligible_time)
+        elif self._queued_ahead(job):
+            job.reason = _PRIORITY  # as Slurm shows it from submission on
+        self._request_pass()
+        return job
+
+    def _queued_ahead(self, job: Job) -> bool:
+        """Whether an eligible job of higher priority already waits in the job's partition."""
+        return self._by_partition.higher_waits(job, self.now)
+
+    def _new_job(self, request: JobRequest, partition: str) -> Job:
+        part = self.cluster.partition(partition)
+        limit = request.time_limit if request.time_limit is not None else part.default_time
+        requeue = request.requeue if request.requeue is not None else self.config.job_requeue
+        job = Job(
+            job_id=self._next_id,
+            request=request,
+            submit_time=self.now,
+            partition=partition,
+            priority=max(1, self._basic_priority() - request.nice),
+            eligible_time=self.now,
+            time_limit=limit,
+            requeue=requeue,
+            wanted_nodes=self._wanted_nodes(request, part),
+        )
+        self._next_id += 1
+        self.cluster.add_job(job)
+        self._file(job)
+        return job
+
+    def _file(self, job: Job) -> None:
+        """File ``job`` anew in the indexes of pending jobs, after it became pending, left
+        the queue or moved to another of its partitions: the kept queue (at its next read),
+        the jobs per partition by priority, and the jobs that require nodes."""
+        self._pending.note(job)
+        self._by_partition.update(job)
+        if job.state is _PENDING and self._pending.kept:
+            self._unsettled[job.job_id] = job
+        else:
+            self._unsettled.pop(job.job_id, None)
+        if job.request.nodelist:
+            if job.state is JobState.PENDING:
+                self._pinned[job.job_id] = job
+            else:
+                self._pinned.pop(job.job_id, None)
+
+    def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
+        """The node count a job waits for: as Slurm 22.05 estimates it at submission, at
+        least as many of its partition's largest nodes as its CPUs need (-n4 on 2-CPU
+        nodes: 2), and never fewer than its -N."""
+        if request.min_nodes < 1 or not part.nodes:
+            return request.min_nodes
+        known = self._largest_cpus.get(part.name)
+        if known is None or known[0] is not part.nodes:  # node sizes never change
+            known = (part.nodes, max(self.cluster.node(name).cpus for name in part.nodes))
+            self._largest_cpus[part.name] = known
+        return max(request.min_nodes, -(-request.cpus // known[1]))
+
+    def _basic_priority(self) -> int:
+        """priority/basic: the later the submission (or admin resume), the lower."""
+        self._lowest_priority -= 1
+        return self._lowest_priority
+
+    def _partition_for(self, request: JobRequest) -> str:
+        if request.partitions:
+            for name in request.partitions:
+                if name not in self.cluster.partitions:
+                    raise RequestError("Invalid partition name specified")
+            return request.partitions[0]
+        default = self.cluster.default_partition()
+        if default is None:
+            raise RequestError("No partition specified or system default partition")
+        return default.name
+
+    def _validate(self, request: JobRequest, partition: str) -> Charge:
+        """Refuse what Slurm refuses at submission; the account and QOS the job gets."""
+        part = self.cluster.partition(partition)
+        if part.state in ("DRAIN", "INACTIVE"):
+            raise RequestError("Required partition not available (inactive or drain)")
+        try:
+            charged = charge(self.config, request)
+        except Refused as refusal:
+            raise RequestError(refusal.message) from None
+        if request.nodelist and any(
+            name not in self.cluster.node_index for name in request.nodelist
+        ):
+            raise RequestError("Invalid node name specified")
+        if self.config.enforce_part_limits != "NO":
+            if self._beyond_node_limits(request, partition):
+                raise RequestError("More processors requested than permitted")
+            if self._beyond_time_limit(request, partition):
+                raise RequestError(
+                    "Requested time limit is invalid (missing or exceeds some limit)"
+                )
+        return charged
+
+    def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
+        """Node and CPU count of a node list (cached: every pass asks for every job). The
+        last list asked for is known by identity: hashing a long tuple costs a visit of
+        every name, and most jobs ask for their partition's own tuple."""
+        last = self._last_capacity
+        if last is not None and last[0] is nodes:
+            return last[1]
+        known = self._capacities.get(nodes)
+        if known is None:
+            known = self._capacities[nodes] = (
+                len(nodes),
+                sum(self.cluster.node(name).cpus for name in nodes),
+            )
+        self._last_capacity = (nodes, known)
+        return known
+
+    def _beyond_node_limits(self, request: JobRequest, partition: str) -> bool:
+        part = self.cluster.partition(partition)
+        nodes = part.nodes
+        if request.exclude:
+            nodes = tuple(name for name in part.nodes if name not in request.exclude)
+        count, cpus = self._capacity(nodes)
+        too_many = part.max_nodes is not None and request.min_nodes > part.max_nodes
+        if request.min_nodes > count or request.cpus > cpus or too_many:
+            return True
+        return bool(request.nodelist) and any(name not in part.nodes for name in request.nodelist)
+
+    def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:
+        limit = self.cluster.partition(partition).max_time
+        return limit is not None and request.time_limit is not None and request.time_limit > limit

@@ -68,6 +68,7 @@ from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
 from plurm.controller.passes import PassesMixin
 from plurm.controller.preemption import PreemptionMixin
 from plurm.controller.queue import PendingByPartition, PendingQueue
+from plurm.controller.recovery import RecoveryMixin
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.submission import BASIC_PRIORITY_TOP, SubmissionMixin
 from plurm.controller.timers import TIME_LIMIT_CHECK, TimersMixin
@@ -87,6 +88,7 @@ class Controller(
     PassesMixin,
     PreemptionMixin,
     LifecycleMixin,
+    RecoveryMixin,
     UpdatesMixin,
     TimersMixin,
     ControllerBase,

@@ -41,13 +41,30 @@ def _pid_file(state: Path, name: str) -> Path:
 
 
 def _alive(state: Path, name: str) -> int | None:
-    """The pid of daemon ``name`` if its pid file names a live process started then."""
+    """The pid of daemon ``name`` if its pid file names a live process started then (not
+    a zombie: one this process started and has not reaped yet is reaped here)."""
     try:
         pid_text, start_text = _pid_file(state, name).read_text().split()
         pid, start = int(pid_text), int(start_text)
     except (OSError, ValueError):
         return None
-    return pid if _start_time(pid) == start else None
+    if _start_time(pid) != start:
+        return None
+    if _zombie(pid):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        return None
+    return pid
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2 :].startswith("Z")
 
 
 def _spawn(state: Path, name: str, argv: list[str]) -> int:

@@ -12,6 +12,7 @@ found through its spool directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -51,10 +52,8 @@ def _alive(state: Path, name: str) -> int | None:
     if _start_time(pid) != start:
         return None
     if _zombie(pid):
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         return None
     return pid
 

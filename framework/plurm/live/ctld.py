@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import grp
 import logging
 import os
 import pwd
@@ -241,7 +242,11 @@ class ControllerDaemon:
             # the job runs as the one who asked, whatever the request says (root may
             # submit for another user, as sbatch --uid)
             request = attrs.evolve(
-                request, uid=caller.uid, gid=caller.gid, user=_user_name(caller.uid)
+                request,
+                uid=caller.uid,
+                gid=caller.gid,
+                user=_user_name(caller.uid),
+                group=_group_name(caller.gid),
             )
         return {"job_id": self.submit_request(request)}
 
@@ -371,6 +376,13 @@ def _user_name(uid: int) -> str:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
         return str(uid)
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
 
 
 def main(argv: list[str] | None = None) -> int:

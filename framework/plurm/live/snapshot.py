@@ -42,13 +42,26 @@ def view_to_dict(view: ClusterView, jobs: Iterable[Job] | None = None) -> dict[s
                 units[str(job.job_id)] = sorted([node, core] for node, core in held)
     return {
         "now": view.now,
-        "jobs": [job_to_dict(job) for job in chosen],
+        "jobs": [_shown(job) for job in chosen],
         "partitions": [partition_to_dict(part) for part in cluster.partitions.values()],
         "node_down": {name: condition_to_dict(c) for name, c in cluster.node_down.items()},
         "not_responding": sorted(cluster.not_responding),
         "node_alloc": dict(view.node_alloc()),
         "units": units,
     }
+
+
+#: What a job carries that the commands never print: its script and its environment (which
+#: may hold its user's secrets), left out of the view everyone may read.
+_PRIVATE = ("script", "environment")
+
+
+def _shown(job: Job) -> dict[str, Any]:
+    data = job_to_dict(job)
+    request = data["request"]
+    for key in _PRIVATE:
+        request.pop(key, None)
+    return data
 
 
 def view_from_dict(config: SlurmConfig, data: dict[str, Any]) -> ClusterView:

@@ -38,7 +38,7 @@ from plurm.numbers import (
     parse_time_limit,
 )
 
-__all__ = ["parse_request", "run"]
+__all__ = ["begin_time", "parse_request", "run"]
 
 OPTIONS = (
     Option("nodes", "N", ("nodes",)),
@@ -127,6 +127,12 @@ def _begin(text: str, now: float) -> float:
     if not -MAX_BEGIN_SECONDS <= seconds <= MAX_BEGIN_SECONDS:
         raise _begin_error(text)
     return seconds
+
+
+def begin_time(text: str, now: float) -> float:
+    """A --begin (or scontrol's StartTime) as seconds on the controller's clock; a
+    CommandError if it is not a time."""
+    return _begin(text, now)
 
 
 def _begin_seconds(text: str, word: str, now: float, moment: dt.datetime) -> float:

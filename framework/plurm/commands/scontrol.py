@@ -1,4 +1,5 @@
-"""scontrol: show job|node|partition, suspend, resume, requeue, update PartitionName|NodeName."""
+"""scontrol: show job|node|partition|config, suspend, resume, requeue, version, update
+PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`)."""
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         ],
         [
             f"Priority={job.priority}",
-            "Nice=0",
+            f"Nice={request.nice}",
             f"Account={job.account or '(null)'}",
             f"QOS={job.qos or '(null)'}",
         ],
@@ -474,6 +475,11 @@ def _update(args: Sequence[str], client: ClusterClient) -> CommandResult:
     keys = [key.lower() for key, _, _ in pairs]
     if "nodename" in keys:
         return _update_nodes(pairs, client)
+    if "jobid" in keys or "job" in keys:
+        from plurm.commands.jobupdate import update_job
+        from plurm.commands.sbatch import begin_time
+
+        return update_job(pairs, client, begin_time)
     if not pairs or keys[0] != "partitionname":
         raise CommandError("scontrol: error: Only PartitionName and NodeName updates are supported")
     name = pairs[0][2]
@@ -586,6 +592,14 @@ def run(
     if not argv:
         raise CommandError("scontrol: error: no command given")
     verb = argv[0].lower()
+    if verb == "version":
+        from plurm.commands.showconfig import SLURM_VERSION
+
+        return CommandResult(0, f"slurm {SLURM_VERSION}\n")
+    if verb == "show" and len(argv) > 1 and argv[1].lower() in ("config", "conf"):
+        from plurm.commands.showconfig import show_config
+
+        return CommandResult(0, show_config(client.view()))
     if verb == "show":
         shown = _show(argv[1:], client.view())
         if oneliner:

@@ -101,12 +101,15 @@ class LiveExecutor:
     def resume(self, job: Job) -> None:
         self._to_batch_host(job, "resume", {})
 
-    def signal(self, job: Job, signal: str, *, steps_only: bool = False) -> None:
+    def signal(
+        self, job: Job, signal: str, *, steps_only: bool = False, batch_only: bool = False
+    ) -> None:
         number = SIGNALS.get(signal.upper().removeprefix("SIG"))
         if number is None:
             logger.warning("job_id=%d: no signal %s", job.job_id, signal)
             return
-        self._to_batch_host(job, "signal", {"signal": number, "steps_only": steps_only})
+        scope = {"steps_only": steps_only, "batch_only": batch_only}
+        self._to_batch_host(job, "signal", {"signal": number, **scope})
 
     def kill(self, job: Job, kill_wait: int) -> None:
         self._to_batch_host(job, "kill", {"kill_wait": kill_wait})

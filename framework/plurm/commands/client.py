@@ -112,6 +112,10 @@ class ClusterClient(Protocol):
         ...
 
 
+#: The most simulated time a command may wait for (sbatch --wait), in seconds.
+MAX_SIMULATED_WAIT = 7 * 86400
+
+
 class LocalClient:
     """The controller of this process (a simulation). Its requests are made as ``uid``
     (root by default). ``advance`` lets simulated time pass (the simulation's clock), for
@@ -127,6 +131,7 @@ class LocalClient:
         self.controller = controller
         self.uid = uid
         self.advance = advance
+        self.slept = 0.0
 
     @property
     def config(self) -> SlurmConfig:
@@ -182,8 +187,13 @@ class LocalClient:
         return self.controller.expected_starts()
 
     def sleep(self, seconds: float) -> None:
+        """Let simulated time pass, up to :data:`MAX_SIMULATED_WAIT` in all (a job that
+        never ends would otherwise keep a waiting command going for ever)."""
         if self.advance is None:
             raise RequestError("this cluster's clock cannot be waited on here")
+        self.slept += seconds
+        if self.slept > MAX_SIMULATED_WAIT:
+            raise RequestError("gave up waiting after 7 simulated days")
         self.advance(self.controller.now + seconds)
 
     def records(self, query: AcctQuery) -> list[JobRecord]:

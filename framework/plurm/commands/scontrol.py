@@ -17,7 +17,7 @@ from plurm.errors import HostlistError
 from plurm.model.job import Job, JobState, PendingReason
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
-__all__ = ["run", "show_job", "show_node", "show_partition"]
+__all__ = ["run", "show_job", "show_node", "show_partition", "tres_text"]
 
 
 def _lines(groups: Sequence[Sequence[str]]) -> str:
@@ -255,6 +255,12 @@ def _tres(job: Job, allocated: bool, view: ClusterView) -> str:
     part = view.cluster.partition(job.partition)
     memory = view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
     return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
+
+
+def tres_text(job: Job, view: ClusterView) -> str:
+    """The TRES a job holds (or, pending, asks for), as squeue -O tres-alloc prints them."""
+    allocated = bool(job.nodes) and job.state is not JobState.PENDING
+    return _tres(job, allocated, view).removeprefix("TRES=")
 
 
 def _node_state(name: str, used: int, view: ClusterView) -> str:

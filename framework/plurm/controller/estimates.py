@@ -1,6 +1,6 @@
 """When jobs could start: sbatch --test-only's answer for a job not submitted
-(:meth:`EstimatesMixin.will_run`) and squeue --start's expected starts of the pending jobs
-(:meth:`EstimatesMixin.expected_starts`).
+(:meth:`EstimatesMixin.will_run`, which uses up a job id as Slurm 22.05's does) and squeue
+--start's expected starts of the pending jobs (:meth:`EstimatesMixin.expected_starts`).
 
 Both look ahead the way Slurm's will-run test does: the jobs holding nodes end at their
 time limits (a job without one never ends), and the job starts at the first of those ends
@@ -8,7 +8,8 @@ time limits (a job without one never ends), and the job starts at the first of t
 then. A node some job still holds counts as taken, even if that job uses only part of it.
 :meth:`~EstimatesMixin.expected_starts` plans the eligible pending jobs in queue order, each
 one's nodes held from its expected start to its time limit, so that no job is expected
-ahead of one the queue puts first, as a backfill plan does.
+ahead of one the queue puts first, as a backfill plan does. (Known gap: Slurm's own plan
+comes from its backfill pass, and shows N/A for a job no pass has planned yet.)
 
 Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 """
@@ -66,9 +67,12 @@ class EstimatesMixin(ControllerBase):
         if self._beyond_node_limits(request, partition):
             raise RequestError("Requested node configuration is not available")
         begin = request.begin_time if request.begin_time is not None else self.now
+        # (as Slurm's will-run test: the jobs that hold nodes, not the pending ones' plans;
+        # 22.05 also uses up a job id for the answer)
         found = self._earliest(job, self._holds(), max(begin, self.now))
         if found is None:
             raise RequestError("Requested node configuration is not available")
+        self._next_id += 1
         start, nodes = found
         # a select that gives whole nodes (no finer resources to tell of) gives all their
         # CPUs; one that gives cores, what the job asks for

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import signal as signal_mod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,8 @@ class LiveExecutor:
     def signal(
         self, job: Job, signal: str, *, steps_only: bool = False, batch_only: bool = False
     ) -> None:
-        number = SIGNALS.get(signal.upper().removeprefix("SIG"))
+        name = signal.upper().removeprefix("SIG")
+        number = SIGNALS.get(name, getattr(signal_mod.Signals, f"SIG{name}", None))
         if number is None:
             logger.warning("job_id=%d: no signal %s", job.job_id, signal)
             return

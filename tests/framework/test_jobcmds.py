@@ -387,3 +387,33 @@ def test_sbatch_gres_that_a_node_has_is_carried(make_cluster: Callable[..., Test
     )
     assert cluster.command("sbatch --gres=gpu:1 --gpus-per-node=1 --wrap='sleep 1'").status == 0
     assert cluster.job(1).request.gres == ("gpu:1", "gpus-per-node=1")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ([], "changes: not an object"),
+        ({"bogus": 1}, "'bogus' is not a job field"),
+        ({"time_limit": "10"}, "time_limit: not an integer"),
+        ({"time_limit": True}, "time_limit: not an integer"),
+        ({"nice": 1 << 40}, "nice: not an integer"),
+        ({"priority": -1}, "priority: not an integer"),
+        ({"begin_time": float("nan")}, "begin_time: not a finite number"),
+        ({"requeue": 1}, "requeue: not true or false"),
+        ({"comment": "x" * 2000}, "comment: not a text"),
+        ({"max_nodes": 3}, "max_nodes without min_nodes"),
+    ],
+)
+def test_job_changes_are_checked_on_arrival(changes: object, message: str) -> None:
+    from plurm.live.rpc import RpcError
+    from plurm.live.updates import job_changes
+
+    with pytest.raises(RpcError, match=message):
+        job_changes(changes)
+
+
+def test_job_changes_decode_what_the_command_sends() -> None:
+    from plurm.live.updates import job_changes, job_changes_to_dict
+
+    sent = {"time_limit": None, "min_nodes": 2, "max_nodes": None, "requeue": False, "nice": -3}
+    assert job_changes(job_changes_to_dict(sent)) == sent

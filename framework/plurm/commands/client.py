@@ -16,12 +16,20 @@ from typing import Any, Protocol
 import attrs
 
 from plurm.conf.model import SlurmConfig
-from plurm.controller import Controller
+from plurm.controller import Controller, RequestError
+from plurm.controller.estimates import WillRun
 from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 
-__all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
+__all__ = [
+    "ClusterClient",
+    "ClusterView",
+    "LocalClient",
+    "WillRun",
+    "alloc_cpus",
+    "cpus_in_use",
+]
 
 
 @attrs.frozen(eq=False)
@@ -85,12 +93,45 @@ class ClusterClient(Protocol):
         """The accounting records ``query`` selects (sacct)."""
         ...
 
+    def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
+        """scontrol update JobId=...: ``changes`` as
+        :meth:`~plurm.controller.Controller.update_job` takes them, made as the client's
+        user."""
+        ...
+
+    def will_run(self, request: JobRequest) -> WillRun:
+        """sbatch --test-only: when and where the job would start (a job id is used up)."""
+        ...
+
+    def expected_starts(self) -> Mapping[int, float]:
+        """squeue --start: the expected start of each pending job that has one."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Let ``seconds`` pass (sbatch --wait polls the cluster between sleeps)."""
+        ...
+
+
+#: The most simulated time a command may wait for (sbatch --wait), in seconds.
+MAX_SIMULATED_WAIT = 7 * 86400
+
 
 class LocalClient:
-    """The controller of this process (a simulation)."""
+    """The controller of this process (a simulation). Its requests are made as ``uid``
+    (root by default). ``advance`` lets simulated time pass (the simulation's clock), for
+    the commands that wait; without it they are refused."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(
+        self,
+        controller: Controller,
+        *,
+        uid: int = 0,
+        advance: Callable[[float], None] | None = None,
+    ) -> None:
         self.controller = controller
+        self.uid = uid
+        self.advance = advance
+        self.slept = 0.0
 
     @property
     def config(self) -> SlurmConfig:
@@ -135,6 +176,25 @@ class LocalClient:
 
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
         self.controller.update_nodes(names, state, reason)
+
+    def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
+        self.controller.update_job(job_id, changes, by_uid=self.uid)
+
+    def will_run(self, request: JobRequest) -> WillRun:
+        return self.controller.will_run(request)
+
+    def expected_starts(self) -> Mapping[int, float]:
+        return self.controller.expected_starts()
+
+    def sleep(self, seconds: float) -> None:
+        """Let simulated time pass, up to :data:`MAX_SIMULATED_WAIT` in all (a job that
+        never ends would otherwise keep a waiting command going for ever)."""
+        if self.advance is None:
+            raise RequestError("this cluster's clock cannot be waited on here")
+        self.slept += seconds
+        if self.slept > MAX_SIMULATED_WAIT:
+            raise RequestError("gave up waiting after 7 simulated days")
+        self.advance(self.controller.now + seconds)
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         """A simulation keeps no accounting store: the records come from its jobs."""

@@ -13,19 +13,38 @@ from pathlib import Path
 from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
+from plurm.commands.showconfig import SLURM_VERSION
 
 __all__ = ["COMMANDS", "run_command"]
 
 Command = Callable[[Sequence[str], ClusterClient, Path, Invocation], CommandResult]
 
+
+def _versioned(command: Command) -> Command:
+    """Every command prints its Slurm version for -V or --version among its options (the
+    words before sbatch's script), and does nothing else, as Slurm's do."""
+
+    def run(
+        argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation
+    ) -> CommandResult:
+        for word in argv:
+            if word in ("-V", "--version"):
+                return CommandResult(0, f"slurm {SLURM_VERSION}\n")
+            if word == "--" or (command is sbatch.run and not word.startswith("-")):
+                break
+        return command(argv, client, cwd, invocation)
+
+    return run
+
+
 #: Slurm's commands by name.
 COMMANDS: Mapping[str, Command] = {
-    "sacct": sacct.run,
-    "sbatch": sbatch.run,
-    "squeue": squeue.run,
-    "sinfo": sinfo.run,
-    "scancel": scancel.run,
-    "scontrol": scontrol.run,
+    "sacct": _versioned(sacct.run),
+    "sbatch": _versioned(sbatch.run),
+    "squeue": _versioned(squeue.run),
+    "sinfo": _versioned(sinfo.run),
+    "scancel": _versioned(scancel.run),
+    "scontrol": _versioned(scontrol.run),
 }
 
 

@@ -13,6 +13,7 @@ import datetime as dt
 import pwd
 import re
 import shlex
+import signal as signal_mod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
-from plurm.commands.timefmt import EPOCH
+from plurm.commands.timefmt import EPOCH, clock_time
 from plurm.conf.model import SlurmConfig
 from plurm.controller import RequestError
 from plurm.errors import HostlistError, NumberError
@@ -38,7 +39,7 @@ from plurm.numbers import (
     parse_time_limit,
 )
 
-__all__ = ["parse_request", "run"]
+__all__ = ["begin_time", "parse_request", "run"]
 
 OPTIONS = (
     Option("nodes", "N", ("nodes",)),
@@ -68,6 +69,19 @@ OPTIONS = (
     Option("begin", "b", ("begin",)),
     Option("nice", None, ("nice",)),
     Option("uid", None, ("uid",)),
+    Option("test_only", None, ("test-only",), takes_value=False),
+    Option("wait", "W", ("wait",), takes_value=False),
+    Option("signal", None, ("signal",)),
+    Option("ntasks_per_node", None, ("ntasks-per-node",)),
+    Option("comment", None, ("comment",)),
+    Option("gres", None, ("gres",)),
+    Option("gpus", "G", ("gpus",)),
+    Option("gpus_per_node", None, ("gpus-per-node",)),
+    Option("gpus_per_task", None, ("gpus-per-task",)),
+    Option("gpus_per_socket", None, ("gpus-per-socket",)),
+    Option("mail_type", None, ("mail-type",)),
+    Option("mail_user", None, ("mail-user",)),
+    Option("wckey", None, ("wckey",)),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -127,6 +141,12 @@ def _begin(text: str, now: float) -> float:
     if not -MAX_BEGIN_SECONDS <= seconds <= MAX_BEGIN_SECONDS:
         raise _begin_error(text)
     return seconds
+
+
+def begin_time(text: str, now: float) -> float:
+    """A --begin (or scontrol's StartTime) as seconds on the controller's clock; a
+    CommandError if it is not a time."""
+    return _begin(text, now)
 
 
 def _begin_seconds(text: str, word: str, now: float, moment: dt.datetime) -> float:
@@ -268,6 +288,18 @@ def parse_request(
         elif option == "no_requeue":
             requeue = False
     partitions = tuple(p for p in str(values.get("partition", "")).split(",") if p)
+    warn = _signal(str(values["signal"])) if "signal" in values else None
+    if "mail_type" in values:
+        _mail_type(str(values["mail_type"]))  # checked, then ignored: Plurm sends no mail
+    per_node = (
+        _positive("ntasks-per-node", str(values["ntasks_per_node"]))
+        if "ntasks_per_node" in values
+        else None
+    )
+    ntasks = _positive("ntasks", str(values["ntasks"])) if "ntasks" in values else None
+    if ntasks is None and per_node is not None and "nodes" in values:
+        ntasks = per_node * min_nodes  # as Slurm derives the task count
+    gres = _gres(values, client.config)
     # --uid runs the job as another user; its group stays the submitter's.
     user, uid = _user(str(values["uid"])) if "uid" in values else (invocation.user, invocation.uid)
     request = JobRequest(
@@ -281,7 +313,7 @@ def parse_request(
         account=values.get("account"),
         min_nodes=min_nodes,
         max_nodes=max_nodes,
-        ntasks=_positive("ntasks", str(values["ntasks"])) if "ntasks" in values else None,
+        ntasks=ntasks,
         cpus_per_task=(
             _positive("cpus-per-task", str(values["cpus_per_task"]))
             if "cpus_per_task" in values
@@ -312,6 +344,13 @@ def parse_request(
         script_args=tuple(rest[1:]) if "wrap" not in values else (),
         environment=_export(values.get("export"), invocation.environ),
         submit_host=invocation.host,
+        comment=str(values.get("comment") or ""),
+        ntasks_per_node=per_node,
+        gres=gres,
+        wckey=values.get("wckey"),
+        warn_signal=warn[0] if warn else None,
+        warn_time=warn[1] if warn else 0,
+        warn_batch_only=warn[2] if warn else False,
     )
     # Slurm's default output file, in the working directory: slurm-<job id>.out.
     if request.stdout is None:
@@ -377,6 +416,79 @@ def _runs_steps(wrap: str | bool | None) -> bool:
     return re.search(r"(?:^|[;&|(]|\s)srun\s", wrap) is not None
 
 
+#: The signals --signal takes by name (with or without SIG), and their numbers.
+_SIGNAL_NAMES = {
+    member.name.removeprefix("SIG"): member.value
+    for member in signal_mod.Signals
+    if not member.name.startswith("SIG_")
+}
+_SIGNAL_BY_NUMBER = {number: name for name, number in sorted(_SIGNAL_NAMES.items())}
+
+
+def _signal(text: str) -> tuple[str, int, bool]:
+    """--signal=[{R|B}:]SIG[@SECS]: the signal's name, the seconds before the time limit it
+    comes (default 60) and whether it goes to the batch shell only (B:). R: (reservation
+    overlap) is taken and has no effect here."""
+    flags, colon, rest = text.partition(":")
+    if not colon:
+        flags, rest = "", text
+    if flags not in ("", "R", "B", "RB", "BR"):
+        raise _error("Invalid --signal specification")
+    name, at, seconds = rest.partition("@")
+    word = name.upper().removeprefix("SIG")
+    if is_digits(word) and len(word) <= 3 and int(word) in _SIGNAL_BY_NUMBER:
+        word = _SIGNAL_BY_NUMBER[int(word)]
+    if word not in _SIGNAL_NAMES or (at and not (is_digits(seconds) and len(seconds) <= 5)):
+        raise _error("Invalid --signal specification")
+    delay = int(seconds) if at else 60
+    if delay > 0xFFFF:
+        raise _error("Invalid --signal specification")
+    return word, delay, "B" in flags
+
+
+_MAIL_TYPES = frozenset(
+    [
+        "NONE",
+        "BEGIN",
+        "END",
+        "FAIL",
+        "REQUEUE",
+        "ALL",
+        "INVALID_DEPEND",
+        "STAGE_OUT",
+        "TIME_LIMIT",
+        "TIME_LIMIT_90",
+        "TIME_LIMIT_80",
+        "TIME_LIMIT_50",
+        "ARRAY_TASKS",
+    ]
+)
+
+
+def _mail_type(text: str) -> None:
+    if not all(word.upper() in _MAIL_TYPES for word in text.split(",")):
+        raise _error("Invalid --mail-type specification")
+
+
+def _gres(values: Mapping[str, str | None], config: SlurmConfig) -> tuple[str, ...]:
+    """--gres and --gpus*, as given. Slurm refuses a generic resource no node has; Plurm
+    carries the rest to the select plugin and does not schedule them yet."""
+    asked: list[str] = []
+    names: list[str] = []
+    for word in str(values.get("gres") or "").split(","):
+        if word and word.lower() != "none":
+            asked.append(word)
+            names.append(word.split(":", 1)[0])
+    for option in ("gpus", "gpus_per_node", "gpus_per_task", "gpus_per_socket"):
+        if option in values:
+            asked.append(f"{option.replace('_', '-')}={values[option]}")
+            names.append("gpu")
+    known = {gres.split(":", 1)[0] for node in config.nodes for gres in node.gres}
+    if any(name not in known for name in names):
+        raise CommandError("sbatch: error: Invalid generic resource (gres) specification", 1)
+    return tuple(asked)
+
+
 #: Slurm's bound on --nice (NICE_OFFSET - 3).
 _NICE_LIMIT = 2147483645
 
@@ -421,17 +533,60 @@ def _export(text: str | None, environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(f"{name}={value}" for name, value in chosen.items())
 
 
+def _refused(error: RequestError, request: JobRequest) -> CommandError:
+    lines = f"Batch job submission failed: {error.message}"
+    if error.message == "Invalid partition name specified":
+        lines = f"invalid partition specified: {request.partitions[0]}\nsbatch: error: {lines}"
+    return _error(lines, 1)
+
+
+#: Seconds between sbatch --wait's looks at the job.
+WAIT_POLL = 1.0
+
+
 def run(
     argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
 ) -> CommandResult:
+    """Submit the job; with --test-only, only say when it would start (on stderr, as Slurm
+    does; a job id is used up, nothing is queued); with --wait, return only once the job
+    has ended, with its exit code (in a simulation the simulated clock moves on meanwhile,
+    as the command blocks)."""
+    found, _ = parse_options("sbatch", argv, OPTIONS, stop_at_first_argument=True, status=USAGE)
+    options = {name for name, _ in found}
     request, parsable = parse_request(argv, client, cwd, invocation)
+    if "test_only" in options:
+        try:
+            answer = client.will_run(request)
+        except RequestError as error:
+            raise _refused(error, request) from None
+        nodes = hostlist.compress(answer.nodes)
+        return CommandResult(
+            0,
+            "",
+            f"sbatch: Job {answer.job_id} to start at {clock_time(answer.start)} using "
+            f"{answer.cpus} processors on nodes {nodes} in partition {answer.partition}\n",
+        )
     try:
         job_id = client.submit(request)
     except RequestError as error:
-        lines = f"Batch job submission failed: {error.message}"
-        if error.message == "Invalid partition name specified":
-            lines = f"invalid partition specified: {request.partitions[0]}\nsbatch: error: {lines}"
-        raise _error(lines, 1) from None
-    if parsable:
-        return CommandResult(0, f"{job_id}\n")
-    return CommandResult(0, f"Submitted batch job {job_id}\n")
+        raise _refused(error, request) from None
+    out = f"{job_id}\n" if parsable else f"Submitted batch job {job_id}\n"
+    if "wait" not in options:
+        return CommandResult(0, out)
+    try:
+        status = _wait(client, job_id)
+    except RequestError as error:
+        return CommandResult(1, out, f"sbatch: error: --wait: {error.message}\n")
+    return CommandResult(status, out)
+
+
+def _wait(client: ClusterClient, job_id: int) -> int:
+    """Poll until the job has finished; the exit status sbatch --wait gives: the job's exit
+    code, or 128 plus the signal that ended it (as a shell reports a killed command)."""
+    while True:
+        job = client.view().cluster.jobs.get(job_id)
+        if job is None:  # purged after MinJobAge: its end went unseen
+            return 0
+        if job.state.finished:
+            return 128 + job.exit_signal if job.exit_signal else job.exit_code
+        client.sleep(WAIT_POLL)

@@ -1,4 +1,5 @@
-"""scontrol: show job|node|partition, suspend, resume, requeue, update PartitionName|NodeName."""
+"""scontrol: show job|node|partition|config, suspend, resume, requeue, version, update
+PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from plurm.errors import HostlistError
 from plurm.model.job import Job, JobState, PendingReason
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
-__all__ = ["run", "show_job", "show_node", "show_partition"]
+__all__ = ["run", "show_job", "show_node", "show_partition", "tres_text"]
 
 
 def _lines(groups: Sequence[Sequence[str]]) -> str:
@@ -95,7 +96,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         ],
         [
             f"Priority={job.priority}",
-            "Nice=0",
+            f"Nice={request.nice}",
             f"Account={job.account or '(null)'}",
             f"QOS={job.qos or '(null)'}",
         ],
@@ -254,6 +255,12 @@ def _tres(job: Job, allocated: bool, view: ClusterView) -> str:
     part = view.cluster.partition(job.partition)
     memory = view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
     return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
+
+
+def tres_text(job: Job, view: ClusterView) -> str:
+    """The TRES a job holds (or, pending, asks for), as squeue -O tres-alloc prints them."""
+    allocated = bool(job.nodes) and job.state is not JobState.PENDING
+    return _tres(job, allocated, view).removeprefix("TRES=")
 
 
 def _node_state(name: str, used: int, view: ClusterView) -> str:
@@ -474,6 +481,11 @@ def _update(args: Sequence[str], client: ClusterClient) -> CommandResult:
     keys = [key.lower() for key, _, _ in pairs]
     if "nodename" in keys:
         return _update_nodes(pairs, client)
+    if "jobid" in keys or "job" in keys:
+        from plurm.commands.jobupdate import update_job
+        from plurm.commands.sbatch import begin_time
+
+        return update_job(pairs, client, begin_time)
     if not pairs or keys[0] != "partitionname":
         raise CommandError("scontrol: error: Only PartitionName and NodeName updates are supported")
     name = pairs[0][2]
@@ -586,6 +598,14 @@ def run(
     if not argv:
         raise CommandError("scontrol: error: no command given")
     verb = argv[0].lower()
+    if verb == "version":
+        from plurm.commands.showconfig import SLURM_VERSION
+
+        return CommandResult(0, f"slurm {SLURM_VERSION}\n")
+    if verb == "show" and len(argv) > 1 and argv[1].lower() in ("config", "conf"):
+        from plurm.commands.showconfig import show_config
+
+        return CommandResult(0, show_config(client.view()))
     if verb == "show":
         shown = _show(argv[1:], client.view())
         if oneliner:

@@ -15,16 +15,18 @@ import attrs
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient
+from plurm.commands.client import ClusterClient, ClusterView
 from plurm.commands.options import Option, parse_options
-from plurm.commands.timefmt import date_line, elapsed, limit
+from plurm.commands.timefmt import clock_time, date_line, elapsed, limit
 from plurm.model.job import Job, JobState
 from plurm.numbers import is_digits
 
-__all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "format_jobs", "run"]
+__all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "START_FORMAT", "format_jobs", "run"]
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+#: --start: the pending jobs' expected starts (and the nodes a plan would give, unknown).
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
 
 # States squeue shows without -t (Slurm: pending, running, suspended, completing, ...).
 _DEFAULT_STATES = frozenset(
@@ -43,6 +45,7 @@ OPTIONS = (
     Option("long", "l", ("long",), takes_value=False),
     Option("all", "a", ("all",), takes_value=False),
     Option("me", None, ("me",), takes_value=False),
+    Option("start", None, ("start",), takes_value=False),
 )
 
 
@@ -92,7 +95,64 @@ FIELDS: dict[str, _Field] = {
     "p": _Field("PRIORITY", lambda job, now: f"{job.priority / 0xFFFF_FFFF:.14f}"),
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),
     "z": _Field("S:C:T", lambda job, now: "*:*:*"),
+    "a": _Field("ACCOUNT", lambda job, now: job.account or "(null)"),
+    "q": _Field("QOS", lambda job, now: job.qos or "(null)"),
+    "S": _Field("START_TIME", lambda job, now: _start_time(job, now, {})),
+    "Y": _Field("SCHEDNODES", lambda job, now: "(null)"),
 }
+
+#: Fields only -O names (no -o letter stands for them).
+_NAMED: dict[str, _Field] = {
+    "submittime": _Field("SUBMIT_TIME", lambda job, now: clock_time(job.submit_time)),
+    "endtime": _Field("END_TIME", lambda job, now: _end_time(job, now)),
+    "workdir": _Field("WORK_DIR", lambda job, now: job.request.work_dir),
+    "stdout": _Field("STDOUT", lambda job, now: _path(job, job.request.stdout)),
+    "stderr": _Field(
+        "STDERR", lambda job, now: _path(job, job.request.stderr or job.request.stdout)
+    ),
+    "command": _Field(
+        "COMMAND",
+        lambda job, now: "(null)" if job.request.wrapped else job.request.command or "(null)",
+    ),
+    "comment": _Field("COMMENT", lambda job, now: job.request.comment or "(null)"),
+    "numtasks": _Field("TASKS", lambda job, now: str(job.request.tasks)),
+    "userid": _Field("UID", lambda job, now: str(job.request.uid)),
+    # (worked out with the cluster view: see _view_fields)
+    "tres-alloc": _Field("TRES_ALLOC", lambda job, now: ""),
+}
+
+
+def _path(job: Job, pattern: str | None) -> str:
+    return (pattern or "").replace("%j", str(job.job_id)) or "(null)"
+
+
+def _start_time(job: Job, now: float, expected: Mapping[int, float]) -> str:
+    """%S: when a started job started; a pending job's expected start (its begin time, or
+    the controller's plan), else N/A."""
+    if job.start_time is not None:
+        return clock_time(job.start_time)
+    if job.state is JobState.PENDING:
+        start = expected.get(job.job_id)
+        if start is None and job.eligible_time > now:
+            start = job.eligible_time
+        return clock_time(start) if start is not None else "N/A"
+    return clock_time(job.end_time) if job.end_time is not None else "N/A"
+
+
+def _end_time(job: Job, now: float) -> str:
+    """END_TIME: a finished job's end; a running one's start plus its limit; a job waiting
+    for its begin time, that time plus its limit; else N/A."""
+    if job.end_time is not None:
+        return clock_time(job.end_time)
+    limit = job.time_limit
+    if limit is None:
+        return "N/A"
+    if job.start_time is not None:
+        return clock_time(job.start_time + limit * 60)
+    if job.state is JobState.PENDING and job.eligible_time > now:
+        return clock_time(job.eligible_time + limit * 60)
+    return "N/A"
+
 
 _SPEC = re.compile(r"%(\.?)([0-9]*)(.)", re.ASCII)
 #: The widest field a format may ask for (Plurm's cap: squeue would pad to any width).
@@ -159,10 +219,17 @@ def _cell(text: str, right: bool, width: int | None, letter: str) -> str:
 
 
 def format_jobs(
-    jobs: Sequence[Job], fmt: str, now: float, *, header: bool = True
+    jobs: Sequence[Job],
+    fmt: str | tuple[list[Piece], list[str]],
+    now: float,
+    *,
+    header: bool = True,
+    fields: Mapping[str, _Field] | None = None,
 ) -> tuple[str, str]:
-    """The lines squeue prints for ``jobs`` with format ``fmt``, and its error lines."""
-    pieces, errors = _pieces(fmt)
+    """The lines squeue prints for ``jobs`` with format ``fmt`` (an -o text, or the
+    pieces of an -O list), and its error lines. ``fields`` may stand in for some fields."""
+    pieces, errors = _pieces(fmt) if isinstance(fmt, str) else fmt
+    known = {**FIELDS, **_NAMED, **(fields or {})}
     lines = []
     rows: list[Job | None] = ([None] if header else []) + list(jobs)
     for job in rows:
@@ -172,7 +239,7 @@ def format_jobs(
                 out.append(piece)
                 continue
             right, width, letter = piece
-            field = FIELDS[letter]
+            field = known[letter]
             if job is None:
                 uncut = right and letter in _UNCUT_HEADERS
                 out.append(_cell(field.header, right, width, "M" if uncut else ""))
@@ -243,10 +310,10 @@ def _sort(jobs: list[Job], keys: str, now: float) -> list[Job]:
 #: squeue -O field names and the -o letters they print as.
 _LONG_FIELDS = {
     "jobid": "i",
+    "jobarrayid": "i",
     "partition": "P",
     "name": "j",
     "username": "u",
-    "userid": "u",
     "state": "T",
     "statecompact": "t",
     "timeused": "M",
@@ -257,34 +324,66 @@ _LONG_FIELDS = {
     "nodelist": "N",
     "reason": "r",
     "reasonlist": "R",
-    "priority": "Q",
+    "priority": "p",
     "prioritylong": "Q",
+    "account": "a",
+    "qos": "q",
+    "starttime": "S",
+    "schednodes": "Y",
 }
+#: -O's default width: 20 columns, left-justified.
+_LONG_WIDTH = 20
 
 
-def _long_format(spec: str) -> str:
-    """-O/--Format ``name[:[.]width],...`` as the equivalent -o format: 20 columns wide,
-    left-justified, by default; fields run together with no separator, as Slurm prints."""
-    parts = []
+def _long_pieces(spec: str) -> tuple[list[Piece], list[str]]:
+    """-O/--Format ``name[:[.]width],...``: fields run together with no separator, each
+    20 columns wide and left-justified by default (``name:`` is unpadded); an unknown name
+    prints nothing and is reported, as Slurm does."""
+    pieces: list[Piece] = []
+    errors: list[str] = []
     for item in spec.split(","):
-        name, _, width = item.strip().partition(":")
-        letter = _LONG_FIELDS.get(name.lower())
-        if letter is None:
-            raise CommandError(f"squeue: error: Invalid job format specification: {name}")
-        dot = "." if width.startswith(".") else ""
-        size = width.lstrip(".") or "20"
-        if not is_digits(size) or int(size) > MAX_WIDTH:
+        name, colon, width = item.strip().partition(":")
+        key = _LONG_FIELDS.get(name.lower(), name.lower())
+        if key not in FIELDS and key not in _NAMED:
+            errors.append(f"squeue: error: Invalid job format specification: {name}\n")
+            continue
+        size = width.lstrip(".")
+        if size and (not is_digits(size) or int(size) > MAX_WIDTH):
             raise CommandError(f"squeue: error: Invalid job format specification: {item}")
-        parts.append(f"%{dot}{size}{letter}")
-    return "".join(parts)
+        chosen = (int(size) or None) if size else (None if colon else _LONG_WIDTH)
+        pieces.append((width.startswith("."), chosen, key))
+    return pieces, errors
 
 
-def _format(values: Mapping[str, str | None]) -> str:
+def _format(values: Mapping[str, str | None]) -> str | tuple[list[Piece], list[str]]:
     if "Format" in values:
-        return _long_format(str(values["Format"]))
+        return _long_pieces(str(values["Format"]))
     if "format" in values:
         return str(values["format"])
+    if "start" in values:
+        return START_FORMAT
     return LONG_FORMAT if "long" in values else DEFAULT_FORMAT
+
+
+_PENDING_ONLY = frozenset({JobState.PENDING})
+
+
+def _view_fields(client: ClusterClient, view: ClusterView) -> dict[str, _Field]:
+    """The fields that need more than the job: the expected starts (asked of the controller
+    once, if a start time is printed) and the TRES a job holds or asks for."""
+    asked: list[Mapping[int, float]] = []
+
+    def start(job: Job, now: float) -> str:
+        if job.state is JobState.PENDING and not asked:
+            asked.append(client.expected_starts())
+        return _start_time(job, now, asked[0] if asked else {})
+
+    def tres(job: Job, now: float) -> str:
+        from plurm.commands.scontrol import tres_text
+
+        return tres_text(job, view)
+
+    return {"S": _Field("START_TIME", start), "tres-alloc": _Field("TRES_ALLOC", tres)}
 
 
 def _known_user(name: str) -> bool:
@@ -310,6 +409,7 @@ def run(
     now = view.now
     cluster = view.cluster
     states = _states(str(values["states"])) if "states" in values else None
+    default_states = _PENDING_ONLY if "start" in values else _DEFAULT_STATES
     ids = None
     if "jobs" in values:
         ids = set()
@@ -333,7 +433,7 @@ def run(
         if ids is not None:
             if job.job_id not in ids:
                 continue
-        elif job.state not in (states if states is not None else _DEFAULT_STATES):
+        elif job.state not in (states if states is not None else default_states):
             continue
         if "partition" in values and job.partition not in str(values["partition"]).split(","):
             continue
@@ -342,9 +442,16 @@ def run(
         if "name" in values and job.name not in str(values["name"]).split(","):
             continue
         jobs.append(job)
-    jobs = _sort(jobs, str(values.get("sort", "P,t,-p")), now)
+    fields = _view_fields(client, view)
+    if "start" in values and "sort" not in values:
+        # --start lists the earliest expected start first, jobs without one last
+        start = fields["S"].value
+        jobs = _sort(jobs, "P,t,-p", now)
+        jobs.sort(key=lambda job: (start(job, now) == "N/A", start(job, now)))
+    else:
+        jobs = _sort(jobs, str(values.get("sort", "P,t,-p")), now)
     header = "noheader" not in values
-    text, errors = format_jobs(jobs, _format(values), now, header=header)
+    text, errors = format_jobs(jobs, _format(values), now, header=header, fields=fields)
     if "long" in values and header:
         text = date_line(now) + "\n" + text
     return CommandResult(0, text, errors)

@@ -51,8 +51,11 @@ The controller is one class composed of a mixin per part, each in its own module
   (:meth:`job_ended`, :meth:`nodes_released`), start, kill, suspend, resume and gang
   scheduling's decisions;
 - :mod:`.updates`: :meth:`update_partition`, :meth:`update_nodes` and node health's changes;
-- :mod:`.timers`: when passes run, the time-limit check, the gang time slice and the backfill
-  period;
+- :mod:`.jobupdate`: :meth:`update_job` (scontrol update JobId=...);
+- :mod:`.estimates`: :meth:`will_run` (sbatch --test-only) and :meth:`expected_starts`
+  (squeue --start);
+- :mod:`.timers`: when passes run, the time-limit check (and the --signal warning before
+  it), the gang time slice and the backfill period;
 - :mod:`.base`: the state they share, declared with its types, and the constants of the hot
   paths. This module keeps :meth:`Controller.__init__`, which sets that state.
 """
@@ -63,7 +66,9 @@ import logging
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
+from plurm.controller.estimates import EstimatesMixin
 from plurm.controller.health import NodeHealth
+from plurm.controller.jobupdate import JobUpdateMixin
 from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
 from plurm.controller.passes import PassesMixin
 from plurm.controller.preemption import PreemptionMixin
@@ -90,6 +95,8 @@ class Controller(
     LifecycleMixin,
     RecoveryMixin,
     UpdatesMixin,
+    JobUpdateMixin,
+    EstimatesMixin,
     TimersMixin,
     ControllerBase,
 ):
@@ -111,6 +118,10 @@ class Controller(
         #: When each waiting preemptor first signalled victims (Slurm's back-off).
         self._preempting: dict[int, float] = {}
         self._limit_timers: dict[int, TimerHandle] = {}
+        #: The --signal warning timers of running jobs, and the attempt (restart count) of
+        #: each job whose warning was sent (Slurm sends it once per run).
+        self._warn_timers: dict[int, TimerHandle] = {}
+        self._warned: dict[int, int] = {}
         #: Passes armed, by time: True for a periodic (full-queue) pass.
         self._pass_at: dict[float, bool] = {}
         self._slice_timer: TimerHandle | None = None
@@ -144,8 +155,9 @@ class Controller(
         #: Each running job with the time it reaches its time limit (None: no limit) and
         #: its nodes as a bitmap, kept as it starts and resumes: neither moves with the
         #: clock, so backfill's pass need not work them out job by job (see _held_ends).
-        #: Nothing changes a running job's time limit, start, suspension figures or nodes
-        #: but _start, _suspend, _resume and _kill, which all change its state too.
+        #: Nothing changes a running job's start, suspension figures or nodes but _start,
+        #: _suspend, _resume and _kill, which all change its state too; nothing changes its
+        #: time limit but update_job (jobupdate.py), which updates its entry here.
         self._running_ends: dict[int, tuple[Job, float | None, int]] = {}
         self._preemption = True
         self._check_preemption()

@@ -226,7 +226,7 @@ class PendingByPartition:
     """The pending jobs of each partition, highest priority first, so that a submission
     can tell whether a job of higher priority already waits in its partition without
     looking at every pending job. Kept up to date by :meth:`update` after each change of a
-    job's state or partition (a pending job's priority does not change)."""
+    job's state, partition or priority (scontrol update re-files the job it changes)."""
 
     def __init__(self) -> None:
         self._jobs: dict[str, SortedList[tuple[int, int, Job]]] = {}

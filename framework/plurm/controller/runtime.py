@@ -62,9 +62,12 @@ class Executor(Protocol):
         """Continue them (SIGCONT)."""
         ...
 
-    def signal(self, job: Job, signal: str, *, steps_only: bool = False) -> None:
+    def signal(
+        self, job: Job, signal: str, *, steps_only: bool = False, batch_only: bool = False
+    ) -> None:
         """Send ``signal`` (a name such as "TERM") to the job's processes; with
-        ``steps_only``, to its job steps (srun) but not its batch script."""
+        ``steps_only``, to its job steps (srun) but not its batch script; with
+        ``batch_only``, to its batch shell alone (sbatch --signal=B:...)."""
         ...
 
     def kill(self, job: Job, kill_wait: int) -> None:

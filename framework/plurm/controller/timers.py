@@ -1,5 +1,6 @@
 """The controller's timers: when passes run (event-triggered, periodic, at a time), the
-time-limit check, gang scheduling's time slice and the backfill pass's period.
+time-limit check and the --signal warning before it, gang scheduling's time slice and the
+backfill pass's period.
 
 Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 """
@@ -86,11 +87,41 @@ class TimersMixin(ControllerBase):
                 self._kill(job, _Ending(JobState.TIMEOUT))
 
         self._limit_timers[job.job_id] = self.timer.call_at(max(at, now), run)
+        self._arm_warning(job)
+
+    def _arm_warning(self, job: Job) -> None:
+        """sbatch --signal: send the job its signal at the first time-limit check at which
+        its limit is ``warn_time`` seconds away or less, once per run (Slurm checks with
+        the time limits, so the signal may come up to a check period early)."""
+        request = job.request
+        if request.warn_signal is None or job.time_limit is None or job.start_time is None:
+            return
+        if self._warned.get(job.job_id) == job.restarts:
+            return
+        now = self.now
+        left = job.time_limit * 60 - job.run_time(now)
+        due = now + max(0.0, left - request.warn_time)
+        at = self._epoch + math.ceil((due - self._epoch) / TIME_LIMIT_CHECK) * TIME_LIMIT_CHECK
+
+        def run() -> None:
+            self._warn_timers.pop(job.job_id, None)
+            self._tick()
+            if job.state is not _RUNNING or self._warned.get(job.job_id) == job.restarts:
+                return
+            self._warned[job.job_id] = job.restarts
+            assert request.warn_signal is not None
+            batch = request.warn_batch_only
+            self.executor.signal(job, request.warn_signal, steps_only=not batch, batch_only=batch)
+
+        self._warn_timers[job.job_id] = self.timer.call_at(max(at, now), run)
 
     def _cancel_limit(self, job_id: int) -> None:
         handle = self._limit_timers.pop(job_id, None)
         if handle is not None:
             self.timer.cancel(handle)
+        warning = self._warn_timers.pop(job_id, None)
+        if warning is not None:
+            self.timer.cancel(warning)
 
     def _arm_timeslice(self) -> None:
         if self._slice_interval is None or self._slice_timer is not None:

@@ -20,14 +20,14 @@ from typing import Any
 
 from plurm import conf
 from plurm.commands.base import CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterView
+from plurm.commands.client import ClusterView, WillRun
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
 from plurm.live.codec import query_to_dict, record_from_dict, request_to_dict
 from plurm.live.rpc import RpcError, Signer, call
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.live.snapshot import view_from_dict
-from plurm.live.updates import partition_changes_to_dict
+from plurm.live.updates import job_changes_to_dict, partition_changes_to_dict
 from plurm.manager import Plugins
 from plurm.model.acct import AcctQuery, JobRecord
 from plurm.model.job import JobRequest
@@ -91,6 +91,34 @@ class RpcClient:
     def records(self, query: AcctQuery) -> list[JobRecord]:
         answer = self.call("acct", {"query": query_to_dict(query)})
         return [record_from_dict(item) for item in answer["records"]]
+
+    def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
+        self.call("update_job", {"job_id": job_id, "changes": job_changes_to_dict(changes)})
+
+    def will_run(self, request: JobRequest) -> WillRun:
+        answer = self.call("will_run", {"request": request_to_dict(request)})
+        try:
+            return WillRun(
+                int(answer["job_id"]),
+                float(answer["start"]),
+                tuple(str(name) for name in answer["nodes"]),
+                int(answer["cpus"]),
+                str(answer["partition"]),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise RpcError(f"malformed will_run answer: {error!r}") from None
+
+    def expected_starts(self) -> dict[int, float]:
+        answer = self.call("expected_starts", {})
+        try:
+            return {int(key): float(value) for key, value in answer["starts"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise RpcError(f"malformed expected_starts answer: {error!r}") from None
+
+    def sleep(self, seconds: float) -> None:
+        import time
+
+        time.sleep(seconds)
 
 
 def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:

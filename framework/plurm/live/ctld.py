@@ -191,6 +191,9 @@ class ControllerDaemon:
             "signal": event(self._signal),
             "update_partition": event(self._update_partition),
             "update_nodes": event(self._update_nodes),
+            "update_job": event(self._update_job),
+            "will_run": event(self._will_run),
+            "expected_starts": event(self._expected_starts),
             "register": event(self._register),
             "heartbeat": event(self._heartbeat),
             "job_ended": event(self._job_ended),
@@ -318,6 +321,40 @@ class ControllerDaemon:
             raise RpcError("reason is not a string")
         self.client.update_nodes(names, state, reason)
         return {}
+
+    def _update_job(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """scontrol update JobId=...: the controller checks who may change what; root and
+        the daemon's own user (SlurmUser) are administrators."""
+        from plurm.live.updates import job_changes
+
+        job_id = message.get("job_id")
+        if type(job_id) is not int:
+            raise RpcError("job_id is not an integer")
+        changes = job_changes(message.get("changes"))
+        by_uid = 0 if caller.uid in (0, os.getuid()) else caller.uid
+        self.controller.update_job(job_id, changes, by_uid=by_uid)
+        self.dirty[job_id] = self.controller.job(job_id)
+        return {}
+
+    def _will_run(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """sbatch --test-only: when and where the job would start; nothing is queued."""
+        try:
+            request = request_from_dict(message.get("request"))
+        except CodecError as error:
+            raise RpcError(f"bad job request: {error}") from None
+        request = attrs.evolve(request, uid=caller.uid, gid=caller.gid, user=_user_name(caller.uid))
+        answer = self.controller.will_run(request)
+        return {
+            "job_id": answer.job_id,
+            "start": answer.start,
+            "nodes": list(answer.nodes),
+            "cpus": answer.cpus,
+            "partition": answer.partition,
+        }
+
+    def _expected_starts(self, caller: Caller, message: dict[str, Any]) -> Any:
+        starts = self.controller.expected_starts()
+        return {"starts": {str(job_id): start for job_id, start in starts.items()}}
 
     # ------------------------------------------------------------------ nodes
 

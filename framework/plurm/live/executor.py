@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import signal as signal_mod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -101,12 +102,16 @@ class LiveExecutor:
     def resume(self, job: Job) -> None:
         self._to_batch_host(job, "resume", {})
 
-    def signal(self, job: Job, signal: str, *, steps_only: bool = False) -> None:
-        number = SIGNALS.get(signal.upper().removeprefix("SIG"))
+    def signal(
+        self, job: Job, signal: str, *, steps_only: bool = False, batch_only: bool = False
+    ) -> None:
+        name = signal.upper().removeprefix("SIG")
+        number = SIGNALS.get(name, getattr(signal_mod.Signals, f"SIG{name}", None))
         if number is None:
             logger.warning("job_id=%d: no signal %s", job.job_id, signal)
             return
-        self._to_batch_host(job, "signal", {"signal": number, "steps_only": steps_only})
+        scope = {"steps_only": steps_only, "batch_only": batch_only}
+        self._to_batch_host(job, "signal", {"signal": number, **scope})
 
     def kill(self, job: Job, kill_wait: int) -> None:
         self._to_batch_host(job, "kill", {"kill_wait": kill_wait})

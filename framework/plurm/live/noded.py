@@ -365,7 +365,11 @@ class NodeDaemon:
         if not 0 < number < 65:
             raise RpcError(f"no signal {number}")
         if job is not None:
-            job.signal(number, steps_only=bool(message.get("steps_only")))
+            job.signal(
+                number,
+                steps_only=bool(message.get("steps_only")),
+                batch_only=bool(message.get("batch_only")),
+            )
         return {"known": job is not None}
 
     async def _kill(self, caller: Caller, message: dict[str, Any]) -> Any:

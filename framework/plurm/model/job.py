@@ -152,6 +152,21 @@ class JobRequest:
     script_args: tuple[str, ...] = ()
     environment: tuple[str, ...] = ()
     submit_host: str = ""
+    #: --comment (scontrol update Comment=); empty: none.
+    comment: str = ""
+    #: --ntasks-per-node (None: not asked).
+    ntasks_per_node: int | None = None
+    #: --gres and --gpus* as given (``gpu:2``, ``gpus=2``, ``gpus-per-node=1``): carried to
+    #: the select plugin; Plurm does not schedule generic resources yet.
+    gres: tuple[str, ...] = ()
+    #: --wckey (accepted and kept; Plurm does no WCKey accounting).
+    wckey: str | None = None
+    #: --signal=[{R|B}:]SIG[@SECS]: the signal the controller sends ``warn_time`` seconds
+    #: before the job's time limit (None: none); to the batch shell only with
+    #: ``warn_batch_only``, else to the job's steps.
+    warn_signal: str | None = None
+    warn_time: int = 0
+    warn_batch_only: bool = False
 
     def with_runtime(self, seconds: float | None) -> JobRequest:
         """The same request with a simulated run time."""

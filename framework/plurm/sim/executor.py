@@ -138,13 +138,17 @@ class SimExecutor:
         self._record(job, "CONT")
         self._arm(job)
 
-    def signal(self, job: Job, signal: str, *, steps_only: bool = False) -> None:
+    def signal(
+        self, job: Job, signal: str, *, steps_only: bool = False, batch_only: bool = False
+    ) -> None:
         """Record the signal; SIGKILL ends the job, so does SIGTERM unless it traps it.
 
         With ``steps_only`` a signal reaches the job only if it runs steps (``srun``); a
-        step killed by SIGTERM makes its script exit 143 shortly after.
+        step killed by SIGTERM makes its script exit 143 shortly after. With ``batch_only``
+        it reaches the batch shell alone, which a TERM or KILL ends as it ends the job.
         """
-        self._record(job, f"{signal} (steps)" if steps_only else signal)
+        scope = " (steps)" if steps_only else " (batch)" if batch_only else ""
+        self._record(job, f"{signal}{scope}")
         number = {"KILL": SIGKILL, "TERM": SIGTERM}.get(signal)
         if number is None or (number == SIGTERM and job.request.ignore_sigterm):
             return

@@ -100,7 +100,7 @@ class Simulation:
         self.executor.on_register = self.controller.node_registered
         self.executor.on_silence = self.controller.nodes_may_be_silent
         self.executor.on_release = self.controller.nodes_released
-        self.client = LocalClient(self.controller)
+        self.client = LocalClient(self.controller, advance=self.clock.run_until)
 
     def run_until(self, when: float) -> None:
         self.clock.run_until(when)

@@ -14,7 +14,10 @@ from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 
-__all__ = ["COMMANDS", "run_command"]
+__all__ = ["COMMANDS", "SLURM_VERSION", "run_command", "version_asked"]
+
+#: What every command prints for ``--version`` (``-V``): the Slurm release Plurm stands for.
+SLURM_VERSION = "slurm 22.05.8"
 
 Command = Callable[[Sequence[str], ClusterClient, Path, Invocation], CommandResult]
 
@@ -39,8 +42,19 @@ def run_command(
     command = COMMANDS.get(argv[0])
     if command is None:
         return CommandResult(127, "", f"{argv[0]}: command not found\n")
+    if version_asked(argv[0], argv[1:]):
+        return CommandResult(0, SLURM_VERSION + "\n")
     try:
         return command(argv[1:], client, cwd, invocation)
     except CommandError as error:
         text = error.text if error.text.endswith("\n") else error.text + "\n"
         return CommandResult(error.status, "", text)
+
+
+def version_asked(name: str, argv: Sequence[str]) -> bool:
+    """Whether a command line asks for the version (``--version`` or ``-V``; ``scontrol
+    version`` too). sbatch's options end at its script, so only its first word counts."""
+    words = list(argv[:1]) if name == "sbatch" else list(argv)
+    if name == "scontrol" and words[:1] == ["version"]:
+        return True
+    return any(word in ("--version", "-V") for word in words)

@@ -68,6 +68,9 @@ OPTIONS = (
     Option("begin", "b", ("begin",)),
     Option("nice", None, ("nice",)),
     Option("uid", None, ("uid",)),
+    # Accepted, checked and not acted on (submitit gives both): docs/steps.md.
+    Option("signal", None, ("signal",)),
+    Option("wckey", None, ("wckey",)),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -252,6 +255,8 @@ def parse_request(
             "sbatch: error: For instance: #!/bin/sh",
             1,
         )
+    if "signal" in values:
+        _check_signal(str(values["signal"]))
     # Without -N the node count follows from the tasks and CPUs (no upper bound).
     min_nodes, max_nodes = _nodes(str(values["nodes"])) if "nodes" in values else (1, None)
     time_limit = None
@@ -327,6 +332,24 @@ def parse_request(
         # sleep's deadline is wall-clock time: it runs on while the job is suspended.
         request = attrs.evolve(request, sim_wall_clock=True)
     return request, "parsable" in values
+
+
+#: --signal: ``[{R|B}:]SIG[@TIME]``, the signal by name (with or without SIG) or number.
+_SIGNAL_SPEC = re.compile(r"(?:[RB]{1,2}:)?(?:SIG)?([A-Za-z0-9]+)(?:@(\d+))?")
+
+
+def _check_signal(text: str) -> None:
+    """--signal as Slurm reads it: a known signal, and a time of at most 65535 seconds."""
+    import signal as signals
+
+    match = _SIGNAL_SPEC.fullmatch(text)
+    names = {s.name.removeprefix("SIG") for s in signals.Signals}
+    ok = match is not None and (
+        match.group(1).upper() in names
+        or (match.group(1).isdigit() and 1 <= int(match.group(1)) <= 64)
+    )
+    if not ok or (match is not None and match.group(2) and int(match.group(2)) > 0xFFFF):
+        raise _error(f"Invalid --signal specification: {text}")
 
 
 def _runtime(

@@ -58,7 +58,10 @@ def test_submitit_runs_a_function_as_a_slurm_job(on_cluster: LiveCluster, tmp_pa
     executor.update_parameters(timeout_min=1, slurm_partition="debug")
     job = executor.submit(add, 5, 7)
     assert job.result() == 12
-    assert job.state == "COMPLETED"
+    # the result is written by the task, before srun and the batch script end
+    on_cluster.wait_for(
+        lambda: job.watcher.get_state(job.job_id, "force") == "COMPLETED", what="COMPLETED"
+    )
     sacct = on_cluster.run("sacct", "-j", job.job_id, "-P", "-n", "-o", "JobID,JobName,State")
     assert sacct.stdout.splitlines() == [
         f"{job.job_id}|submitit|COMPLETED",

@@ -14,6 +14,7 @@ import pwd
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -426,6 +427,38 @@ def test_signal_scopes(tmp_path: Path, launcher: Launcher, run: Run[Any]) -> Non
     assert job.signal(signal.SIGKILL, steps_only=True) >= 2
     assert run(job.wait()) == JobExit(0, 9)
     assert job.signal(signal.SIGUSR1) == 0
+
+
+def test_steps_only_reaches_the_process_groups_of_steps(
+    tmp_path: Path, launcher: Launcher, run: Run[Any]
+) -> None:
+    """srun starts a step's tasks in a process group of their own: a signal to the steps
+    reaches them, and neither the batch script nor what it runs in its own group."""
+    log = tmp_path / "log"
+    task = (
+        "import os, signal, time\n"
+        "os.setpgid(0, 0)\n"
+        "def note(*_):\n"
+        f"    open({str(log)!r}, 'a').write('step-usr1\\n')\n"
+        "signal.signal(signal.SIGUSR1, note)\n"
+        f"open({str(log)!r}, 'a').write('step-ready\\n')\n"
+        "while True: time.sleep(0.05)\n"
+    )
+    (tmp_path / "task.py").write_text(task)
+    script = (
+        f"trap 'echo batch-usr1 >> {log}' USR1\n"
+        f"sh -c 'trap \"echo child-usr1 >> {log}\" USR1; while :; do sleep 0.05; done' &\n"
+        f"{sys.executable} {tmp_path / 'task.py'} &\n"
+        "while :; do wait; done\n"
+    )
+    job = run(launcher.launch(spec(tmp_path, script)))
+    run(until(lambda: log.exists() and "step-ready" in log.read_text(), "step task started"))
+    assert job.signal(signal.SIGUSR1, steps_only=True) == 1
+    run(until(lambda: "step-usr1" in log.read_text(), "step task's handler"))
+    assert "batch-usr1" not in log.read_text()
+    assert "child-usr1" not in log.read_text()
+    job.kill(0)
+    assert run(job.wait()).signal in (9, 15)
 
 
 def test_leftover_processes_are_killed_when_the_script_ends(

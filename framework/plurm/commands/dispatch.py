@@ -15,36 +15,22 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.showconfig import SLURM_VERSION
 
-__all__ = ["COMMANDS", "run_command"]
+__all__ = ["COMMANDS", "VERSION_LINE", "run_command", "version_asked"]
+
+#: What every command prints for ``--version`` (``-V``): the Slurm release Plurm stands for.
+VERSION_LINE = f"slurm {SLURM_VERSION}"
 
 Command = Callable[[Sequence[str], ClusterClient, Path, Invocation], CommandResult]
 
 
-def _versioned(command: Command) -> Command:
-    """Every command prints its Slurm version for -V or --version among its options (the
-    words before sbatch's script), and does nothing else, as Slurm's do."""
-
-    def run(
-        argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation
-    ) -> CommandResult:
-        for word in argv:
-            if word in ("-V", "--version"):
-                return CommandResult(0, f"slurm {SLURM_VERSION}\n")
-            if word == "--" or (command is sbatch.run and not word.startswith("-")):
-                break
-        return command(argv, client, cwd, invocation)
-
-    return run
-
-
 #: Slurm's commands by name.
 COMMANDS: Mapping[str, Command] = {
-    "sacct": _versioned(sacct.run),
-    "sbatch": _versioned(sbatch.run),
-    "squeue": _versioned(squeue.run),
-    "sinfo": _versioned(sinfo.run),
-    "scancel": _versioned(scancel.run),
-    "scontrol": _versioned(scontrol.run),
+    "sacct": sacct.run,
+    "sbatch": sbatch.run,
+    "squeue": squeue.run,
+    "sinfo": sinfo.run,
+    "scancel": scancel.run,
+    "scontrol": scontrol.run,
 }
 
 
@@ -58,8 +44,24 @@ def run_command(
     command = COMMANDS.get(argv[0])
     if command is None:
         return CommandResult(127, "", f"{argv[0]}: command not found\n")
+    if version_asked(argv[0], argv[1:]):
+        return CommandResult(0, VERSION_LINE + "\n")
     try:
         return command(argv[1:], client, cwd, invocation)
     except CommandError as error:
         text = error.text if error.text.endswith("\n") else error.text + "\n"
         return CommandResult(error.status, "", text)
+
+
+def version_asked(name: str, argv: Sequence[str]) -> bool:
+    """Whether a command line asks for the version: ``-V`` or ``--version`` among its
+    options (sbatch's end at its script, every command's at ``--``), or ``scontrol
+    version``. The command then prints it and does nothing else, as Slurm's do."""
+    if name == "scontrol" and argv[:1] == ["version"]:
+        return True
+    for word in argv:
+        if word in ("-V", "--version"):
+            return True
+        if word == "--" or (name == "sbatch" and not word.startswith("-")):
+            return False
+    return False

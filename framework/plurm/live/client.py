@@ -137,8 +137,11 @@ def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
 
 def run(name: str, argv: Sequence[str]) -> int:
     """Run Slurm's command ``name`` against the live cluster; its exit status."""
-    from plurm.commands.dispatch import COMMANDS
+    from plurm.commands.dispatch import COMMANDS, VERSION_LINE, version_asked
 
+    if version_asked(name, argv):
+        sys.stdout.write(VERSION_LINE + "\n")
+        return 0
     try:
         client = RpcClient(conf.load(str(find_conf())))
         result = COMMANDS[name](argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))

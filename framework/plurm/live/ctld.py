@@ -42,6 +42,7 @@ from plurm.live.restapi import add_rest_routes
 from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.live.snapshot import view_to_dict
+from plurm.live.stepbook import StepBook
 from plurm.live.store import StateStore
 from plurm.live.wallclock import WallClock
 from plurm.manager import DAEMON_ROLES, Plugins
@@ -86,6 +87,7 @@ class ControllerDaemon:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{database}{suffix}").unlink(missing_ok=True)
         self.store = StateStore(database)
+        self.steps = StepBook(self.store, self.config)
         self.registered: set[str] = set()
         self.stopping: asyncio.Event | None = None
         self.submitted = 0
@@ -161,6 +163,7 @@ class ControllerDaemon:
                 self.store.save_jobs(jobs, next_job_id=controller.next_job_id)
                 for record in records_from_jobs(jobs, controller.now, alloc_cpus=cpus):
                     self.store.record_job(record)
+                self.steps.settle(jobs, controller.now)
         self.executor.flush()
 
     # ------------------------------------------------------------------ handlers
@@ -197,6 +200,8 @@ class ControllerDaemon:
             "register": event(self._register),
             "heartbeat": event(self._heartbeat),
             "job_ended": event(self._job_ended),
+            "step_start": event(self._step_start),
+            "step_end": event(self._step_end),
             "shutdown": event(self._shutdown),
         }
 
@@ -293,6 +298,21 @@ class ControllerDaemon:
             )
         self.client.signal(job_id, name)
         return {}
+
+    def _step_start(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """srun asks for a step of its job (:mod:`.stepbook`)."""
+        job_id = self._owned(caller, message.get("job_id"))
+        return self.steps.start(self.controller.job(job_id), message, self.controller.now)
+
+    def _step_end(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """srun reports its step's end: the highest exit code, or the signal of a task."""
+        job_id = self._owned(caller, message.get("job_id"))
+        step, code, number = message.get("step_id"), message.get("exit_code"), message.get("signal")
+        if not all(type(v) is int and 0 <= v < 1 << 31 for v in (step, code, number)):
+            raise RpcError("step_id, exit_code and signal must be integers")
+        assert isinstance(step, int) and isinstance(code, int) and isinstance(number, int)
+        job = self.controller.job(job_id)
+        return {"recorded": self.steps.end(job, step, code, number, self.controller.now)}
 
     def _admin(self, caller: Caller) -> None:
         if caller.uid != 0 and caller.uid != os.getuid():

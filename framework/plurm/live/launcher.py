@@ -212,8 +212,19 @@ def _send(pid: int, sid: int, signum: int) -> bool:
             os.close(pidfd)
 
 
-def _signal_session(sid: int, signum: int, *, only: int | None = None) -> int:
-    """Send ``signum`` to every process of session ``sid`` (or only to pid ``only``).
+def _process_group(pid: int) -> int | None:
+    """The process group of ``pid`` (None when it is gone)."""
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _signal_session(
+    sid: int, signum: int, *, only: int | None = None, spare_group: int | None = None
+) -> int:
+    """Send ``signum`` to every process of session ``sid`` (or only to pid ``only``; or to
+    all but those of process group ``spare_group``).
 
     Repeats the scan a few times so that processes forked meanwhile are caught too.
     Returns how many processes were signalled.
@@ -222,7 +233,12 @@ def _signal_session(sid: int, signum: int, *, only: int | None = None) -> int:
         return int(_send(only, sid, signum))
     done: set[int] = set()
     for _ in range(_SIGNAL_ROUNDS):
-        fresh = [pid for pid in session_pids(sid) if pid not in done]
+        fresh = [
+            pid
+            for pid in session_pids(sid)
+            if pid not in done
+            and (spare_group is None or _process_group(pid) not in (spare_group, None))
+        ]
         if not fresh:
             break
         for pid in fresh:
@@ -369,16 +385,19 @@ class RunningJob:
 
         By default every process of the job gets it (``scancel --full``). ``batch_only``
         signals only the batch shell (``scancel --batch``), ``steps_only`` spares the batch
-        step (plain ``scancel --signal``): the launcher runs only batch steps, so nothing is
-        signalled. SIGKILL always goes to every process, as in Slurm.
+        step (plain ``scancel --signal``): it reaches the tasks of the job's steps, which
+        srun starts in process groups of their own (:mod:`plurm.live.srun`), and no process
+        of the batch script's group (the script, srun, what the script runs itself).
+        SIGKILL always goes to every process, as in Slurm.
         """
         if self.ended:
             return 0
         if signum == signal_mod.SIGKILL:
             steps_only = batch_only = False
         if steps_only:
-            logger.info("signal job_id=%d sig=%d: no step but the batch step", self.job_id, signum)
-            return 0
+            count = _signal_session(self.sid, signum, spare_group=self.sid)
+            logger.info("signal job_id=%d sig=%d steps processes=%d", self.job_id, signum, count)
+            return count
         count = _signal_session(self.sid, signum, only=self.pid if batch_only else None)
         logger.info("signal job_id=%d sig=%d processes=%d", self.job_id, signum, count)
         return count

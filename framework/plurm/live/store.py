@@ -240,6 +240,19 @@ class StateStore:
                 (step.job_id, step.step_key, _dumps(step_to_dict(step))),
             )
 
+    def steps(self, job_id: int) -> list[StepRecord]:
+        """The steps recorded for job ``job_id`` (batch, extern, then by number)."""
+        rows = self._db.execute("SELECT data FROM acct_steps WHERE job_id = ?", (job_id,))
+        return sorted((step_from_dict(json.loads(text)) for (text,) in rows), key=_step_order)
+
+    def delete_steps(self, job_id: int, *, numbered_only: bool = False) -> None:
+        """Forget a job's steps (only those srun started, with ``numbered_only``)."""
+        with self.transaction():
+            sql = "DELETE FROM acct_steps WHERE job_id = ?"
+            if numbered_only:
+                sql += " AND step NOT IN ('batch', 'extern')"
+            self._db.execute(sql, (job_id,))
+
     def query(self, query: AcctQuery) -> list[JobRecord]:
         """The records ``query`` selects, each with its steps (batch, extern, then by
         number), in job-id order."""

@@ -31,7 +31,15 @@ from plurm.model.acct import (
     StepRecord,
 )
 
-__all__ = ["DEFAULT_FORMAT", "SacctArgs", "format_records", "parse_args", "render", "run"]
+__all__ = [
+    "DEFAULT_FORMAT",
+    "SacctArgs",
+    "format_records",
+    "parse_args",
+    "parse_moment",
+    "render",
+    "run",
+]
 
 DEFAULT_FORMAT = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FORMAT = "jobid,state,exitcode"
@@ -502,6 +510,13 @@ def _moment(text: str, now: float) -> float:
         return back(_absolute(word, wall, midnight))
     except ValueError:
         raise _time_error(text) from None
+
+
+def parse_moment(text: str, now: float) -> float:
+    """A time given in sacct -S/-E's forms, on the controller's clock (``now`` is the
+    present), for the other commands that take one (``plurm trace export --since``); an
+    unreadable one is a CommandError with sacct's words."""
+    return _moment(text, now)
 
 
 def _absolute(word: str, wall: dt.datetime, midnight: dt.datetime) -> dt.datetime:

@@ -520,7 +520,7 @@ def parse_moment(text: str, now: float) -> float:
 
 
 def _absolute(word: str, wall: dt.datetime, midnight: dt.datetime) -> dt.datetime:
-    day = r"(?:[T-](?P<H>[0-9]{1,2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2}))?)?"
+    day = r"(?:[Tt-](?P<H>[0-9]{1,2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2}))?)?"
     forms = (
         r"(?P<y>[0-9]{4})-(?P<m>[0-9]{1,2})-(?P<d>[0-9]{1,2})" + day,
         r"(?P<m>[0-9]{2})(?P<d>[0-9]{2})(?P<yy>[0-9]{2})?" + day,

@@ -211,6 +211,8 @@ class JobRecord:
     submit: float
     cpus: int
     nodes: int = 0
+    #: The nodes of its first start.
+    node_names: tuple[str, ...] = ()
     start: float | None = None
     end: float | None = None
     state: str = "PENDING"
@@ -294,6 +296,7 @@ class _Recorder:
             if record.start is None:
                 record.start = now
                 record.nodes = len(job.nodes)
+                record.node_names = job.nodes
             self._since[job.job_id] = now
         elif new is _SUSPENDED:
             self._since[job.job_id] = now

@@ -112,7 +112,8 @@ def _run_workload(cluster: LiveCluster) -> dict[int, tuple[float, float]]:
 
 def _the_others(cluster: LiveCluster) -> tuple[int, int]:
     """A job that fails (exit 3) and one cancelled before its begin time: what SWF calls
-    status 0 and 5, submitted once the workload is over so that they change nothing in its schedule."""
+    status 0 and 5, submitted once the workload is over so that they change nothing in
+    its schedule."""
     failing = cluster.sbatch("-J", "fails", "-t", "1", "-o", "/dev/null", "--wrap", "exit 3")
     held = cluster.sbatch(
         "-J", "held", "--begin=now+1hour", "-t", "1", "-o", "/dev/null", "--wrap", "true"

@@ -3,9 +3,10 @@ export`` and replayed by ``plurm simulate --trace`` under the same slurm.conf, g
 same schedule.
 
 A dozen ``sleep`` jobs of different sizes, partitions and lengths run on four live nodes;
-some wait for others (one for three nodes, one for the whole cluster) and some start by
-backfill. The replay must give every job the same nodes, start the jobs in the same order,
-and start and end each within the live run's own measured delays of its live times.
+some wait for others (one for three nodes, one for the whole cluster), and backfill (every
+2 s) may start some. The replay must give every job the same nodes, start the jobs in the
+same order, and start and end each within the live run's own measured delays of its live
+times.
 
 Why the times agree so closely: the trace keeps milliseconds, and each job's run time is
 its live run time as accounting saw it (from the controller's start decision to the node's

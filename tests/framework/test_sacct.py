@@ -144,6 +144,18 @@ def test_states_filter_and_window() -> None:
     ]
 
 
+def test_a_date_with_a_capital_t_reads_as_slurm_writes_it() -> None:
+    # sacct reads -S/-E case-insensitively; the T between date and time is upper case as
+    # Slurm prints dates, and must read as the lower case t does
+    for form in ("2026-01-12T00:00:30", "2026-01-12t00:00:30", "2026-01-12-00:00:30"):
+        assert out("-X", "-n", "-o", "jobid", "-S", form).split() == [
+            "1",
+            "3",
+            "10_[1-3]",
+            "10_4",
+        ], form
+
+
 def test_users_default_to_the_caller() -> None:
     records = [*RECORDS, _job(20, user="alice", uid=1000, steps=())]
     assert out("-X", "-n", "-o", "jobid", records=records, user="alice").split() == ["20"]

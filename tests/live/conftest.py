@@ -44,7 +44,7 @@ SlurmdParameters=config_overrides
 SlurmdTimeout={slurmd_timeout}
 KillWait=2
 MessageTimeout=5
-SchedulerParameters=sched_interval=1
+SchedulerParameters={scheduler_parameters}
 {extra}
 {nodes}
 {partitions}
@@ -109,6 +109,7 @@ def make_cluster(
     slurmd_timeout: int = 300,
     extra: str = "",
     partitions: str | None = None,
+    scheduler_parameters: str = "sched_interval=1",
 ) -> LiveCluster:
     ports = free_ports(nodes + 1)
     node_lines = "\n".join(
@@ -124,6 +125,7 @@ def make_cluster(
         extra=extra,
         nodes=node_lines,
         partitions=partitions,
+        scheduler_parameters=scheduler_parameters,
     )
     conf = root / "slurm.conf"
     conf.write_text(text)

@@ -27,6 +27,7 @@ from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
 from plurm.sim.trace import JobRecord, TraceMapping, Transition, replay
 from plurm.workload import clean, read_swf
+from plurm.workload.names import read_names
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -163,6 +164,11 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
             + f"\nplurm: {skipped} bad trace lines skipped (--strict refuses the trace)",
             file=sys.stderr,
         )
+    names = read_names(trace.header)
+    mapping, taken = mapping.with_names(names.partitions, names.queues, config)
+    if taken:
+        named = f"the trace header ({', '.join(taken)})"
+        mapping_name = f"{mapping_name} and {named}" if mapping_name else named
     cleaned = clean(trace)
     del trace
     if args.jobs is not None:
@@ -170,6 +176,8 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     bar: Any = None
     if not args.quiet:
         out.write(f"{cleaned.report}\n")
+        if taken:
+            out.write(f"mapped from the trace header: {', '.join(taken)}\n")
         out.flush()
         bar = tqdm(total=len(cleaned.jobs), unit="job", file=sys.stderr, leave=False)
 
@@ -185,6 +193,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         mapping,
         progress=progress if bar is not None else None,
         transitions=transitions,
+        controller_start=names.controller_start,
     )
     if bar is not None:
         bar.close()

@@ -31,7 +31,15 @@ from plurm.model.acct import (
     StepRecord,
 )
 
-__all__ = ["DEFAULT_FORMAT", "SacctArgs", "format_records", "parse_args", "render", "run"]
+__all__ = [
+    "DEFAULT_FORMAT",
+    "SacctArgs",
+    "format_records",
+    "parse_args",
+    "parse_moment",
+    "render",
+    "run",
+]
 
 DEFAULT_FORMAT = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FORMAT = "jobid,state,exitcode"
@@ -504,8 +512,15 @@ def _moment(text: str, now: float) -> float:
         raise _time_error(text) from None
 
 
+def parse_moment(text: str, now: float) -> float:
+    """A time given in sacct -S/-E's forms, on the controller's clock (``now`` is the
+    present), for the other commands that take one (``plurm trace export --since``); an
+    unreadable one is a CommandError with sacct's words."""
+    return _moment(text, now)
+
+
 def _absolute(word: str, wall: dt.datetime, midnight: dt.datetime) -> dt.datetime:
-    day = r"(?:[T-](?P<H>[0-9]{1,2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2}))?)?"
+    day = r"(?:[Tt-](?P<H>[0-9]{1,2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2}))?)?"
     forms = (
         r"(?P<y>[0-9]{4})-(?P<m>[0-9]{1,2})-(?P<d>[0-9]{1,2})" + day,
         r"(?P<m>[0-9]{2})(?P<d>[0-9]{2})(?P<yy>[0-9]{2})?" + day,

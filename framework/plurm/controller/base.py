@@ -143,6 +143,11 @@ class ControllerBase:
     def now(self) -> float:
         return self._clock()
 
+    @property
+    def started(self) -> float:
+        """When the controller started: its periodic passes tick in phase with it."""
+        return self._epoch
+
     def _tick(self) -> None:
         self.cluster.now = self._clock()
 

@@ -43,7 +43,7 @@ from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.live.snapshot import view_to_dict
 from plurm.live.stepbook import StepBook
-from plurm.live.store import StateStore
+from plurm.live.store import CONTROLLER_STARTS, StateStore
 from plurm.live.wallclock import WallClock
 from plurm.manager import DAEMON_ROLES, Plugins
 from plurm.model.acct import records_from_jobs
@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between the checks for silent nodes and for jobs past MinJobAge.
 HOUSEKEEPING = 1.0
+#: How many of its start times plurmctld keeps in its store.
+MAX_STARTS = 100
 
 
 class _Observer:
@@ -107,6 +109,11 @@ class ControllerDaemon:
         self.executor.controller = self.controller
         self.client = LocalClient(self.controller)
         self._restore()
+        # When this controller started: its periodic passes (backfill, time limits, gang
+        # slices) tick from then, and a replay of its history keeps that phase (trace export).
+        starts = self.store.load_value(CONTROLLER_STARTS, [])
+        starts = starts[-(MAX_STARTS - 1) :] if isinstance(starts, list) else []
+        self.store.save_value(CONTROLLER_STARTS, [*starts, self.controller.started])
         app = web.Application(client_max_size=8 * 1024 * 1024)
         rpc_routes(app, self.signer, self._handlers())
         add_rest_routes(app, self)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,11 @@ from plurm.live.codec import (
 from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 from plurm.model.job import Job
 
-__all__ = ["StateStore", "StoreError"]
+__all__ = ["CONTROLLER_STARTS", "StateStore", "StoreError"]
+
+#: The value (:meth:`StateStore.load_value`) listing the times plurmctld started, on the
+#: controller's clock, oldest first: its periodic passes tick in phase with the last one.
+CONTROLLER_STARTS = "controller_starts"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -273,13 +277,23 @@ class StateStore:
         sql = "SELECT job_id, data FROM acct_jobs"
         if where:
             sql += " WHERE " + " AND ".join(where)
+        return self._records(sql, params, query.matches)
+
+    def all_records(self) -> list[JobRecord]:
+        """Every job record, with its steps, in job-id order (held jobs never eligible
+        too, which a sacct query without job ids leaves out): a trace export's input."""
+        return self._records("SELECT job_id, data FROM acct_jobs", [], lambda record: True)
+
+    def _records(
+        self, sql: str, params: list[Any], keep: Callable[[JobRecord], bool]
+    ) -> list[JobRecord]:
         sql += " ORDER BY job_id"
         records = []
         for job_id, data in self._db.execute(sql, params).fetchall():
             body = json.loads(data)
             body["steps"] = []
             record = record_from_dict(body)
-            if not query.matches(record):
+            if not keep(record):
                 continue
             steps = [
                 step_from_dict(json.loads(text))

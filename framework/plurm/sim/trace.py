@@ -124,6 +124,28 @@ class TraceMapping:
         )
         return mapping
 
+    def with_names(
+        self, partitions: Mapping[int, str], queues: Mapping[int, str], config: SlurmConfig
+    ) -> tuple[TraceMapping, list[str]]:
+        """This mapping with the trace header's partition and QOS names (``; Partition: 1
+        debug``, ``; Queue: 1 normal``) for the numbers it does not map itself, where the
+        configuration has a partition or QOS of that name; and what was taken, as
+        ``partition 1 = debug``."""
+        have_partitions = {spec.name for spec in config.partitions}
+        have_qos = {spec.name for spec in config.qos}
+        taken: list[str] = []
+        new_partitions = dict(self.partitions)
+        for number, name in sorted(partitions.items()):
+            if number not in new_partitions and name in have_partitions:
+                new_partitions[number] = name
+                taken.append(f"partition {number} = {name}")
+        new_queues = dict(self.queues)
+        for number, name in sorted(queues.items()):
+            if number not in new_queues and name in have_qos:
+                new_queues[number] = name
+                taken.append(f"queue {number} = QOS {name}")
+        return attrs.evolve(self, partitions=new_partitions, queues=new_queues), taken
+
     def check(self, config: SlurmConfig, name: str = "the mapping") -> None:
         """Refuse a mapping that names a partition or QOS the configuration lacks: every
         job sent there would be rejected, and the replay would report nothing useful."""
@@ -189,6 +211,8 @@ class JobRecord:
     submit: float
     cpus: int
     nodes: int = 0
+    #: The nodes of its first start.
+    node_names: tuple[str, ...] = ()
     start: float | None = None
     end: float | None = None
     state: str = "PENDING"
@@ -272,6 +296,7 @@ class _Recorder:
             if record.start is None:
                 record.start = now
                 record.nodes = len(job.nodes)
+                record.node_names = job.nodes
             self._since[job.job_id] = now
         elif new is _SUSPENDED:
             self._since[job.job_id] = now
@@ -324,13 +349,23 @@ def replay(
     *,
     progress: Callable[[float, int, int], None] | None = None,
     transitions: list[Transition] | None = None,
+    controller_start: float | None = None,
 ) -> list[JobRecord]:
     """Run ``trace`` on the cluster ``config`` describes; one record per trace job, in
     trace order. ``progress(simulated_seconds, jobs_submitted, jobs_ended)`` is called now
     and then, for a progress bar. ``transitions``, if given, receives every state change of
-    the trace's jobs, in order."""
+    the trace's jobs, in order.
+
+    Times are seconds from the whole second at or before the first submission: a trace
+    with fractions of seconds keeps their phase against the controller's passes, which
+    fall on whole seconds. ``controller_start`` (seconds on the trace's clock, as
+    :attr:`plurm.workload.names.TraceNames.controller_start`) starts the simulated
+    controller then, so that its periodic passes keep the recorded controller's phase;
+    by default it starts at the first submission."""
     with batch_collection():
-        return _replay(trace, config, mapping or TraceMapping(), progress, transitions)
+        return _replay(
+            trace, config, mapping or TraceMapping(), progress, transitions, controller_start
+        )
 
 
 def _replay(
@@ -339,15 +374,18 @@ def _replay(
     mapping: TraceMapping,
     progress: Callable[[float, int, int], None] | None,
     transitions: list[Transition] | None,
+    controller_start: float | None,
 ) -> list[JobRecord]:
     mapping.check(config)
     records: dict[int, JobRecord] = {}
     recorder = _Recorder(records, transitions)
-    simulation = Simulation(config, Plugins.load(config, extra=(recorder,)))
+    start = math.floor(trace.jobs[0].submit_time) if trace.jobs else 0
+    first = float(trace.jobs[0].submit_time - start) if trace.jobs else 0.0
+    began = first if controller_start is None else min(first, controller_start - start)
+    simulation = Simulation(config, Plugins.load(config, extra=(recorder,)), start=began)
     controller = simulation.controller
     cpus_per_node = min((node.cpus for node in config.nodes), default=1)
     rng = random.Random(mapping.seed)
-    start = trace.jobs[0].submit_time if trace.jobs else 0
     ordered: list[JobRecord] = []
     for count, job in enumerate(trace.jobs, start=1):
         when = float(job.submit_time - start)

@@ -18,7 +18,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import date_line, elapsed, limit
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobState, dependency_text
 from plurm.numbers import is_digits
 
 __all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "format_jobs", "run"]
@@ -63,6 +63,13 @@ def _time_left(job: Job, now: float) -> str:
     return elapsed(max(0.0, job.time_limit * 60 - job.run_time(now)))
 
 
+def _array_task(job: Job) -> str:
+    if job.array_job_id is None:
+        return "N/A"
+    pending = job.array_tasks_text
+    return pending if pending is not None else str(job.array_task_id)
+
+
 def _nodelist_reason(job: Job) -> str:
     """The reason in parentheses for pending, failed and timed-out jobs, else the nodes."""
     if job.state in (JobState.PENDING, JobState.FAILED, JobState.TIMEOUT):
@@ -71,8 +78,17 @@ def _nodelist_reason(job: Job) -> str:
 
 
 FIELDS: dict[str, _Field] = {
-    "i": _Field("JOBID", lambda job, now: str(job.job_id)),
+    # %i: an array's task as 123_4, its tasks not started yet as 123_[5-9%2]; %A: the
+    # job's own id; %F: its array's id; %K: its task id(s) (N/A: not an array).
+    "i": _Field("JOBID", lambda job, now: job.display_id),
     "A": _Field("JOBID", lambda job, now: str(job.job_id)),
+    "F": _Field(
+        "ARRAY_JOB_ID",
+        lambda job, now: str(job.array_job_id if job.array_job_id is not None else job.job_id),
+    ),
+    "K": _Field("ARRAY_TASK_ID", lambda job, now: _array_task(job)),
+    "a": _Field("ACCOUNT", lambda job, now: job.account or "(null)"),
+    "E": _Field("DEPENDENCY", lambda job, now: dependency_text(job.dependencies)),
     "P": _Field("PARTITION", lambda job, now: job.partition),
     "j": _Field("NAME", lambda job, now: job.name),
     "u": _Field("USER", lambda job, now: job.request.user),
@@ -259,6 +275,10 @@ _LONG_FIELDS = {
     "reasonlist": "R",
     "priority": "Q",
     "prioritylong": "Q",
+    "arrayjobid": "F",
+    "arraytaskid": "K",
+    "account": "a",
+    "dependency": "E",
 }
 
 
@@ -317,7 +337,8 @@ def run(
             if not is_digits(word):
                 raise CommandError(f"squeue: error: Invalid job id: {word}")
             ids.add(int(word))
-        if not ids & set(cluster.jobs):
+        arrays = {job.array_job_id for job in cluster.jobs.values()}
+        if not ids & (set(cluster.jobs) | arrays):
             return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
     users = str(values["user"]).split(",") if "user" in values else None
     unknown = [name for name in users or () if not _known_user(name)]
@@ -331,7 +352,7 @@ def run(
         if job.state.finished and job.end_time is not None and job.end_time + age < now:
             continue  # purged after MinJobAge, as slurmctld does
         if ids is not None:
-            if job.job_id not in ids:
+            if job.job_id not in ids and job.array_job_id not in ids:
                 continue
         elif job.state not in (states if states is not None else _DEFAULT_STATES):
             continue

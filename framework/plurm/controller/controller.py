@@ -51,6 +51,9 @@ The controller is one class composed of a mixin per part, each in its own module
   (:meth:`job_ended`, :meth:`nodes_released`), start, kill, suspend, resume and gang
   scheduling's decisions;
 - :mod:`.updates`: :meth:`update_partition`, :meth:`update_nodes` and node health's changes;
+- :mod:`.arrays`: job arrays, split into tasks as they start, and their throttle;
+- :mod:`.dependencies`: the jobs kept out of the queue (holds, dependencies, throttled
+  arrays) and their review before each pass;
 - :mod:`.timers`: when passes run, the time-limit check, the gang time slice and the backfill
   period;
 - :mod:`.base`: the state they share, declared with its types, and the constants of the hot
@@ -62,7 +65,9 @@ from __future__ import annotations
 import logging
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
+from plurm.controller.arrays import ArraysMixin
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
+from plurm.controller.dependencies import WaitingMixin
 from plurm.controller.health import NodeHealth
 from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
 from plurm.controller.passes import PassesMixin
@@ -91,6 +96,8 @@ class Controller(
     RecoveryMixin,
     UpdatesMixin,
     TimersMixin,
+    ArraysMixin,
+    WaitingMixin,
     ControllerBase,
 ):
     """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
@@ -128,6 +135,12 @@ class Controller(
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
         #: _refused's answer per pending job, with the partition and request it is for.
         self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}
+        #: Pending jobs kept out of the queue: held, waiting on dependencies, or records of
+        #: an array at its throttle (see .dependencies); each array's records by job id.
+        self._waiting: dict[int, Job] = {}
+        self._arrays: dict[int, dict[int, Job]] = {}
+        #: The array record the last start split off (see .arrays), for the pass to try.
+        self._last_split: Job | None = None
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()

@@ -397,6 +397,12 @@ def _int(message: dict[str, Any], key: str) -> int:
     return value
 
 
+def _optional_int(message: dict[str, Any], key: str) -> int | None:
+    """An integer of a launch message that may be absent or null (an array task's facts:
+    none for a job that is not one)."""
+    return None if message.get(key) is None else _int(message, key)
+
+
 def _pair(item: object) -> tuple[str, str]:
     name, _, value = str(item).partition("=")
     return name, value
@@ -438,9 +444,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _optional_int(message: dict[str, Any], key: str) -> int | None:
-    """An integer of a launch message that may be absent or null (an array task's facts:
-    none for a job that is not one)."""
-    return None if message.get(key) is None else _int(message, key)

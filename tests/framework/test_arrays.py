@@ -117,9 +117,8 @@ def test_scancel_of_one_task_and_of_a_whole_array(session: Session) -> None:
     assert session.queue(40) == {}
     rows = [line.split() for line in session.out(40, "sacct -X -n -o JobID,State").splitlines()]
     assert sorted(row[0] for row in rows) == ["1_1", "1_3", "1_[2,4]"]
-    assert {row[1] for row in rows} == {"CANCELLED"} or {row[1][:9] for row in rows} == {
-        "CANCELLED"
-    }
+    # (CANCELLED by root, as sacct abbreviates it)
+    assert {row[1] for row in rows} == {"CANCELLED+"}
 
 
 def test_an_afterok_chain_runs_in_order(session: Session) -> None:

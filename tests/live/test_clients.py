@@ -82,10 +82,6 @@ def test_submitit_cancels_a_job(on_cluster: LiveCluster, tmp_path: Path) -> None
     assert job.watcher.get_state(job.job_id, "force") == f"CANCELLED by {os.getuid()}"
 
 
-@pytest.mark.xfail(
-    raises=submitit.core.utils.FailedJobError,
-    reason="sbatch has no --array yet: job arrays are another branch's work",
-)
 def test_submitit_map_array(on_cluster: LiveCluster, tmp_path: Path) -> None:
     executor = submitit.AutoExecutor(folder=tmp_path / "submitit")
     executor.update_parameters(timeout_min=1, slurm_partition="debug")

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from plurm.live.codec import (
     request_from_dict,
     request_to_dict,
 )
-from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.job import Dependency, Job, JobRequest, JobState, PendingReason
 from plurm.model.node import NodeCondition
 from tests.conftest import REPO
 
@@ -107,6 +108,46 @@ def test_job_round_trip_through_json() -> None:
 def test_a_default_job_round_trips() -> None:
     job = Job(1, JobRequest(), 0.0, "debug")
     assert job_from_dict(_json(job_to_dict(job))) == job
+
+
+def test_an_array_record_with_dependencies_and_a_hold_round_trips() -> None:
+    """What a restarted plurmctld needs to keep arrays, dependencies and holds."""
+    request = attrs.evolve(
+        _request(),
+        array_tasks=(1, 3, 5, 7),
+        array_throttle=2,
+        dependency="afterok:12?afternotok:13_2",
+        hold=True,
+    )
+    job = Job(
+        7,
+        request,
+        1.0,
+        "gpu",
+        priority=0,
+        reason=PendingReason.JOB_HELD_ADMIN,
+        array_job_id=5,
+        array_pending=(3, 5, 7),
+        dependencies=(
+            Dependency("afterok", 12, whole_array=True, state="failed", any=True),
+            Dependency("afternotok", 13, task=2, any=True),
+            Dependency("singleton"),
+        ),
+    )
+    decoded = job_from_dict(_json(job_to_dict(job)))
+    assert decoded == job
+    assert decoded.held and decoded.display_id == "5_[3,5,7%2]"
+    task = Job(8, request, 1.0, "gpu", array_job_id=5, array_task_id=1)
+    assert job_from_dict(_json(job_to_dict(task))).display_id == "5_1"
+
+
+def test_a_job_saved_before_arrays_existed_still_decodes() -> None:
+    encoded = job_to_dict(Job(1, JobRequest(), 0.0, "debug"))
+    for key in ("array_job_id", "array_task_id", "array_pending", "dependencies"):
+        del encoded[key]
+    for key in ("array_tasks", "array_throttle", "dependency", "hold"):
+        del encoded["request"][key]
+    assert job_from_dict(_json(encoded)) == Job(1, JobRequest(), 0.0, "debug")
 
 
 def test_request_round_trip() -> None:

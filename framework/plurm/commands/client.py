@@ -73,7 +73,18 @@ class ClusterClient(Protocol):
         """Queue a batch job; its id."""
         ...
 
-    def cancel(self, job_id: int) -> None: ...
+    def cancel(self, job_id: int, task: int | None = None) -> None:
+        """scancel: the job (every task of an array, given its id), or one ``task`` of the
+        array ``job_id``."""
+        ...
+
+    def hold(self, job_id: int, *, user: bool = False) -> None:
+        """scontrol hold (``user``: uhold, a hold its user may release)."""
+        ...
+
+    def release(self, job_id: int) -> None:
+        """scontrol release."""
+        ...
 
     def signal(self, job_id: int, signal: str) -> None:
         """Send ``signal`` (a name such as "USR1") to a running job's processes."""
@@ -155,8 +166,15 @@ class LocalClient:
     def submit(self, request: JobRequest) -> int:
         return self.controller.submit(request).job_id
 
-    def cancel(self, job_id: int) -> None:
-        self.controller.cancel(job_id)
+    def cancel(self, job_id: int, task: int | None = None) -> None:
+        self.controller.cancel(job_id, task)
+
+    def hold(self, job_id: int, *, user: bool = False) -> None:
+        # a session's commands run as root: hold is an administrator's hold
+        self.controller.hold(job_id, admin=not user)
+
+    def release(self, job_id: int) -> None:
+        self.controller.release(job_id)
 
     def signal(self, job_id: int, signal: str) -> None:
         job = self.controller.job(job_id)

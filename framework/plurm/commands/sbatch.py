@@ -82,6 +82,9 @@ OPTIONS = (
     Option("mail_type", None, ("mail-type",)),
     Option("mail_user", None, ("mail-user",)),
     Option("wckey", None, ("wckey",)),
+    Option("array", "a", ("array",)),
+    Option("dependency", "d", ("dependency",)),
+    Option("hold", "H", ("hold",), takes_value=False),
     Option("sim_runtime", None, ("sim-runtime",)),
     Option("sim_ignore_sigterm", None, ("sim-ignore-sigterm",), takes_value=False),
 )
@@ -191,6 +194,34 @@ def _begin_error(text: str) -> CommandError:
         f"Invalid time specification (pos=0): {text}\nsbatch: error: Invalid --begin specification",
         USAGE,
     )
+
+
+#: The most tasks Plurm reads from one --array before the controller's MaxArraySize check
+#: (Slurm's MaxArraySize is at most 4000001).
+_ARRAY_TASKS_LIMIT = 4_000_001
+
+
+def _array(text: str) -> tuple[tuple[int, ...], int]:
+    """--array: ``1-10``, ``1-10:2``, ``1,3,5-7``, each with an optional ``%K`` throttle at
+    the end; the task ids, ascending, and the throttle (0: none)."""
+    spec, percent, limit = text.partition("%")
+    if percent and not (is_digits(limit) and int(limit) <= INT32_MAX):
+        raise _error("Invalid --array specification")
+    tasks: set[int] = set()
+    for part in spec.split(","):
+        bounds, colon, step_text = part.partition(":")
+        first, dash, last = bounds.partition("-")
+        if not is_digits(first) or (dash and not is_digits(last)):
+            raise _error("Invalid --array specification")
+        if colon and not (is_digits(step_text) and int(step_text) >= 1):
+            raise _error("Invalid --array specification")
+        low = int(first)
+        high = int(last) if dash else low
+        step = int(step_text) if colon else 1
+        if high < low or (high - low) // step + len(tasks) >= _ARRAY_TASKS_LIMIT:
+            raise _error("Invalid --array specification")
+        tasks.update(range(low, high + 1, step))
+    return tuple(sorted(tasks)), int(limit) if percent else 0
 
 
 def _user(text: str) -> tuple[str, int]:
@@ -352,9 +383,18 @@ def parse_request(
         warn_time=warn[1] if warn else 0,
         warn_batch_only=warn[2] if warn else False,
     )
-    # Slurm's default output file, in the working directory: slurm-<job id>.out.
+    if "array" in values:
+        tasks, throttle = _array(str(values["array"]))
+        request = attrs.evolve(request, array_tasks=tasks, array_throttle=throttle)
+    if "dependency" in values and str(values["dependency"]):
+        request = attrs.evolve(request, dependency=str(values["dependency"]))
+    if "hold" in values:
+        request = attrs.evolve(request, hold=True)
+    # Slurm's default output file, in the working directory: slurm-<job id>.out, and
+    # slurm-<array id>_<task id>.out for an array's task.
     if request.stdout is None:
-        request = attrs.evolve(request, stdout=str(Path(request.work_dir) / "slurm-%j.out"))
+        default = "slurm-%A_%a.out" if request.array_tasks else "slurm-%j.out"
+        request = attrs.evolve(request, stdout=str(Path(request.work_dir) / default))
     exit_match = _EXIT.fullmatch(command) if "wrap" in values else None
     if exit_match is not None:
         # A job that only exits ends at once with that code, as its shell would.

@@ -52,15 +52,18 @@ def run(
     sent = _signal(str(values["signal"])) if "signal" in values else None
     said = []
     for word in ids:
-        if not is_digits(word):
+        # a job id, or an array's id and one of its tasks (123_4)
+        job_text, underscore, task_text = word.partition("_")
+        if not is_digits(job_text) or (underscore and not is_digits(task_text)):
             raise CommandError(f"scancel: error: Invalid job id {word}")
+        task = int(task_text) if underscore else None
         if verbose and "signal" not in values:
             said.append(f"scancel: Terminating job {word}\n")
         try:
             if "signal" in values:
-                client.signal(int(word), str(sent))
+                client.signal(int(job_text), str(sent))
             else:
-                client.cancel(int(word))
+                client.cancel(int(job_text), task)
         except RequestError as error:
             # Slurm's scancel reports an unknown or already finished job only with -v, and
             # still exits 0: the job is gone either way.

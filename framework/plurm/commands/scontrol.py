@@ -1,5 +1,5 @@
-"""scontrol: show job|node|partition|config, suspend, resume, requeue, version, update
-PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`)."""
+"""scontrol: show job|node|partition|config, suspend, resume, requeue, hold, uhold, release,
+version, update PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
 from plurm.controller import RequestError
 from plurm.errors import HostlistError
-from plurm.model.job import Job, JobState, PendingReason
+from plurm.model.job import Job, JobState, PendingReason, dependency_text
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
 __all__ = ["run", "show_job", "show_node", "show_partition", "tres_text"]
@@ -44,7 +44,26 @@ def _duration(seconds: float) -> str:
 
 
 def _output_path(job: Job) -> str:
-    return (job.request.stdout or "").replace("%j", str(job.job_id)) or "(null)"
+    path = (job.request.stdout or "").replace("%j", str(job.job_id))
+    if job.array_job_id is not None:
+        path = path.replace("%A", str(job.array_job_id))
+        if job.array_task_id is not None:
+            path = path.replace("%a", str(job.array_task_id))
+    return path or "(null)"
+
+
+def _array_ids(job: Job) -> list[str]:
+    """An array record's ids on scontrol's first line (Slurm 22.05): ArrayJobId and
+    ArrayTaskId (a task's id, or the tasks not started yet with the throttle), and the
+    throttle on the record of the tasks not started."""
+    if job.array_job_id is None:
+        return []
+    pending = job.array_tasks_text
+    task = pending if pending is not None else str(job.array_task_id)
+    ids = [f"ArrayJobId={job.array_job_id}", f"ArrayTaskId={task}"]
+    if pending is not None and job.request.array_throttle:
+        ids.append(f"ArrayTaskThrottle={job.request.array_throttle}")
+    return ids
 
 
 def show_job(job: Job, view: ClusterView) -> str:
@@ -88,7 +107,7 @@ def show_job(job: Job, view: ClusterView) -> str:
     memory = request.mem_per_node
     evaluated = job.start_time if job.start_time is not None else job.submit_time
     groups = [
-        [f"JobId={job.job_id}", f"JobName={job.name}"],
+        [f"JobId={job.job_id}", *_array_ids(job), f"JobName={job.name}"],
         [
             f"UserId={request.user}({request.uid})",
             f"GroupId={request.group}({request.gid})",
@@ -105,7 +124,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         [
             f"JobState={job.state.name}",
             f"Reason={job.reason_text.replace(' ', '_')}",
-            "Dependency=(null)",
+            f"Dependency={dependency_text(job.dependencies)}",
         ],
         [
             f"Requeue={int(job.requeue)}",
@@ -405,9 +424,16 @@ def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
         if name is not None:
             if not is_digits(name):
                 return CommandResult(1, "", "scontrol_print_job error: Invalid job id specified\n")
-            if int(name) not in cluster.jobs:
+            wanted = int(name)
+            # an array's id shows every record of the array
+            chosen = [
+                job for job in _visible(view) if job.job_id == wanted or job.array_job_id == wanted
+            ]
+            if wanted in cluster.jobs and cluster.job(wanted) not in chosen:
+                chosen.insert(0, cluster.job(wanted))
+            if not chosen:
                 return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
-            return CommandResult(0, show_job(cluster.job(int(name)), view))
+            return CommandResult(0, "".join(show_job(job, view) for job in chosen))
         text = "".join(show_job(job, view) for job in _visible(view))
         return CommandResult(0, text or "No jobs in the system\n")
     if what == "node":
@@ -576,7 +602,10 @@ def _job_command(verb: str, args: Sequence[str], client: ClusterClient) -> Comma
             if not is_digits(job_id):
                 raise CommandError(f"scontrol: error: Invalid job id specified for {verb}")
             try:
-                getattr(client, verb)(int(job_id))
+                if verb == "uhold":
+                    client.hold(int(job_id), user=True)
+                else:
+                    getattr(client, verb)(int(job_id))
             except RequestError as error:
                 errors.append(f"{error.message} for job {job_id}\n")
     return CommandResult(1 if errors else 0, "", "".join(errors))
@@ -611,7 +640,7 @@ def run(
         if oneliner:
             return CommandResult(shown.status, _one_line_each(shown.stdout), shown.stderr)
         return shown
-    if verb in ("suspend", "resume", "requeue"):
+    if verb in ("suspend", "resume", "requeue", "hold", "uhold", "release"):
         return _job_command(verb, argv[1:], client)
     if verb == "update":
         return _update(argv[1:], client)

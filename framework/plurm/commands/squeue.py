@@ -18,7 +18,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient, ClusterView
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import clock_time, date_line, elapsed, limit
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobState, dependency_text
 from plurm.numbers import is_digits
 
 __all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "START_FORMAT", "format_jobs", "run"]
@@ -66,6 +66,13 @@ def _time_left(job: Job, now: float) -> str:
     return elapsed(max(0.0, job.time_limit * 60 - job.run_time(now)))
 
 
+def _array_task(job: Job) -> str:
+    if job.array_job_id is None:
+        return "N/A"
+    pending = job.array_tasks_text
+    return pending if pending is not None else str(job.array_task_id)
+
+
 def _nodelist_reason(job: Job) -> str:
     """The reason in parentheses for pending, failed and timed-out jobs, else the nodes."""
     if job.state in (JobState.PENDING, JobState.FAILED, JobState.TIMEOUT):
@@ -74,8 +81,17 @@ def _nodelist_reason(job: Job) -> str:
 
 
 FIELDS: dict[str, _Field] = {
-    "i": _Field("JOBID", lambda job, now: str(job.job_id)),
+    # %i: an array's task as 123_4, its tasks not started yet as 123_[5-9%2]; %A: the
+    # job's own id; %F: its array's id; %K: its task id(s) (N/A: not an array).
+    "i": _Field("JOBID", lambda job, now: job.display_id),
     "A": _Field("JOBID", lambda job, now: str(job.job_id)),
+    "F": _Field(
+        "ARRAY_JOB_ID",
+        lambda job, now: str(job.array_job_id if job.array_job_id is not None else job.job_id),
+    ),
+    "K": _Field("ARRAY_TASK_ID", lambda job, now: _array_task(job)),
+    "a": _Field("ACCOUNT", lambda job, now: job.account or "(null)"),
+    "E": _Field("DEPENDENCY", lambda job, now: dependency_text(job.dependencies)),
     "P": _Field("PARTITION", lambda job, now: job.partition),
     "j": _Field("NAME", lambda job, now: job.name),
     "u": _Field("USER", lambda job, now: job.request.user),
@@ -95,7 +111,6 @@ FIELDS: dict[str, _Field] = {
     "p": _Field("PRIORITY", lambda job, now: f"{job.priority / 0xFFFF_FFFF:.14f}"),
     "C": _Field("CPUS", lambda job, now: str(job.request.cpus)),
     "z": _Field("S:C:T", lambda job, now: "*:*:*"),
-    "a": _Field("ACCOUNT", lambda job, now: job.account or "(null)"),
     "q": _Field("QOS", lambda job, now: job.qos or "(null)"),
     "S": _Field("START_TIME", lambda job, now: _start_time(job, now, {})),
     "Y": _Field("SCHEDNODES", lambda job, now: "(null)"),
@@ -330,6 +345,9 @@ _LONG_FIELDS = {
     "qos": "q",
     "starttime": "S",
     "schednodes": "Y",
+    "arrayjobid": "F",
+    "arraytaskid": "K",
+    "dependency": "E",
 }
 #: -O's default width: 20 columns, left-justified.
 _LONG_WIDTH = 20
@@ -417,7 +435,8 @@ def run(
             if not is_digits(word):
                 raise CommandError(f"squeue: error: Invalid job id: {word}")
             ids.add(int(word))
-        if not ids & set(cluster.jobs):
+        arrays = {job.array_job_id for job in cluster.jobs.values()}
+        if not ids & (set(cluster.jobs) | arrays):
             return CommandResult(1, "", "slurm_load_jobs error: Invalid job id specified\n")
     users = str(values["user"]).split(",") if "user" in values else None
     unknown = [name for name in users or () if not _known_user(name)]
@@ -431,7 +450,7 @@ def run(
         if job.state.finished and job.end_time is not None and job.end_time + age < now:
             continue  # purged after MinJobAge, as slurmctld does
         if ids is not None:
-            if job.job_id not in ids:
+            if job.job_id not in ids and job.array_job_id not in ids:
                 continue
         elif job.state not in (states if states is not None else default_states):
             continue

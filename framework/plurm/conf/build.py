@@ -207,6 +207,7 @@ class _Builder:
             min_job_age=self.scalar("MinJobAge", _uint(32), 300),
             first_job_id=self.scalar("FirstJobId", _uint(32), 1),
             max_job_count=self.scalar("MaxJobCount", _uint(32), 10000),
+            max_array_size=self.scalar("MaxArraySize", _uint(32), 1001),
             over_time_limit=self.scalar("OverTimeLimit", _uint(16), 0),
             def_mem_per_cpu=self.scalar("DefMemPerCPU", _memory, None),
             def_mem_per_node=self.scalar("DefMemPerNode", _memory, None),

@@ -647,6 +647,7 @@ _TOP_EFFECT = frozenset(
         "MinJobAge",
         "FirstJobId",
         "MaxJobCount",
+        "MaxArraySize",
         "OverTimeLimit",
         "DefMemPerCPU",
         "DefMemPerNode",

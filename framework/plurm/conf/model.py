@@ -291,6 +291,8 @@ class SlurmConfig:
     min_job_age: int = 300
     first_job_id: int = 1
     max_job_count: int = 10000
+    #: MaxArraySize: array task ids must be below it.
+    max_array_size: int = 1001
     over_time_limit: int = 0
     def_mem_per_cpu: int | None = None
     def_mem_per_node: int | None = None

@@ -54,6 +54,9 @@ The controller is one class composed of a mixin per part, each in its own module
 - :mod:`.jobupdate`: :meth:`update_job` (scontrol update JobId=...);
 - :mod:`.estimates`: :meth:`will_run` (sbatch --test-only) and :meth:`expected_starts`
   (squeue --start);
+- :mod:`.arrays`: job arrays, split into tasks as they start, and their throttle;
+- :mod:`.dependencies`: the jobs kept out of the queue (holds, dependencies, throttled
+  arrays) and their review before each pass;
 - :mod:`.timers`: when passes run, the time-limit check (and the --signal warning before
   it), the gang time slice and the backfill period;
 - :mod:`.base`: the state they share, declared with its types, and the constants of the hot
@@ -65,7 +68,9 @@ from __future__ import annotations
 import logging
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
+from plurm.controller.arrays import ArraysMixin
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
+from plurm.controller.dependencies import WaitingMixin
 from plurm.controller.estimates import EstimatesMixin
 from plurm.controller.health import NodeHealth
 from plurm.controller.jobupdate import JobUpdateMixin
@@ -98,6 +103,8 @@ class Controller(
     JobUpdateMixin,
     EstimatesMixin,
     TimersMixin,
+    ArraysMixin,
+    WaitingMixin,
     ControllerBase,
 ):
     """One cluster's controller. Build it with a configuration, loaded plugins, a timer and
@@ -139,6 +146,12 @@ class Controller(
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
         #: _refused's answer per pending job, with the partition and request it is for.
         self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}
+        #: Pending jobs kept out of the queue: held, waiting on dependencies, or records of
+        #: an array at its throttle (see .dependencies); each array's records by job id.
+        self._waiting: dict[int, Job] = {}
+        self._arrays: dict[int, dict[int, Job]] = {}
+        #: The array record the last start split off (see .arrays), for the pass to try.
+        self._last_split: Job | None = None
         self.cluster.now = timer.now()
         #: When the controller started: periodic threads tick in phase with it.
         self._epoch = timer.now()

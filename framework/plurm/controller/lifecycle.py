@@ -74,18 +74,22 @@ class LifecycleMixin(ControllerBase):
 
     # ----------------------------------------------------------------------------- commands
 
-    def cancel(self, job_id: int) -> None:
-        """scancel: a pending job is cancelled at once, a running one is killed."""
+    def cancel(self, job_id: int, task: int | None = None) -> None:
+        """scancel: a pending job is cancelled at once, a running one is killed. An array's
+        id cancels all of its tasks; ``task`` cancels that task of the array ``job_id``."""
         self._tick()
-        job = self.job(job_id)
-        if job.state.finished or job.state is JobState.COMPLETING:
+        jobs = self._cancel_targets(job_id, task)
+        live = [job for job in jobs if not job.state.finished and job.state is not _COMPLETING]
+        if not live:
             raise RequestError("Job/step already completing or completed")
-        if job.state is JobState.PENDING:
-            job.end_time = self.now  # Slurm keeps the reason it was pending for
-            self._set_state(job, JobState.CANCELLED)
-            self._request_pass()
-            return
-        self._kill(job, _Ending(JobState.CANCELLED))
+        for job in live:
+            if job.state is JobState.PENDING:
+                job.end_time = self.now  # Slurm keeps the reason it was pending for
+                self._waiting.pop(job.job_id, None)
+                self._set_state(job, JobState.CANCELLED)
+                self._request_pass()
+            else:
+                self._kill(job, _Ending(JobState.CANCELLED))
 
     def _job_for(self, job_id: int, unknown: str) -> Job:
         job = self.cluster.jobs.get(job_id)
@@ -260,6 +264,8 @@ class LifecycleMixin(ControllerBase):
     # ----------------------------------------------------------------------------- actions
 
     def _start(self, job: Job, nodes: Iterable[str]) -> None:
+        if job.array_pending:  # an array's record: it starts as its first task
+            self._last_split = self._split_task(job)
         self._preempting.pop(job.job_id, None)
         job.nodes = self.cluster.in_table_order(nodes)
         job.requeued_allocation = ()

@@ -56,6 +56,8 @@ class PassesMixin(ControllerBase):
         blocked yet: the jobs of a blocked partition after the job it waits for would all
         get Priority, which most of them have already (see :meth:`_settle_skipped`)."""
         self._tick()
+        if self._waiting:
+            self._review_waiting()
         blocked: set[str] = set()
         # As in Slurm, once a job must wait, its partition's nodes are withheld from every
         # job after it in this pass, whatever their partition.
@@ -86,6 +88,8 @@ class PassesMixin(ControllerBase):
                 left = True
                 continue
             outcome = self._try_start(job, withheld)
+            if outcome is _SUCCESS and self._last_split is not None:
+                self._start_more_tasks(withheld)
             if outcome is not _SUCCESS:
                 blocked.add(job.partition)
                 if skipping:
@@ -107,6 +111,16 @@ class PassesMixin(ControllerBase):
             self._settle_skipped(blocked_at)
         if left:
             self._arm_backfill()
+
+    def _start_more_tasks(self, withheld: int) -> None:
+        """After a pass started a task of an array: start the array's next tasks at once,
+        as Slurm's scheduler does, while they may run. A task that must wait keeps the
+        reason its trial gave it; the array's record is filed at the next read."""
+        while self._last_split is not None:
+            rest = self._next_task(self._last_split)
+            self._last_split = None
+            if rest is None or self._try_start(rest, withheld) is not _SUCCESS:
+                return
 
     def _settle_skipped(self, blocked_at: Mapping[str, tuple[Any, int]]) -> None:
         """After a whole-queue pass that read only the jobs of partitions not blocked yet:
@@ -170,6 +184,8 @@ class PassesMixin(ControllerBase):
         """One backfill pass: the sched plugin picks the pending jobs that may start now
         without delaying those ahead; each starts if select still grants its nodes."""
         self._tick()
+        if self._waiting:
+            self._review_waiting()
         queue = self._queue()
         if self._pending.kept and not self._pinned:
             # the kept queue gives pending jobs only, and none of them requires nodes
@@ -205,6 +221,7 @@ class PassesMixin(ControllerBase):
             result = self.plugins.select_job_test(job, start.nodes, _RUN_NOW, (), self.cluster)
             if result.status is _SUCCESS:
                 self._start(job, result.nodes)
+        self._last_split = None  # (an array's rest is tried at the next pass)
 
     def _note_required_unavailable(self) -> None:
         """Give every queued job whose required nodes (-w) are out of service its
@@ -240,10 +257,13 @@ class PassesMixin(ControllerBase):
         return self.plugins.sched_queue_order(pending, self._preempts(), self.cluster)
 
     def _refused(self, job: Job) -> bool:
-        """Whether the job's partition refuses it for now; if so, its reason says why.
+        """Whether the job's partition refuses it for now, or it waits outside the queue
+        (held, on dependencies, at its array's throttle); if so, its reason says why.
 
         The answer depends only on the partition and the request, so it is kept per job
         until either is replaced (a partition update makes a new partition object)."""
+        if self._waiting and job.job_id in self._waiting:
+            return True  # held, waiting on dependencies or its array's throttle (.dependencies)
         part = self.cluster.partitions[job.partition]
         known = self._refusals.get(job.job_id)
         if known is not None and known[0] is part and known[1] is job.request:

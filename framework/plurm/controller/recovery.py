@@ -50,6 +50,12 @@ class RecoveryMixin(ControllerBase):
         restored = sorted(jobs, key=operator.attrgetter("job_id"))
         for job in restored:
             cluster.add_job(job)
+            if job.array_job_id is not None:
+                self._arrays.setdefault(job.array_job_id, {})[job.job_id] = job
+            if job.state is JobState.PENDING and (
+                job.held or job.dependencies or (job.array_pending and job.request.array_throttle)
+            ):
+                self._waiting[job.job_id] = job  # reviewed at the first pass
         for job in restored:
             state = job.state
             if state is JobState.PENDING:

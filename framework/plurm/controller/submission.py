@@ -40,14 +40,21 @@ class SubmissionMixin(ControllerBase):
             self._set_state(job, JobState.FAILED)
             raise RequestError("Node count specification invalid")
         charged = self._validate(request, partition)
+        self._check_array(request)
+        dependencies = self._parse_dependency(request.dependency) if request.dependency else ()
         job = self._new_job(request, partition)
         job.account, job.qos = charged.account, charged.qos
+        if request.array_tasks:
+            self._new_array(job)
         if request.begin_time is not None and request.begin_time > self.now:
             job.eligible_time = request.begin_time
             job.reason = PendingReason.BEGIN_TIME
             self._pass_after(job.eligible_time)
         elif self._queued_ahead(job):
             job.reason = _PRIORITY  # as Slurm shows it from submission on
+        if request.hold or dependencies:
+            job.dependencies = dependencies
+            self._wait_at_submission(job)
         self._request_pass()
         return job
 

@@ -67,8 +67,14 @@ class RpcClient:
         answer = self.call("submit", {"request": request_to_dict(request)})
         return int(answer["job_id"])
 
-    def cancel(self, job_id: int) -> None:
-        self.call("cancel", {"job_id": job_id})
+    def cancel(self, job_id: int, task: int | None = None) -> None:
+        self.call("cancel", {"job_id": job_id, "task": task})
+
+    def hold(self, job_id: int, *, user: bool = False) -> None:
+        self.call("hold", {"job_id": job_id, "user": user})
+
+    def release(self, job_id: int) -> None:
+        self.call("release", {"job_id": job_id})
 
     def signal(self, job_id: int, signal: str) -> None:
         self.call("signal", {"job_id": job_id, "signal": signal})

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: The version of the encoded forms below (stored beside them by the state store).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: job arrays, dependencies and holds
 
 _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1

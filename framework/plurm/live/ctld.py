@@ -93,6 +93,8 @@ class ControllerDaemon:
         self.registered: set[str] = set()
         self.stopping: asyncio.Event | None = None
         self.submitted = 0
+        #: The next job id when jobs were last saved (see commit).
+        self.saved_next_id = 0
 
     # ------------------------------------------------------------------ start
 
@@ -114,6 +116,7 @@ class ControllerDaemon:
         starts = self.store.load_value(CONTROLLER_STARTS, [])
         starts = starts[-(MAX_STARTS - 1) :] if isinstance(starts, list) else []
         self.store.save_value(CONTROLLER_STARTS, [*starts, self.controller.started])
+        self.saved_next_id = self.controller.next_job_id
         app = web.Application(client_max_size=8 * 1024 * 1024)
         rpc_routes(app, self.signer, self._handlers())
         add_rest_routes(app, self)
@@ -162,6 +165,13 @@ class ControllerDaemon:
         controller = self.controller
         if everything:
             self.dirty.update(controller.cluster.jobs)
+        if controller.next_job_id != self.saved_next_id:
+            # jobs made without a state change: an array's records split off its tasks
+            for job_id in range(self.saved_next_id, controller.next_job_id):
+                job = controller.cluster.jobs.get(job_id)
+                if job is not None:
+                    self.dirty[job_id] = job
+            self.saved_next_id = controller.next_job_id
         if self.dirty:
             jobs = list(self.dirty.values())
             self.dirty.clear()
@@ -194,7 +204,9 @@ class ControllerDaemon:
             "view": event(self._view),
             "acct": event(self._acct),
             "submit": event(self._submit),
-            "cancel": event(self._job_verb("cancel")),
+            "cancel": event(self._cancel),
+            "hold": event(self._hold),
+            "release": event(self._release),
             "suspend": event(self._job_verb("suspend", admin=True)),
             "resume": event(self._job_verb("resume", admin=True)),
             "requeue": event(self._job_verb("requeue")),
@@ -291,6 +303,38 @@ class ControllerDaemon:
 
         return run
 
+    def _cancel(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job_id = self._owned(caller, message.get("job_id"))
+        task = message.get("task")
+        if task is not None and type(task) is not int:
+            raise RpcError("task is not an integer")
+        self.controller.cancel(job_id, task)
+        return {}
+
+    def _hold(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """scontrol hold or uhold: an administrator's hold is JobHeldAdmin, anyone
+        else's (and uhold) JobHeldUser."""
+        job_id = self._owned(caller, message.get("job_id"))
+        user = message.get("user", False)
+        if type(user) is not bool:
+            raise RpcError("user is not true or false")
+        self.controller.hold(job_id, admin=not user and self._is_admin(caller))
+        self._touch(job_id)
+        return {}
+
+    def _release(self, caller: Caller, message: dict[str, Any]) -> Any:
+        job_id = self._owned(caller, message.get("job_id"))
+        self.controller.release(job_id, admin=self._is_admin(caller))
+        self._touch(job_id)
+        return {}
+
+    def _touch(self, job_id: int) -> None:
+        """Save the job (and every record of the array it names) at the next commit: a
+        hold or release changes its priority and reason, not its state."""
+        for job in self.controller.cluster.jobs.values():
+            if job.job_id == job_id or job.array_job_id == job_id:
+                self.dirty[job.job_id] = job
+
     def _signal(self, caller: Caller, message: dict[str, Any]) -> Any:
         job_id = self._owned(caller, message.get("job_id"))
         name = message.get("signal")
@@ -321,8 +365,11 @@ class ControllerDaemon:
         job = self.controller.job(job_id)
         return {"recorded": self.steps.end(job, step, code, number, self.controller.now)}
 
+    def _is_admin(self, caller: Caller) -> bool:
+        return caller.uid == 0 or caller.uid == os.getuid()
+
     def _admin(self, caller: Caller) -> None:
-        if caller.uid != 0 and caller.uid != os.getuid():
+        if not self._is_admin(caller):
             raise RequestError("Access/permission denied")
 
     def _update_partition(self, caller: Caller, message: dict[str, Any]) -> Any:

@@ -16,6 +16,7 @@ SlurmdTimeout, set it DOWN.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import signal as signal_mod
@@ -219,4 +220,24 @@ class LiveExecutor:
             "cluster_name": config.cluster_name,
             "restart_count": job.restarts,
             "time_limit": job.time_limit,
+            **_array_facts(job),
         }
+
+
+def _array_facts(job: Job) -> dict[str, int | None]:
+    """An array task's SLURM_ARRAY_* facts: its array's id, its task id, and the whole
+    array's task count, lowest and highest id and step (the spacing of the ids when it is
+    even, else 1); all None for a job that is not an array task."""
+    tasks = job.request.array_tasks
+    if job.array_job_id is None or job.array_task_id is None or not tasks:
+        keys = ("job_id", "task_id", "task_count", "task_min", "task_max", "task_step")
+        return {f"array_{key}": None for key in keys}
+    gaps = {later - earlier for earlier, later in itertools.pairwise(tasks)}
+    return {
+        "array_job_id": job.array_job_id,
+        "array_task_id": job.array_task_id,
+        "array_task_count": len(tasks),
+        "array_task_min": tasks[0],
+        "array_task_max": tasks[-1],
+        "array_task_step": gaps.pop() if len(gaps) == 1 else 1,
+    }

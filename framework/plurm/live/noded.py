@@ -303,13 +303,25 @@ class NodeDaemon:
             restart_count=_int(message, "restart_count"),
             time_limit=message["time_limit"],
             base_env=dict(_pair(item) for item in message["environment"]),
+            array_job_id=_optional_int(message, "array_job_id"),
+            array_task_id=_optional_int(message, "array_task_id"),
+            array_task_count=_optional_int(message, "array_task_count"),
+            array_task_min=_optional_int(message, "array_task_min"),
+            array_task_max=_optional_int(message, "array_task_max"),
+            array_task_step=_optional_int(message, "array_task_step"),
         )
 
         def path(pattern: str | None) -> str | None:
             if pattern is None:
                 return None
             return expand_pattern(
-                str(pattern), job_id=job_id, job_name=info.job_name, user=info.user, node=self.name
+                str(pattern),
+                job_id=job_id,
+                job_name=info.job_name,
+                user=info.user,
+                node=self.name,
+                array_job_id=info.array_job_id,
+                array_task_id=info.array_task_id,
             )
 
         stdout = path(message["stdout"]) or f"slurm-{job_id}.out"
@@ -387,6 +399,12 @@ def _int(message: dict[str, Any], key: str) -> int:
     if type(value) is not int:
         raise TypeError(f"{key} is not an integer")
     return value
+
+
+def _optional_int(message: dict[str, Any], key: str) -> int | None:
+    """An integer of a launch message that may be absent or null (an array task's facts:
+    none for a job that is not one)."""
+    return None if message.get(key) is None else _int(message, key)
 
 
 def _pair(item: object) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobState, task_ranges
 
 __all__ = [
     "AcctQuery",
@@ -350,6 +350,9 @@ def records_from_jobs(
                 suspended=suspended,
                 reason=job.reason.value,
                 steps=steps,
+                array_job_id=job.array_job_id,
+                array_task_id=job.array_task_id,
+                array_tasks=task_ranges(job.array_pending) if job.array_pending else None,
             )
         )
     return records

@@ -9,7 +9,17 @@ import attrs
 
 from plurm import hostlist
 
-__all__ = ["Job", "JobRequest", "JobState", "PendingReason", "PreemptsByTier", "never_preempts"]
+__all__ = [
+    "Dependency",
+    "Job",
+    "JobRequest",
+    "JobState",
+    "PendingReason",
+    "PreemptsByTier",
+    "dependency_text",
+    "never_preempts",
+    "task_ranges",
+]
 
 
 class JobState(enum.Enum):
@@ -83,6 +93,68 @@ class PendingReason(enum.Enum):
     NODE_DOWN = "NodeDown"
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
     TIME_LIMIT = "TimeLimit"
+    #: A dependency that can never be satisfied (Slurm 22.05 keeps such a job pending unless
+    #: DependencyParameters=kill_invalid_depend).
+    DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"
+    #: An array's task waits because ``--array=...%K`` tasks already run.
+    JOB_ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
+
+
+@attrs.frozen
+class Dependency:
+    """One item of a job's ``--dependency``: ``kind`` (after, afterany, afterok, afternotok,
+    singleton) on job ``job_id`` (0 for singleton), one task of its array (``task``) or all
+    of its tasks (``whole_array``: the job is an array's id), with the item's ``state``
+    (unfulfilled, fulfilled, failed) and whether it was joined by ``?`` (``any``: one
+    fulfilled item is enough) rather than ``,`` (all must be)."""
+
+    kind: str
+    job_id: int = 0
+    task: int | None = None
+    whole_array: bool = False
+    state: str = "unfulfilled"
+    any: bool = False
+
+    @property
+    def text(self) -> str:
+        """The item as scontrol and squeue show it (Slurm 22.05's form)."""
+        if self.kind == "singleton":
+            return f"singleton({self.state})"
+        if self.whole_array:
+            target = f"{self.job_id}_*"
+        elif self.task is not None:
+            target = f"{self.job_id}_{self.task}"
+        else:
+            target = str(self.job_id)
+        return f"{self.kind}:{target}({self.state})"
+
+
+def dependency_text(items: tuple[Dependency, ...]) -> str:
+    """A job's dependencies as Slurm shows them: the items not fulfilled yet, each followed
+    by its separator (``?`` for any, ``,`` for all); ``(null)`` when none is left."""
+    shown = [item for item in items if item.state != "fulfilled"]
+    if not shown:
+        return "(null)"
+    parts = []
+    for index, item in enumerate(shown):
+        if index:
+            parts.append("?" if shown[index - 1].any else ",")
+        parts.append(item.text)
+    return "".join(parts)
+
+
+def task_ranges(tasks: tuple[int, ...]) -> str:
+    """Array task ids as Slurm prints a task bitmap: ``1-3,5,7-8``."""
+    parts: list[str] = []
+    index = 0
+    while index < len(tasks):
+        first = last = tasks[index]
+        while index + 1 < len(tasks) and tasks[index + 1] == last + 1:
+            index += 1
+            last = tasks[index]
+        parts.append(str(first) if first == last else f"{first}-{last}")
+        index += 1
+    return ",".join(parts)
 
 
 @attrs.frozen
@@ -167,6 +239,14 @@ class JobRequest:
     warn_signal: str | None = None
     warn_time: int = 0
     warn_batch_only: bool = False
+    #: --array: the task ids, ascending (empty: not an array), and its ``%K`` throttle
+    #: (0: no limit).
+    array_tasks: tuple[int, ...] = ()
+    array_throttle: int = 0
+    #: --dependency as written (the controller reads it at submission).
+    dependency: str | None = None
+    #: --hold: submitted held.
+    hold: bool = False
 
     def with_runtime(self, seconds: float | None) -> JobRequest:
         """The same request with a simulated run time."""
@@ -238,10 +318,45 @@ class Job:
     #: Killed to go back to the queue (scontrol requeue, a REQUEUE preemption): it shows
     #: COMPLETING, with the restart already counted, until its teardown is over.
     requeued: bool = False
+    #: A job array's record: its array's id (the first task's job id) and its task id; an
+    #: array's record of tasks not started yet has no task id but ``array_pending``, the
+    #: ids of those tasks (Slurm's "meta" record, shown as ``123_[4-6]``).
+    array_job_id: int | None = None
+    array_task_id: int | None = None
+    array_pending: tuple[int, ...] = ()
+    #: What the job still waits for (--dependency), with each item's state; emptied once
+    #: the dependencies are satisfied.
+    dependencies: tuple[Dependency, ...] = ()
 
     @property
     def name(self) -> str:
         return self.request.name
+
+    @property
+    def held(self) -> bool:
+        """Held (sbatch -H, scontrol hold): a pending job of priority 0, as in Slurm."""
+        return self.priority == 0 and self.state is JobState.PENDING
+
+    @property
+    def array_tasks_text(self) -> str | None:
+        """An array record's tasks not started yet, as ``4-6%2`` (with the array's
+        throttle), or None for any other record."""
+        if not self.array_pending:
+            return None
+        text = task_ranges(self.array_pending)
+        throttle = self.request.array_throttle
+        return f"{text}%{throttle}" if throttle else text
+
+    @property
+    def display_id(self) -> str:
+        """The job's id as squeue's JOBID and sacct show it: ``123_4`` for an array task,
+        ``123_[4-6%2]`` for an array's tasks not started yet, else the job id."""
+        if self.array_job_id is None:
+            return str(self.job_id)
+        pending = self.array_tasks_text
+        if pending is not None:
+            return f"{self.array_job_id}_[{pending}]"
+        return f"{self.array_job_id}_{self.array_task_id}"
 
     @property
     def reason_text(self) -> str:

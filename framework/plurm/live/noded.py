@@ -250,7 +250,7 @@ class NodeDaemon:
     # ------------------------------------------------------------------ handlers
 
     async def _ping(self, caller: Caller, message: dict[str, Any]) -> Any:
-        return {"node": self.name}
+        return {"node": self.name, "registered": self.registered}
 
     def _check(self, caller: Caller) -> None:
         if caller.uid != 0 and caller.uid != os.getuid():

@@ -3,10 +3,17 @@ input on the network gets a clear error while the daemons keep running."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import http.client
+import json
 import os
 import signal
+import socket
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +21,8 @@ from plurm import conf
 from plurm.commands.dispatch import run_command
 from plurm.live.client import RpcClient, invocation
 from plurm.live.noded import _start_time
+from plurm.live.rpc import CREDENTIAL_HEADER, MAX_BODY, PROTOCOL, PROTOCOL_HEADER
+from plurm.live.settings import LiveSettings
 from tests.live.conftest import LiveCluster, make_cluster
 
 pytestmark = pytest.mark.live
@@ -149,3 +158,294 @@ def test_a_killed_plurmd_downs_its_node_and_its_restart_kills_the_orphans(
         assert sacct == f"{failed}|NODE_FAIL|0:0\n"
     finally:
         cluster.down()
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+@pytest.fixture(scope="module")
+def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveCluster, int]]:
+    """A two-node cluster shared by the bad-input tests, with a job that runs throughout:
+    each test checks that the daemons still run and the job is still there."""
+    cluster = make_cluster(tmp_path_factory.mktemp("bad"), nodes=2, cpus=2)
+    try:
+        cluster.up()
+        job_id = cluster.sbatch("-w", "n1", "-o", "/dev/null", "--wrap", "sleep 300")
+        cluster.wait_for(lambda: cluster.state(job_id) == "RUNNING", what="RUNNING")
+        yield cluster, job_id
+    finally:
+        cluster.down()
+
+
+@pytest.fixture
+def bad(steady: tuple[LiveCluster, int]) -> Iterator[LiveCluster]:
+    """The shared cluster; after the test, its daemons still run and lost nothing."""
+    cluster, job_id = steady
+    state = cluster.root / "state"
+    pids = {
+        name: (state / f"{name}.pid").read_text()
+        for name in ("plurmctld", "plurmd-n1", "plurmd-n2")
+    }
+    yield cluster
+    for name, text in pids.items():
+        pid, start = map(int, text.split())
+        assert _start_time(pid) == start and _alive(pid), f"{name} died"
+    assert cluster.state(job_id) == "RUNNING"
+    assert cluster.run("squeue", "-h", "-o", "%i").stdout.split()[0] == str(job_id)
+
+
+def _settings(cluster: LiveCluster) -> LiveSettings:
+    return LiveSettings.from_config(conf.load(str(cluster.conf)))
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    """Send ``data`` on a plain TCP connection; what comes back before the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(data)
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _post(
+    url: str,
+    method: str,
+    body: bytes,
+    *,
+    credential: str | None = "sign",
+    protocol: str | None = str(PROTOCOL),
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
+    """POST ``body`` to ``method`` with the headers given (a real credential by default);
+    the status and the decoded answer."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=20)
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    if protocol is not None:
+        sent[PROTOCOL_HEADER] = protocol
+    if credential == "sign":
+        sent[CREDENTIAL_HEADER] = base64.b64encode(f"{os.getuid()}:{os.getgid()}".encode()).decode()
+    elif credential is not None:
+        sent[CREDENTIAL_HEADER] = credential
+    try:
+        connection.request("POST", f"/rpc/{method}", body=body, headers=sent)
+        response = connection.getresponse()
+        data = response.read()
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(data)
+    except ValueError:
+        return response.status, data
+
+
+def _refusal(answer: Any) -> tuple[str, str]:
+    assert isinstance(answer, dict) and set(answer) == {"error"}, answer
+    return answer["error"]["kind"], answer["error"]["message"]
+
+
+def test_garbage_bytes_get_a_bad_request_and_the_daemons_run_on(bad: LiveCluster) -> None:
+    settings = _settings(bad)
+    for port in (settings.ctld_port, settings.nodes["n1"].port):
+        answer = _raw(port, b"\x00\xff\x13garbage\r\n\r\n" * 10)
+        assert answer.startswith(b"HTTP/1.0 400 Bad Request\r\n"), answer
+        assert answer.endswith(
+            b"\r\n\r\nInvalid method encountered:\n\n  b'\\x00\\xff\\x13garbage'\n    ^"
+        )
+
+
+def test_a_body_over_the_limit_is_refused(bad: LiveCluster) -> None:
+    url = _settings(bad).ctld_url
+    # said in advance by its Content-Length
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=20)
+    try:
+        connection.putrequest("POST", "/rpc/submit")
+        connection.putheader(PROTOCOL_HEADER, str(PROTOCOL))
+        connection.putheader("Content-Length", str(MAX_BODY + 1))
+        connection.endheaders()
+        response = connection.getresponse()
+        status, answer = response.status, json.loads(response.read())
+    finally:
+        connection.close()
+    assert status == 413
+    assert _refusal(answer) == (
+        "bad_request",
+        f"message exceeds the limit of {MAX_BODY} bytes",
+    )
+    # found while reading a body sent in chunks
+    status, answer = _post(url, "submit", iter([b" " * (1 << 20)] * 9))
+    assert status == 413
+    assert _refusal(answer) == ("bad_request", f"message exceeds the limit of {MAX_BODY} bytes")
+
+
+def test_invalid_json_is_refused(bad: LiveCluster) -> None:
+    url = _settings(bad).ctld_url
+    for body, message in [
+        (b"{not json", "message is not valid JSON: Expecting property name enclosed in double"),
+        (b"\xff\xfe{}", "message is not UTF-8"),
+        (b"[1, 2]", "message is not a JSON object"),
+        (b'{"a": NaN}', "message is not valid JSON: NaN is not a JSON number"),
+        (b"[" * 100_000 + b"]" * 100_000, "message nests too deeply"),
+    ]:
+        status, answer = _post(url, "submit", body)
+        assert status == 400
+        kind, text = _refusal(answer)
+        assert (kind, text[: len(message)]) == ("bad_request", message)
+
+
+def test_a_submission_of_the_wrong_shape_is_refused(bad: LiveCluster) -> None:
+    url = _settings(bad).ctld_url
+    for message, text in [
+        ({}, "bad job request: invalid request: expected an object, not null @ request"),
+        (
+            {"request": {"min_nodes": "2"}},
+            "bad job request: invalid request: expected an integer, not a string"
+            " @ request.min_nodes",
+        ),
+        (
+            {"request": {"script": "#!/bin/sh\n", "cpus_per_task": True}},
+            "bad job request: invalid request: expected an integer, not a boolean"
+            " @ request.cpus_per_task",
+        ),
+        (
+            {"request": {"script": "#!/bin/sh\n", "bogus": 1}},
+            "bad job request: invalid request: unknown field",
+        ),
+    ]:
+        status, answer = _post(url, "submit", json.dumps(message).encode())
+        assert status == 400
+        kind, said = _refusal(answer)
+        assert (kind, said[: len(text)]) == ("bad_request", text)
+    for method, message, text in [
+        ("cancel", {"job_id": "1"}, "job_id is not an integer"),
+        ("signal", {"job_id": 1, "signal": 9}, "signal is not a name"),
+        ("update_nodes", {"names": "n1"}, "names is not a list of node names"),
+        ("update_partition", {"name": "debug", "changes": []}, "changes: not an object"),
+        ("acct", {"query": 5}, "bad accounting query: "),
+        ("job_ended", {"node": "n9"}, "no node 'n9' in the configuration"),
+        ("job_ended", {"node": "n1", "job_id": 1}, "job_id, attempt, exit_code and signal"),
+        ("register", {"node": "n1", "cpus": -1}, "cpus: not a count"),
+    ]:
+        status, answer = _post(url, method, json.dumps(message).encode())
+        assert status in (400, 404)
+        kind, said = _refusal(answer)
+        assert said.startswith(text), (method, said)
+
+
+def test_a_missing_or_forged_credential_is_refused(bad: LiveCluster) -> None:
+    settings = _settings(bad)
+    for url in (settings.ctld_url, settings.nodes["n1"].url):
+        for credential, reason in [
+            (None, "Protocol authentication error: no credential"),
+            ("not base64!", "Protocol authentication error: malformed credential"),
+            (base64.b64encode(b"root").decode(), "Protocol authentication error"),
+            (base64.b64encode(b"99999999999999999999:0").decode(), "Protocol authentication error"),
+            ("A" * 5000, "Protocol authentication error: credential too long"),
+        ]:
+            status, answer = _post(url, "ping", b"{}", credential=credential)
+            assert (status, _refusal(answer)) == (401, ("auth", reason))
+        # a header over aiohttp's limit: refused before it reaches Plurm
+        status, answer = _post(url, "ping", b"{}", credential="A" * 9000)
+        assert status == 400
+        assert answer.startswith(b"Got more than 8190 bytes when reading")
+
+
+def test_a_wrong_protocol_version_and_an_unknown_method_are_refused(bad: LiveCluster) -> None:
+    settings = _settings(bad)
+    for url in (settings.ctld_url, settings.nodes["n1"].url):
+        for protocol in (None, "0", "2", "1.0", "x" * 100):
+            status, answer = _post(url, "ping", b"{}", protocol=protocol)
+            assert status == 400
+            kind, text = _refusal(answer)
+            assert kind == "protocol"
+            assert text.startswith("Protocol version has changed, re-link your code")
+        status, answer = _post(url, "frobnicate", b"{}")
+        assert (status, _refusal(answer)) == (404, ("not_found", "unknown method 'frobnicate'"))
+
+
+def test_an_unknown_job_id_gets_slurms_words(bad: LiveCluster) -> None:
+    show = bad.run("scontrol", "show", "job", "999999", check=False)
+    assert (show.returncode, show.stderr) == (
+        1,
+        "slurm_load_jobs error: Invalid job id specified\n",
+    )
+    cancel = bad.run("scancel", "999999", check=False)
+    assert (cancel.returncode, cancel.stdout, cancel.stderr) == (0, "", "")
+    cancel = bad.run("scancel", "-v", "999999", check=False)
+    assert cancel.stderr.endswith(
+        "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"
+    )
+
+
+def test_a_script_that_cannot_run_fails(bad: LiveCluster) -> None:
+    script = bad.root / "bad-interpreter.sh"
+    script.write_text("#!/nonexistent/interpreter\necho never\n")
+    job_id = bad.sbatch("-w", "n2", "-o", "bad-%j.out", str(script))
+    bad.wait_for(lambda: bad.state(job_id) == "FAILED", what="FAILED")
+    sacct = bad.run("sacct", "-X", "-P", "-n", "-o", "State,ExitCode", "-j", str(job_id))
+    # the exec's errno (ENOENT) is the exit code, and the reason is in the job's output
+    assert sacct.stdout == "FAILED|2:0\n"
+    said = (bad.root / f"bad-{job_id}.out").read_text()
+    assert said.endswith(": No such file or directory\n") and "execve(): " in said
+
+
+def test_an_output_file_that_cannot_be_written_fails_the_job(bad: LiveCluster) -> None:
+    job_id = bad.sbatch("-w", "n2", "-o", "/proc/forbidden/x.out", "--wrap", "true")
+    bad.wait_for(lambda: bad.state(job_id) == "FAILED", what="FAILED")
+    sacct = bad.run("sacct", "-X", "-P", "-n", "-o", "State,ExitCode", "-j", str(job_id))
+    state, code = sacct.stdout.strip().split("|")
+    assert state == "FAILED" and code != "0:0"
+
+
+def test_plurmd_refuses_a_malformed_launch(bad: LiveCluster) -> None:
+    settings = _settings(bad)
+    url = settings.nodes["n2"].url
+    # a launch as plurmctld sends it, but for a job id that does not exist
+    launch: dict[str, Any] = {
+        "job_id": 7,
+        "attempt": 0,
+        "name": "x",
+        "user": "root",
+        "uid": os.getuid(),
+        "gid": os.getgid(),
+        "group": "root",
+        "script": "#!/bin/sh\ntouch never\n",
+        "args": [],
+        "work_dir": str(bad.root),
+        "stdout": "/dev/null",
+        "stderr": None,
+        "open_mode": "truncate",
+        "environment": [],
+        "partition": "debug",
+        "account": None,
+        "qos": None,
+        "nodes": ["n2"],
+        "cpus_on_node": 1,
+        "ntasks": None,
+        "cpus_per_task": 1,
+        "mem_per_node": None,
+        "submit_host": "localhost",
+        "cluster_name": "live",
+        "restart_count": 0,
+        "time_limit": None,
+    }
+    for message, text in [
+        ({}, "bad launch message: job_id: missing"),
+        ({"job_id": "7", "attempt": 0}, "bad launch message: job_id: not an integer from 0"),
+        ({"job_id": 7, "attempt": 0}, "bad launch message: name: missing"),
+        (dict(launch, nodes="n2"), "bad launch message: nodes: not a list of strings"),
+        (dict(launch, work_dir="/tmp\0/x"), "bad launch message: work_dir: not a string"),
+        (dict(launch, uid=1 << 40), "bad launch message: uid: not an integer from 0 to"),
+        (dict(launch, environment=[1]), "bad launch message: environment: not a string"),
+        ({"job_id": 7, "attempt": -1}, "bad launch message: attempt: not an integer from 0"),
+    ]:
+        status, answer = _post(url, "launch", json.dumps(message).encode())
+        assert status == 400
+        kind, said = _refusal(answer)
+        assert (kind, said[: len(text)]) == ("bad_request", text)
+    for method in ("kill", "signal", "suspend", "resume"):
+        status, answer = _post(url, method, b'{"job_id": 7}')
+        assert (status, _refusal(answer)) == (400, ("bad_request", "attempt is not an integer"))
+    assert not (bad.root / "never").exists()  # nothing was started

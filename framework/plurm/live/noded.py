@@ -33,7 +33,7 @@ from plurm.errors import PlurmError
 from plurm.live.daemon import daemonize, setup_logging
 from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
 from plurm.live.launcher import Launcher, LaunchError, LaunchSpec, RunningJob, session_pids
-from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
+from plurm.live.rpc import MAX_ID, AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.manager import Plugins
 
@@ -260,8 +260,8 @@ class NodeDaemon:
         self._check(caller)
         try:
             spec, attempt = self._spec(message)
-        except (KeyError, TypeError, ValueError) as error:
-            raise RpcError(f"bad launch message: {error!r}") from None
+        except LaunchFieldError as error:
+            raise RpcError(f"bad launch message: {error}") from None
         job_id = spec.job_id
         if (job_id, attempt) in self.ended or (
             job_id in self.jobs and self.jobs[job_id][0] == attempt
@@ -278,49 +278,51 @@ class NodeDaemon:
         return {}
 
     def _spec(self, message: dict[str, Any]) -> tuple[LaunchSpec, int]:
-        job_id = _int(message, "job_id")
-        attempt = _int(message, "attempt")
-        nodes = tuple(str(n) for n in message["nodes"])
+        """The launch a message asks for; LaunchFieldError names a field that is missing or
+        not of its type."""
+        read = _Fields(message)
+        job_id = read.number("job_id")
+        attempt = read.number("attempt")
         info = JobEnvInfo(
             job_id=job_id,
-            job_name=str(message["name"]),
-            user=str(message["user"]),
-            uid=_int(message, "uid"),
-            gid=_int(message, "gid"),
-            group=str(message["group"]),
-            partition=str(message["partition"]),
-            account=message["account"],
-            qos=message["qos"],
-            nodes=nodes,
+            job_name=read.text("name"),
+            user=read.text("user"),
+            uid=read.number("uid", MAX_ID),
+            gid=read.number("gid", MAX_ID),
+            group=read.text("group"),
+            partition=read.text("partition"),
+            account=read.optional_text("account"),
+            qos=read.optional_text("qos"),
+            nodes=read.texts("nodes"),
             node_name=self.name,
-            cpus_on_node=_int(message, "cpus_on_node"),
-            ntasks=message["ntasks"],
-            cpus_per_task=_int(message, "cpus_per_task"),
-            mem_per_node=message["mem_per_node"],
-            submit_dir=str(message["work_dir"]),
-            submit_host=str(message["submit_host"]),
-            cluster_name=str(message["cluster_name"]),
-            restart_count=_int(message, "restart_count"),
-            time_limit=message["time_limit"],
-            base_env=dict(_pair(item) for item in message["environment"]),
+            cpus_on_node=read.number("cpus_on_node"),
+            ntasks=read.optional_number("ntasks"),
+            cpus_per_task=read.number("cpus_per_task"),
+            mem_per_node=read.optional_number("mem_per_node"),
+            submit_dir=read.text("work_dir"),
+            submit_host=read.text("submit_host"),
+            cluster_name=read.text("cluster_name"),
+            restart_count=read.number("restart_count"),
+            time_limit=read.optional_number("time_limit"),
+            base_env=dict(_pair(item) for item in read.texts("environment")),
         )
 
         def path(pattern: str | None) -> str | None:
             if pattern is None:
                 return None
             return expand_pattern(
-                str(pattern), job_id=job_id, job_name=info.job_name, user=info.user, node=self.name
+                pattern, job_id=job_id, job_name=info.job_name, user=info.user, node=self.name
             )
 
-        stdout = path(message["stdout"]) or f"slurm-{job_id}.out"
+        stdout = path(read.optional_text("stdout")) or f"slurm-{job_id}.out"
         spec = LaunchSpec(
             job_id=job_id,
-            script=str(message["script"]).encode("utf-8", "surrogateescape"),
-            argv=tuple(str(a) for a in message["args"]),
-            work_dir=str(message["work_dir"]),
+            script=read.text("script").encode("utf-8", "surrogateescape"),
+            argv=read.texts("args"),
+            work_dir=info.submit_dir,
             stdout=stdout,
-            stderr=path(message["stderr"]),
-            open_mode="append" if message["open_mode"] == "append" else "truncate",
+            stderr=path(read.optional_text("stderr")),
+            open_mode="append" if read.text("open_mode") == "append" else "truncate",
             env=job_environment(info),
             uid=info.uid,
             gid=info.gid,
@@ -378,10 +380,58 @@ class NodeDaemon:
         return {"known": key in self.ended}
 
 
+class LaunchFieldError(PlurmError):
+    """A message field that is missing or not of its type; the message names it."""
+
+
+#: The largest count or id a message may carry (Slurm keeps them in 64 bits at most).
+_INT_MAX = (1 << 63) - 1
+
+
+class _Fields:
+    """Typed reads of a message's fields: LaunchFieldError names a field that is missing or
+    not of its type (a string holds no NUL: paths, names and arguments are C strings)."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    def _get(self, key: str) -> object:
+        if key not in self.message:
+            raise LaunchFieldError(f"{key}: missing")
+        return self.message[key]
+
+    def number(self, key: str, most: int = _INT_MAX) -> int:
+        value = self._get(key)
+        if type(value) is not int or not 0 <= value <= most:
+            raise LaunchFieldError(f"{key}: not an integer from 0 to {most}")
+        return value
+
+    def optional_number(self, key: str) -> int | None:
+        return None if self._get(key) is None else self.number(key)
+
+    def text(self, key: str) -> str:
+        return _string(key, self._get(key))
+
+    def optional_text(self, key: str) -> str | None:
+        return None if self._get(key) is None else self.text(key)
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        value = self._get(key)
+        if type(value) is not list:
+            raise LaunchFieldError(f"{key}: not a list of strings")
+        return tuple(_string(key, item) for item in value)
+
+
+def _string(key: str, value: object) -> str:
+    if type(value) is not str or "\0" in value:
+        raise LaunchFieldError(f"{key}: not a string (without NUL characters)")
+    return value
+
+
 def _int(message: dict[str, Any], key: str) -> int:
-    value = message[key]
+    value = message.get(key)
     if type(value) is not int:
-        raise TypeError(f"{key} is not an integer")
+        raise RpcError(f"{key} is not an integer")
     return value
 
 

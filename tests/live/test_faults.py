@@ -3,6 +3,7 @@ input on the network gets a clear error while the daemons keep running."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import http.client
@@ -15,17 +16,39 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import strategies as st
 
 from plurm import conf
 from plurm.commands.dispatch import run_command
+from plurm.controller import RequestError
 from plurm.live.client import RpcClient, invocation
-from plurm.live.noded import _start_time
-from plurm.live.rpc import CREDENTIAL_HEADER, MAX_BODY, PROTOCOL, PROTOCOL_HEADER
+from plurm.live.codec import (
+    CodecError,
+    job_from_dict,
+    job_to_dict,
+    request_from_dict,
+    request_to_dict,
+)
+from plurm.live.ctld import ControllerDaemon
+from plurm.live.noded import LaunchFieldError, NodeDaemon, _start_time
+from plurm.live.rpc import (
+    CREDENTIAL_HEADER,
+    MAX_BODY,
+    PROTOCOL,
+    PROTOCOL_HEADER,
+    Caller,
+    RpcError,
+    decode,
+)
 from plurm.live.settings import LiveSettings
+from plurm.live.updates import partition_changes
+from plurm.model.job import JobRequest
 from tests.live.conftest import LiveCluster, make_cluster
 
-pytestmark = pytest.mark.live
+live = pytest.mark.live
 
 
 def _kill9(cluster: LiveCluster, daemon: str) -> int:
@@ -59,6 +82,7 @@ def _alive(pid: int) -> bool:
 # ---------------------------------------------------------------------------- plurmctld
 
 
+@live
 def test_a_killed_plurmctld_loses_no_job_and_runs_none_twice(tmp_path: Path) -> None:
     cluster = make_cluster(
         tmp_path, nodes=4, cpus=4, extra="SelectType=select/cons_res\nSelectTypeParameters=CR_CPU"
@@ -109,6 +133,7 @@ def test_a_killed_plurmctld_loses_no_job_and_runs_none_twice(tmp_path: Path) -> 
 # ---------------------------------------------------------------------------- plurmd
 
 
+@live
 def test_a_killed_plurmd_downs_its_node_and_its_restart_kills_the_orphans(
     tmp_path: Path,
 ) -> None:
@@ -245,6 +270,7 @@ def _refusal(answer: Any) -> tuple[str, str]:
     return answer["error"]["kind"], answer["error"]["message"]
 
 
+@live
 def test_garbage_bytes_get_a_bad_request_and_the_daemons_run_on(bad: LiveCluster) -> None:
     settings = _settings(bad)
     for port in (settings.ctld_port, settings.nodes["n1"].port):
@@ -255,6 +281,7 @@ def test_garbage_bytes_get_a_bad_request_and_the_daemons_run_on(bad: LiveCluster
         )
 
 
+@live
 def test_a_body_over_the_limit_is_refused(bad: LiveCluster) -> None:
     url = _settings(bad).ctld_url
     # said in advance by its Content-Length
@@ -280,6 +307,7 @@ def test_a_body_over_the_limit_is_refused(bad: LiveCluster) -> None:
     assert _refusal(answer) == ("bad_request", f"message exceeds the limit of {MAX_BODY} bytes")
 
 
+@live
 def test_invalid_json_is_refused(bad: LiveCluster) -> None:
     url = _settings(bad).ctld_url
     for body, message in [
@@ -295,6 +323,7 @@ def test_invalid_json_is_refused(bad: LiveCluster) -> None:
         assert (kind, text[: len(message)]) == ("bad_request", message)
 
 
+@live
 def test_a_submission_of_the_wrong_shape_is_refused(bad: LiveCluster) -> None:
     url = _settings(bad).ctld_url
     for message, text in [
@@ -313,6 +342,14 @@ def test_a_submission_of_the_wrong_shape_is_refused(bad: LiveCluster) -> None:
             {"request": {"script": "#!/bin/sh\n", "bogus": 1}},
             "bad job request: invalid request: unknown field",
         ),
+        (
+            {"request": {"script": "#!/bin/sh\n", "nice": -(1 << 63)}},
+            "bad job request: nice: not from -2147483645 to 2147483645",
+        ),
+        (
+            {"request": {"script": "#!/bin/sh\n", "work_dir": "/tmp\0"}},
+            "bad job request: work_dir: contains a NUL character",
+        ),
     ]:
         status, answer = _post(url, "submit", json.dumps(message).encode())
         assert status == 400
@@ -327,6 +364,12 @@ def test_a_submission_of_the_wrong_shape_is_refused(bad: LiveCluster) -> None:
         ("job_ended", {"node": "n9"}, "no node 'n9' in the configuration"),
         ("job_ended", {"node": "n1", "job_id": 1}, "job_id, attempt, exit_code and signal"),
         ("register", {"node": "n1", "cpus": -1}, "cpus: not a count"),
+        ("register", {"node": 5}, "node is not a node name"),
+        (
+            "job_ended",
+            {"node": "n1", "job_id": 1, "attempt": 0, "exit_code": 1 << 64, "signal": 0},
+            "exit_code: not from 0 to 255",
+        ),
     ]:
         status, answer = _post(url, method, json.dumps(message).encode())
         assert status in (400, 404)
@@ -334,6 +377,7 @@ def test_a_submission_of_the_wrong_shape_is_refused(bad: LiveCluster) -> None:
         assert said.startswith(text), (method, said)
 
 
+@live
 def test_a_missing_or_forged_credential_is_refused(bad: LiveCluster) -> None:
     settings = _settings(bad)
     for url in (settings.ctld_url, settings.nodes["n1"].url):
@@ -352,6 +396,7 @@ def test_a_missing_or_forged_credential_is_refused(bad: LiveCluster) -> None:
         assert answer.startswith(b"Got more than 8190 bytes when reading")
 
 
+@live
 def test_a_wrong_protocol_version_and_an_unknown_method_are_refused(bad: LiveCluster) -> None:
     settings = _settings(bad)
     for url in (settings.ctld_url, settings.nodes["n1"].url):
@@ -365,6 +410,7 @@ def test_a_wrong_protocol_version_and_an_unknown_method_are_refused(bad: LiveClu
         assert (status, _refusal(answer)) == (404, ("not_found", "unknown method 'frobnicate'"))
 
 
+@live
 def test_an_unknown_job_id_gets_slurms_words(bad: LiveCluster) -> None:
     show = bad.run("scontrol", "show", "job", "999999", check=False)
     assert (show.returncode, show.stderr) == (
@@ -379,6 +425,7 @@ def test_an_unknown_job_id_gets_slurms_words(bad: LiveCluster) -> None:
     )
 
 
+@live
 def test_a_script_that_cannot_run_fails(bad: LiveCluster) -> None:
     script = bad.root / "bad-interpreter.sh"
     script.write_text("#!/nonexistent/interpreter\necho never\n")
@@ -391,6 +438,7 @@ def test_a_script_that_cannot_run_fails(bad: LiveCluster) -> None:
     assert said.endswith(": No such file or directory\n") and "execve(): " in said
 
 
+@live
 def test_an_output_file_that_cannot_be_written_fails_the_job(bad: LiveCluster) -> None:
     job_id = bad.sbatch("-w", "n2", "-o", "/proc/forbidden/x.out", "--wrap", "true")
     bad.wait_for(lambda: bad.state(job_id) == "FAILED", what="FAILED")
@@ -399,6 +447,7 @@ def test_an_output_file_that_cannot_be_written_fails_the_job(bad: LiveCluster) -
     assert state == "FAILED" and code != "0:0"
 
 
+@live
 def test_plurmd_refuses_a_malformed_launch(bad: LiveCluster) -> None:
     settings = _settings(bad)
     url = settings.nodes["n2"].url
@@ -449,3 +498,264 @@ def test_plurmd_refuses_a_malformed_launch(bad: LiveCluster) -> None:
         status, answer = _post(url, method, b'{"job_id": 7}')
         assert (status, _refusal(answer)) == (400, ("bad_request", "attempt is not an integer"))
     assert not (bad.root / "never").exists()  # nothing was started
+
+
+# ---------------------------------------------------------------------------- fuzz
+
+#: Any JSON value (integers past 64 bits included; no NaN: decode refuses it).
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(1 << 70), max_value=1 << 70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=6,
+)
+_INTS = (
+    st.integers(min_value=-2, max_value=40)
+    | st.sampled_from([255, 256, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, (1 << 63) - 1, 1 << 63])
+    | st.sampled_from([-(1 << 31), -(1 << 63), -(1 << 62)])
+    | st.integers(min_value=-(1 << 64), max_value=1 << 64)
+)
+_WORDS = st.sampled_from(["n1", "n2", "n9", "debug", "", "UP", "DRAIN", "KILL", "#!/bin/sh\n"])
+_TEXT = _WORDS | st.text(max_size=16)
+_NODES = st.sampled_from(["n1", "n2"]) | _TEXT
+
+
+def _typed(kind: str) -> st.SearchStrategy[Any]:
+    """Values of a field's declared type (from attrs' string annotation), extremes
+    included."""
+    optional = kind.endswith(" | None")
+    base = kind.removesuffix(" | None")
+    strategy: st.SearchStrategy[Any] = {
+        "int": _INTS,
+        "float": st.floats(allow_nan=False, allow_infinity=False) | _INTS,
+        "str": _TEXT,
+        "bool": st.booleans(),
+        "tuple[str, ...]": st.lists(_TEXT, max_size=3),
+    }.get(base, JSON)
+    return st.none() | strategy if optional else strategy
+
+
+_REQUEST_FIELDS = {field.name: str(field.type) for field in attrs.fields(JobRequest)}
+#: Submissions whose fields are each of their type, any value.
+TYPED_REQUESTS = st.fixed_dictionaries(
+    {}, optional={name: _typed(kind) for name, kind in _REQUEST_FIELDS.items()}
+)
+#: Submissions: the fields of a JobRequest, each of its type (some of any type at all).
+REQUESTS = TYPED_REQUESTS | st.fixed_dictionaries(
+    {}, optional={name: _typed(kind) | JSON for name, kind in _REQUEST_FIELDS.items()}
+)
+
+#: Each method of plurmctld with the fields its handler reads.
+_FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "submit": {"request": REQUESTS},
+    "cancel": {"job_id": _INTS},
+    "suspend": {"job_id": _INTS},
+    "resume": {"job_id": _INTS},
+    "requeue": {"job_id": _INTS},
+    "signal": {"job_id": _INTS, "signal": _TEXT},
+    "update_partition": {
+        "name": _TEXT,
+        "changes": st.dictionaries(
+            st.sampled_from(["state", "max_time", "priority_tier", "grace_time", "oversubscribe"])
+            | st.text(max_size=8),
+            _TEXT | _INTS | st.none(),
+            max_size=3,
+        ),
+    },
+    "update_nodes": {
+        "names": st.lists(_TEXT, max_size=3),
+        "state": st.none() | _TEXT,
+        "reason": st.none() | _TEXT,
+    },
+    "register": {
+        "node": _NODES,
+        "cpus": _INTS,
+        "real_memory": _INTS,
+        "jobs": st.lists(st.lists(_INTS, min_size=2, max_size=2), max_size=3),
+        "ended": st.lists(st.lists(_INTS, min_size=4, max_size=4), max_size=3),
+    },
+    "heartbeat": {"node": _NODES},
+    "job_ended": {
+        "node": _NODES,
+        "job_id": _INTS,
+        "attempt": _INTS,
+        "exit_code": _INTS,
+        "signal": _INTS,
+    },
+    "acct": {"query": st.dictionaries(st.text(max_size=8), JSON, max_size=3)},
+    "view": {},
+    "ping": {},
+}
+MESSAGES = st.sampled_from(sorted(_FIELDS)).flatmap(
+    lambda method: st.tuples(
+        st.just(method),
+        # every field, of its type; or some fields, of any type
+        st.fixed_dictionaries(_FIELDS[method])
+        | st.fixed_dictionaries(
+            {}, optional={key: value | JSON for key, value in _FIELDS[method].items()}
+        ),
+    )
+)
+_REFUSALS = (RpcError, CodecError, RequestError)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=64) | JSON.map(lambda value: json.dumps(value).encode()))
+def test_decode_gives_an_object_or_an_rpc_error(body: bytes) -> None:
+    try:
+        value = decode(body)
+    except RpcError:
+        return
+    assert isinstance(value, dict)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON | REQUESTS)
+def test_request_from_dict_gives_a_request_or_a_codec_error(data: Any) -> None:
+    try:
+        request = request_from_dict(data)
+    except CodecError:
+        return
+    assert request_from_dict(request_to_dict(request)) == request
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON | _FIELDS["update_partition"]["changes"])
+def test_partition_changes_gives_changes_or_an_rpc_error(data: Any) -> None:
+    try:
+        changes = partition_changes(data)
+    except RpcError:
+        return
+    assert set(changes) <= set(data)
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Offline]:
+    """plurmctld's handlers on a loop of their own, without a server (its nodes' ports are
+    closed: every message to a node fails, as to a node that is down)."""
+    root = tmp_path_factory.mktemp("offline")
+    cluster = make_cluster(root, nodes=2, cpus=2, extra="MinJobAge=2")
+    loop = asyncio.new_event_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda loop, context: errors.append(context))
+    daemon = ControllerDaemon(cluster.conf)
+    daemon.start(loop)
+    node = NodeDaemon(cluster.conf, "n1")
+    try:
+        yield _Offline(daemon, node, loop, errors)
+    finally:
+        loop.run_until_complete(daemon.rpc.close())
+        daemon.store.close()
+        loop.close()
+
+
+@attrs.frozen
+class _Offline:
+    daemon: ControllerDaemon
+    node: NodeDaemon
+    loop: asyncio.AbstractEventLoop
+    errors: list[dict[str, Any]]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(MESSAGES, min_size=1, max_size=6), st.sampled_from([0, os.getuid(), 4321]))
+def test_plurmctlds_handlers_answer_or_refuse_and_lose_nothing(
+    offline: _Offline, messages: list[tuple[str, dict[str, Any]]], uid: int
+) -> None:
+    daemon, loop = offline.daemon, offline.loop
+    handlers = daemon.handlers()
+    for method, message in messages:
+        try:
+            answer = loop.run_until_complete(handlers[method](Caller(uid, uid), message))
+        except _REFUSALS as error:
+            event(f"{method}: {type(error).__name__} {str(error)[:40]}")
+            continue
+        event(f"{method}: answered")
+        json.dumps(answer, allow_nan=False)  # an answer is JSON
+    # the timers due (scheduling passes, launches that fail) run without an error
+    loop.run_until_complete(asyncio.sleep(0.001))
+    assert offline.errors == []
+    # what was committed reads back: a restarted plurmctld gets every job
+    saved = {job.job_id: job for job in daemon.store.load_jobs()}
+    daemon.commit(everything=True)
+    assert set(saved) <= set(daemon.controller.cluster.jobs)
+    assert {job.job_id for job in daemon.store.load_jobs()} == set(daemon.controller.cluster.jobs)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(TYPED_REQUESTS)
+@example({"nice": -(1 << 63)})  # a priority past 64 bits: the saved job did not read back
+@example({"cpus_per_task": 0})
+def test_a_submission_of_any_values_is_refused_or_saved_to_read_back(
+    offline: _Offline, request: dict[str, Any]
+) -> None:
+    daemon, loop = offline.daemon, offline.loop
+    submit = daemon.handlers()["submit"]
+    try:
+        answer = loop.run_until_complete(submit(Caller(0, 0), {"request": request}))
+    except _REFUSALS:
+        return
+    job = daemon.controller.cluster.jobs[answer["job_id"]]
+    assert job_from_dict(json.loads(json.dumps(job_to_dict(job)))) == job
+    loop.run_until_complete(asyncio.sleep(0.001))
+    assert offline.errors == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            key: JSON | _INTS | _TEXT | st.lists(_TEXT, max_size=3)
+            for key in [
+                "job_id",
+                "attempt",
+                "name",
+                "user",
+                "uid",
+                "gid",
+                "group",
+                "script",
+                "args",
+                "work_dir",
+                "stdout",
+                "stderr",
+                "open_mode",
+                "environment",
+                "partition",
+                "account",
+                "qos",
+                "nodes",
+                "cpus_on_node",
+                "ntasks",
+                "cpus_per_task",
+                "mem_per_node",
+                "submit_host",
+                "cluster_name",
+                "restart_count",
+                "time_limit",
+            ]
+        },
+    )
+)
+def test_plurmds_launch_check_gives_a_launch_or_names_the_bad_field(
+    offline: _Offline, message: dict[str, Any]
+) -> None:
+    try:
+        spec, attempt = offline.node._spec(message)
+    except LaunchFieldError:
+        return
+    assert spec.job_id == message["job_id"] and attempt == message["attempt"]

@@ -45,7 +45,7 @@ from plurm.live.rpc import (
 )
 from plurm.live.settings import LiveSettings
 from plurm.live.updates import partition_changes
-from plurm.model.job import JobRequest
+from plurm.model.job import JobRequest, JobState
 from tests.live.conftest import LiveCluster, make_cluster
 
 live = pytest.mark.live
@@ -215,8 +215,8 @@ def bad(steady: tuple[LiveCluster, int]) -> Iterator[LiveCluster]:
     for name, text in pids.items():
         pid, start = map(int, text.split())
         assert _start_time(pid) == start and _alive(pid), f"{name} died"
-    assert cluster.state(job_id) == "RUNNING"
-    assert cluster.run("squeue", "-h", "-o", "%i").stdout.split()[0] == str(job_id)
+    jobs = RpcClient(conf.load(str(cluster.conf))).view().cluster.jobs
+    assert jobs[job_id].state is JobState.RUNNING
 
 
 def _settings(cluster: LiveCluster) -> LiveSettings:

@@ -35,6 +35,7 @@ from plurm._markers import hookimpl
 from plurm.commands.client import LocalClient, alloc_cpus
 from plurm.controller import Controller, RequestError
 from plurm.errors import PlurmError
+from plurm.live.admission import check_request
 from plurm.live.codec import CodecError, query_from_dict, record_to_dict, request_from_dict
 from plurm.live.daemon import daemonize, setup_logging
 from plurm.live.executor import LiveExecutor
@@ -103,22 +104,9 @@ class ControllerDaemon:
 
         loop = asyncio.get_running_loop()
         self.stopping = asyncio.Event()
-        self.rpc = AsyncRpc(self.signer)
-        self.clock = WallClock(loop, after=self.commit)
-        self.executor = LiveExecutor(self.settings, self.rpc, loop)
-        self.executor.after = self.commit
-        self.controller = Controller(self.config, self.plugins, self.clock, self.executor)
-        self.executor.controller = self.controller
-        self.client = LocalClient(self.controller)
-        self._restore()
-        # When this controller started: its periodic passes (backfill, time limits, gang
-        # slices) tick from then, and a replay of its history keeps that phase (trace export).
-        starts = self.store.load_value(CONTROLLER_STARTS, [])
-        starts = starts[-(MAX_STARTS - 1) :] if isinstance(starts, list) else []
-        self.store.save_value(CONTROLLER_STARTS, [*starts, self.controller.started])
-        self.saved_next_id = self.controller.next_job_id
+        self.start(loop)
         app = web.Application(client_max_size=8 * 1024 * 1024)
-        rpc_routes(app, self.signer, self._handlers())
+        rpc_routes(app, self.signer, self.handlers())
         add_rest_routes(app, self)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
@@ -144,6 +132,23 @@ class ControllerDaemon:
             await self.rpc.close()
             self.store.close()
             logger.info("plurmctld stopped")
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make the controller, on ``loop``'s clock, with the jobs the store has."""
+        self.rpc = AsyncRpc(self.signer)
+        self.clock = WallClock(loop, after=self.commit)
+        self.executor = LiveExecutor(self.settings, self.rpc, loop)
+        self.executor.after = self.commit
+        self.controller = Controller(self.config, self.plugins, self.clock, self.executor)
+        self.executor.controller = self.controller
+        self.client = LocalClient(self.controller)
+        self._restore()
+        # When this controller started: its periodic passes (backfill, time limits, gang
+        # slices) tick from then, and a replay of its history keeps that phase (trace export).
+        starts = self.store.load_value(CONTROLLER_STARTS, [])
+        starts = starts[-(MAX_STARTS - 1) :] if isinstance(starts, list) else []
+        self.store.save_value(CONTROLLER_STARTS, [*starts, self.controller.started])
+        self.saved_next_id = self.controller.next_job_id
 
     def _restore(self) -> None:
         jobs = self.store.load_jobs()
@@ -185,7 +190,7 @@ class ControllerDaemon:
 
     # ------------------------------------------------------------------ handlers
 
-    def _handlers(self) -> dict[str, Callable[[Caller, dict[str, Any]], Awaitable[Any]]]:
+    def handlers(self) -> dict[str, Callable[[Caller, dict[str, Any]], Awaitable[Any]]]:
         def event(
             handler: Callable[[Caller, dict[str, Any]], Any],
         ) -> Callable[[Caller, dict[str, Any]], Awaitable[Any]]:
@@ -265,6 +270,7 @@ class ControllerDaemon:
             request = request_from_dict(message.get("request"))
         except CodecError as error:
             raise RpcError(f"bad job request: {error}") from None
+        check_request(request)
         if caller.uid != 0 or request.uid == caller.uid:
             # the job runs as the one who asked, whatever the request says (root may
             # submit for another user, as sbatch --uid)
@@ -435,8 +441,10 @@ class ControllerDaemon:
     def _node(self, caller: Caller, message: dict[str, Any]) -> str:
         self._admin(caller)
         name = message.get("node")
-        if not isinstance(name, str) or name not in self.settings.nodes:
-            raise RpcError(f"no node {name!r} in the configuration", "not_found", 404)
+        if not isinstance(name, str):
+            raise RpcError("node is not a node name")
+        if name not in self.settings.nodes:
+            raise RpcError(f"no node {name[:100]!r} in the configuration", "not_found", 404)
         return name
 
     def _register(self, caller: Caller, message: dict[str, Any]) -> Any:
@@ -462,14 +470,11 @@ class ControllerDaemon:
     def _job_ended(self, caller: Caller, message: dict[str, Any]) -> Any:
         """A node reports a job's processes gone (exit code, or the signal that ended it)."""
         name = self._node(caller, message)
-        job_id, attempt = message.get("job_id"), message.get("attempt")
-        code, number = message.get("exit_code"), message.get("signal")
-        if not all(type(v) is int for v in (job_id, attempt, code, number)):
-            raise RpcError("job_id, attempt, exit_code and signal must be integers")
-        assert isinstance(job_id, int) and isinstance(attempt, int)
-        assert isinstance(code, int) and isinstance(number, int)
-        from plurm.live.registration import job_ended
+        from plurm.live.registration import check_end, job_ended
 
+        job_id, attempt, code, number = check_end(
+            [message.get(key) for key in ("job_id", "attempt", "exit_code", "signal")]
+        )
         if not job_ended(self.controller, name, job_id, attempt, code, number):
             return {"stale": True}  # an attempt the controller has already settled
         self.dirty[job_id] = self.controller.job(job_id)

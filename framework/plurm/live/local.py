@@ -106,11 +106,15 @@ def up(config_path: Path, *, timeout: float = UP_TIMEOUT, verbose: int = 1) -> l
                 state, name, ["plurm.live.noded", "-D", "-N", node, "-f", str(config_path), *flags]
             )
             started.append(name)
-    _wait_registered(config_path, settings, timeout)
+    fresh = {node for node in settings.nodes if f"plurmd-{node}" in started}
+    _wait_registered(settings, timeout, fresh)
     return started
 
 
-def _wait_registered(config_path: Path, settings: LiveSettings, timeout: float) -> None:
+def _wait_registered(settings: LiveSettings, timeout: float, fresh: set[str]) -> None:
+    """Wait until the controller has every node registered and each daemon in ``fresh``
+    (just started: the controller may still list its killed predecessor) says it has
+    registered itself."""
     signer = Signer(Plugins.load(settings.config, roles=("auth",)))
     deadline = time.monotonic() + timeout
     missing: list[str] = sorted(settings.nodes)
@@ -122,6 +126,8 @@ def _wait_registered(config_path: Path, settings: LiveSettings, timeout: float) 
         try:
             answer = call(settings.ctld_url, "ping", {}, signer, timeout=2.0)
             missing = sorted(set(settings.nodes) - set(answer.get("registered", [])))
+            fresh -= {node for node in fresh if _node_registered(settings, node, signer)}
+            missing = sorted({*missing, *fresh})
             if not missing:
                 return
         except RpcError as error:
@@ -133,6 +139,14 @@ def _wait_registered(config_path: Path, settings: LiveSettings, timeout: float) 
         + (f" (controller: {last_error})" if last_error else "")
         + (f"\n{logs}" if logs else "")
     )
+
+
+def _node_registered(settings: LiveSettings, node: str, signer: Signer) -> bool:
+    try:
+        answer = call(settings.nodes[node].url, "ping", {}, signer, timeout=2.0)
+    except RpcError:
+        return False  # not listening yet
+    return isinstance(answer, dict) and answer.get("registered") is True
 
 
 def _tail(state: Path, name: str, lines: int = 5) -> str:

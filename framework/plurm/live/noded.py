@@ -33,7 +33,7 @@ from plurm.errors import PlurmError
 from plurm.live.daemon import daemonize, setup_logging
 from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
 from plurm.live.launcher import Launcher, LaunchError, LaunchSpec, RunningJob, session_pids
-from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
+from plurm.live.rpc import MAX_ID, AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.manager import Plugins
 
@@ -250,7 +250,7 @@ class NodeDaemon:
     # ------------------------------------------------------------------ handlers
 
     async def _ping(self, caller: Caller, message: dict[str, Any]) -> Any:
-        return {"node": self.name}
+        return {"node": self.name, "registered": self.registered}
 
     def _check(self, caller: Caller) -> None:
         if caller.uid != 0 and caller.uid != os.getuid():
@@ -260,8 +260,8 @@ class NodeDaemon:
         self._check(caller)
         try:
             spec, attempt = self._spec(message)
-        except (KeyError, TypeError, ValueError) as error:
-            raise RpcError(f"bad launch message: {error!r}") from None
+        except LaunchFieldError as error:
+            raise RpcError(f"bad launch message: {error}") from None
         job_id = spec.job_id
         if (job_id, attempt) in self.ended or (
             job_id in self.jobs and self.jobs[job_id][0] == attempt
@@ -278,44 +278,46 @@ class NodeDaemon:
         return {}
 
     def _spec(self, message: dict[str, Any]) -> tuple[LaunchSpec, int]:
-        job_id = _int(message, "job_id")
-        attempt = _int(message, "attempt")
-        nodes = tuple(str(n) for n in message["nodes"])
+        """The launch a message asks for; LaunchFieldError names a field that is missing or
+        not of its type."""
+        read = _Fields(message)
+        job_id = read.number("job_id")
+        attempt = read.number("attempt")
         info = JobEnvInfo(
             job_id=job_id,
-            job_name=str(message["name"]),
-            user=str(message["user"]),
-            uid=_int(message, "uid"),
-            gid=_int(message, "gid"),
-            group=str(message["group"]),
-            partition=str(message["partition"]),
-            account=message["account"],
-            qos=message["qos"],
-            nodes=nodes,
+            job_name=read.text("name"),
+            user=read.text("user"),
+            uid=read.number("uid", MAX_ID),
+            gid=read.number("gid", MAX_ID),
+            group=read.text("group"),
+            partition=read.text("partition"),
+            account=read.optional_text("account"),
+            qos=read.optional_text("qos"),
+            nodes=read.texts("nodes"),
             node_name=self.name,
-            cpus_on_node=_int(message, "cpus_on_node"),
-            ntasks=message["ntasks"],
-            cpus_per_task=_int(message, "cpus_per_task"),
-            mem_per_node=message["mem_per_node"],
-            submit_dir=str(message["work_dir"]),
-            submit_host=str(message["submit_host"]),
-            cluster_name=str(message["cluster_name"]),
-            restart_count=_int(message, "restart_count"),
-            time_limit=message["time_limit"],
-            base_env=dict(_pair(item) for item in message["environment"]),
-            array_job_id=_optional_int(message, "array_job_id"),
-            array_task_id=_optional_int(message, "array_task_id"),
-            array_task_count=_optional_int(message, "array_task_count"),
-            array_task_min=_optional_int(message, "array_task_min"),
-            array_task_max=_optional_int(message, "array_task_max"),
-            array_task_step=_optional_int(message, "array_task_step"),
+            cpus_on_node=read.number("cpus_on_node"),
+            ntasks=read.optional_number("ntasks"),
+            cpus_per_task=read.number("cpus_per_task"),
+            mem_per_node=read.optional_number("mem_per_node"),
+            submit_dir=read.text("work_dir"),
+            submit_host=read.text("submit_host"),
+            cluster_name=read.text("cluster_name"),
+            restart_count=read.number("restart_count"),
+            time_limit=read.optional_number("time_limit"),
+            base_env=dict(_pair(item) for item in read.texts("environment")),
+            array_job_id=read.optional_number("array_job_id"),
+            array_task_id=read.optional_number("array_task_id"),
+            array_task_count=read.optional_number("array_task_count"),
+            array_task_min=read.optional_number("array_task_min"),
+            array_task_max=read.optional_number("array_task_max"),
+            array_task_step=read.optional_number("array_task_step"),
         )
 
         def path(pattern: str | None) -> str | None:
             if pattern is None:
                 return None
             return expand_pattern(
-                str(pattern),
+                pattern,
                 job_id=job_id,
                 job_name=info.job_name,
                 user=info.user,
@@ -324,15 +326,15 @@ class NodeDaemon:
                 array_task_id=info.array_task_id,
             )
 
-        stdout = path(message["stdout"]) or f"slurm-{job_id}.out"
+        stdout = path(read.optional_text("stdout")) or f"slurm-{job_id}.out"
         spec = LaunchSpec(
             job_id=job_id,
-            script=str(message["script"]).encode("utf-8", "surrogateescape"),
-            argv=tuple(str(a) for a in message["args"]),
-            work_dir=str(message["work_dir"]),
+            script=read.text("script").encode("utf-8", "surrogateescape"),
+            argv=read.texts("args"),
+            work_dir=info.submit_dir,
             stdout=stdout,
-            stderr=path(message["stderr"]),
-            open_mode="append" if message["open_mode"] == "append" else "truncate",
+            stderr=path(read.optional_text("stderr")),
+            open_mode="append" if read.text("open_mode") == "append" else "truncate",
             env=job_environment(info),
             uid=info.uid,
             gid=info.gid,
@@ -394,17 +396,59 @@ class NodeDaemon:
         return {"known": key in self.ended}
 
 
-def _int(message: dict[str, Any], key: str) -> int:
-    value = message[key]
-    if type(value) is not int:
-        raise TypeError(f"{key} is not an integer")
+class LaunchFieldError(PlurmError):
+    """A message field that is missing or not of its type; the message names it."""
+
+
+#: The largest count or id a message may carry (Slurm keeps them in 64 bits at most).
+_INT_MAX = (1 << 63) - 1
+
+
+class _Fields:
+    """Typed reads of a message's fields: LaunchFieldError names a field that is missing or
+    not of its type (a string holds no NUL: paths, names and arguments are C strings)."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    def _get(self, key: str) -> object:
+        if key not in self.message:
+            raise LaunchFieldError(f"{key}: missing")
+        return self.message[key]
+
+    def number(self, key: str, most: int = _INT_MAX) -> int:
+        value = self._get(key)
+        if type(value) is not int or not 0 <= value <= most:
+            raise LaunchFieldError(f"{key}: not an integer from 0 to {most}")
+        return value
+
+    def optional_number(self, key: str) -> int | None:
+        return None if self._get(key) is None else self.number(key)
+
+    def text(self, key: str) -> str:
+        return _string(key, self._get(key))
+
+    def optional_text(self, key: str) -> str | None:
+        return None if self._get(key) is None else self.text(key)
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        value = self._get(key)
+        if type(value) is not list:
+            raise LaunchFieldError(f"{key}: not a list of strings")
+        return tuple(_string(key, item) for item in value)
+
+
+def _string(key: str, value: object) -> str:
+    if type(value) is not str or "\0" in value:
+        raise LaunchFieldError(f"{key}: not a string (without NUL characters)")
     return value
 
 
-def _optional_int(message: dict[str, Any], key: str) -> int | None:
-    """An integer of a launch message that may be absent or null (an array task's facts:
-    none for a job that is not one)."""
-    return None if message.get(key) is None else _int(message, key)
+def _int(message: dict[str, Any], key: str) -> int:
+    value = message.get(key)
+    if type(value) is not int:
+        raise RpcError(f"{key} is not an integer")
+    return value
 
 
 def _pair(item: object) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from plurm.live.rpc import RpcError
 from plurm.live.settings import LiveSettings
 from plurm.model.job import JobState
 
-__all__ = ["job_ended", "register", "shortfall"]
+__all__ = ["check_end", "job_ended", "register", "shortfall"]
 
 
 def _count(message: dict[str, Any], key: str) -> int:
@@ -27,6 +27,23 @@ def _count(message: dict[str, Any], key: str) -> int:
     if type(value) is not int or not 0 <= value < 1 << 62:
         raise RpcError(f"{key}: not a count")
     return value
+
+
+#: The largest job id and attempt (restart count) a node may report (Slurm's are uint32).
+_MAX_ID = 0xFFFF_FFFF
+
+
+def check_end(item: object) -> tuple[int, int, int, int]:
+    """A node's report of a job's end, ``[job_id, attempt, exit_code, signal]``: an exit
+    code from 0 to 255 or the number of the signal that ended it; RpcError otherwise."""
+    if not (isinstance(item, list) and len(item) == 4 and all(type(v) is int for v in item)):
+        raise RpcError("job_id, attempt, exit_code and signal must be integers")
+    job_id, attempt, code, number = item
+    if not (0 <= job_id <= _MAX_ID and 0 <= attempt <= _MAX_ID):
+        raise RpcError(f"job_id and attempt: not from 0 to {_MAX_ID}")
+    if not (0 <= code <= 255 and 0 <= number <= 127):
+        raise RpcError("exit_code: not from 0 to 255, or signal: not from 0 to 127")
+    return job_id, attempt, code, number
 
 
 def shortfall(settings: LiveSettings, name: str, cpus: int, memory: int) -> str | None:
@@ -60,12 +77,10 @@ def register(
     ):
         raise RpcError("jobs: not a list of [job_id, attempt] pairs")
     running = {(job_id, attempt) for job_id, attempt in reported}
-    ended = message.get("ended", [])
-    if not isinstance(ended, list) or not all(
-        isinstance(item, list) and len(item) == 4 and all(type(v) is int for v in item)
-        for item in ended
-    ):
+    items = message.get("ended", [])
+    if not isinstance(items, list):
         raise RpcError("ended: not a list of [job_id, attempt, exit_code, signal]")
+    ended = [check_end(item) for item in items]
     reason = shortfall(settings, name, cpus, memory)
     cluster = controller.cluster
     condition = cluster.node_down.get(name)

@@ -866,6 +866,9 @@ def _text(value: Any) -> str:
     raise _BadValue("Unable to read string")
 
 
+_INTEGER = re.compile(r"[ \t]*([+-]?[0-9]{1,18})[ \t]*")
+
+
 def _integer(value: Any) -> int:
     if isinstance(value, bool):
         raise _BadValue("Unable to read integer value")
@@ -873,8 +876,10 @@ def _integer(value: Any) -> int:
         return value
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,18}\s*", value):
-        return int(value)
+    # ASCII digits and blanks only (int(), \d and \s take other characters too)
+    match = re.fullmatch(_INTEGER, value) if isinstance(value, str) else None
+    if match is not None:
+        return int(match.group(1))
     raise _BadValue("Unable to read integer value")
 
 
@@ -903,7 +908,7 @@ def _nodes(value: Any) -> tuple[int, int | None]:
         least = _count(value[0], 0)
         return least, _count(value[-1], least) if len(value) == 2 else least
     text = _text(value).strip()
-    match = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", text)
+    match = re.fullmatch(r"([0-9]{1,9})(?:-([0-9]{1,9}))?", text)
     if match is None:
         raise _BadValue(f"Invalid node count specification: {text}")
     least = int(match.group(1))
@@ -920,7 +925,7 @@ def _memory(value: Any) -> int:
     """MiB: a number, or a number with a K/M/G/T suffix, as sbatch --mem reads it."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _count(value, 0)
-    match = re.fullmatch(r"\s*(\d{1,15})\s*([kmgtKMGT]?)[bB]?\s*", _text(value))
+    match = re.fullmatch(r"[ \t]*([0-9]{1,15})[ \t]*([kmgtKMGT]?)[bB]?[ \t]*", _text(value))
     if match is None:
         raise _BadValue("Invalid memory specification")
     return math.ceil(int(match.group(1)) * _MEMORY_UNITS[match.group(2).lower()])

@@ -55,8 +55,10 @@ PROTOCOL = 1
 #: The largest body a daemon reads (Slurm's default max_script_size is 4 MB; a script
 #: travels inside a submission).
 MAX_BODY = 8 * 1024 * 1024
-#: The longest credential header accepted.
-MAX_CREDENTIAL = 16 * 1024
+#: The longest credential header accepted (aiohttp itself refuses a header over 8190 bytes).
+MAX_CREDENTIAL = 4 * 1024
+#: The largest uid or gid a credential may carry (uid_t; 0xFFFFFFFF is "none").
+MAX_ID = 0xFFFF_FFFE
 PROTOCOL_HEADER = "X-Plurm-Protocol"
 CREDENTIAL_HEADER = "X-Plurm-Credential"
 #: Seconds a command waits for the controller (Slurm's MessageTimeout default is 10).
@@ -137,7 +139,7 @@ class Signer:
         if not self.plugins.auth_verify(credential, body):
             raise RpcError("Protocol authentication error", "auth", 401)
         ids = self.plugins.auth_get_ids(credential)
-        if ids is None:
+        if ids is None or not all(type(i) is int and 0 <= i <= MAX_ID for i in ids):
             raise RpcError("Protocol authentication error", "auth", 401)
         return Caller(*ids)
 
@@ -161,10 +163,20 @@ def rpc_routes(app: web.Application, signer: Signer, handlers: Mapping[str, Hand
                 raise RpcError(f"unknown method {method!r}", "not_found", 404)
             version = request.headers.get(PROTOCOL_HEADER)
             if version != str(PROTOCOL):
-                raise RpcError(f"protocol version {version!r} is not {PROTOCOL}", "protocol", 400)
+                shown = "none" if version is None else repr(version[:20])
+                raise RpcError(
+                    "Protocol version has changed, re-link your code"
+                    f" (message version {shown}, this daemon's {PROTOCOL})",
+                    "protocol",
+                    400,
+                )
+            too_large = RpcError(f"message exceeds the limit of {MAX_BODY} bytes", status=413)
             if request.content_length is not None and request.content_length > MAX_BODY:
-                raise RpcError(f"message exceeds the limit of {MAX_BODY} bytes", status=413)
-            body = await request.read()
+                raise too_large
+            try:
+                body = await request.read()
+            except web.HTTPRequestEntityTooLarge:  # a body in chunks, found too long
+                raise too_large from None
             caller = signer.verify(request.headers.get(CREDENTIAL_HEADER), body)
             message = decode(body)
             result = await handler(caller, message)

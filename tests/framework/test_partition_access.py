@@ -44,14 +44,14 @@ def alice(**changes: object) -> JobBuilder:
 
 def test_root_only_refuses_a_user_and_accepts_root(tmp_path: Path) -> None:
     sim = cluster(tmp_path, "RootOnly=YES")
-    with pytest.raises(RequestError, match="^Access/permission denied$"):
+    with pytest.raises(RequestError, match=r"^Access/permission denied$"):
         sim.submit(alice())
     assert sim.submit(JobBuilder()) == 1  # root
 
 
 def test_allow_groups_refuses_another_group(tmp_path: Path) -> None:
     sim = cluster(tmp_path, "AllowGroups=physicists")
-    with pytest.raises(RequestError, match="^User's group not permitted to use this partition$"):
+    with pytest.raises(RequestError, match=r"^User's group not permitted to use this partition$"):
         sim.submit(alice())
     assert sim.submit(JobBuilder()) >= 1  # root may always
     # a group this machine knows, with the user's primary gid
@@ -75,7 +75,7 @@ def test_accounts(tmp_path: Path, partition: str, account: str, refused: bool) -
     job = alice(account=account)
     if refused:
         with pytest.raises(
-            RequestError, match="^Invalid account or account/partition combination specified$"
+            RequestError, match=r"^Invalid account or account/partition combination specified$"
         ):
             sim.submit(job)
     else:
@@ -95,7 +95,7 @@ def test_qos(tmp_path: Path, partition: str, qos: str | None, refused: bool) -> 
     sim = cluster(tmp_path, partition)
     job = alice(qos=qos)
     if refused:
-        with pytest.raises(RequestError, match="^Invalid qos specification$"):
+        with pytest.raises(RequestError, match=r"^Invalid qos specification$"):
             sim.submit(job)
     else:
         sim.submit(job)

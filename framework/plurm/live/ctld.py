@@ -204,6 +204,7 @@ class ControllerDaemon:
             "update_nodes": event(self._update_nodes),
             "update_job": event(self._update_job),
             "will_run": event(self._will_run),
+            "token": event(self._token),
             "expected_starts": event(self._expected_starts),
             "register": event(self._register),
             "heartbeat": event(self._heartbeat),
@@ -388,6 +389,35 @@ class ControllerDaemon:
         self.controller.update_job(job_id, changes, by_uid=by_uid)
         self.dirty[job_id] = self.controller.job(job_id)
         return {}
+
+    def _token(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """scontrol token: a token for the caller (or, for root and SlurmUser only, for the
+        user named), from the auth plugin that makes them (auth/jwt)."""
+        from plurm.errors import AuthError
+
+        username, lifespan = message.get("username"), message.get("lifespan")
+        if type(lifespan) is not int or not 0 < lifespan < 0xFFFFFFFE:
+            raise RpcError("lifespan is not a number of seconds")
+        own = _user_name(caller.uid)
+        if username is None:
+            username = own
+        if not isinstance(username, str) or not username or len(username) > 256:
+            raise RpcError("username is not a name")
+        if username != own and not self.access.slurm_user(caller.uid):
+            logger.warning(
+                "attempt to retrieve a token for a different user=%s by uid=%d",
+                username,
+                caller.uid,
+            )
+            raise RequestError("Invalid user id")
+        try:
+            token = self.plugins.auth_token_create(username, lifespan)
+        except AuthError as error:
+            logger.error("token for %s refused: %s", username, error)
+            raise RequestError("Unexpected error") from None
+        if token is None:
+            raise RequestError("Plugin not found")
+        return {"token": token}
 
     def _will_run(self, caller: Caller, message: dict[str, Any]) -> Any:
         """sbatch --test-only: when and where the job would start; nothing is queued."""

@@ -60,6 +60,7 @@ def auth_token_create(username: str, lifespan: int) -> str | None:
 
     :returns: the token, or None when no loaded plugin makes tokens.
     Exclusive: first non-None result wins.
+    Purity: pure apart from reading the key.
     Slurm equivalent: ``auth_p_token_generate`` (auth/jwt).
 
     .. versionadded:: 1.7
@@ -76,6 +77,7 @@ def auth_token_verify(token: str, username: str) -> str | None:
 
     :returns: the user name, or None when no loaded plugin checks tokens.
     Exclusive: first non-None result wins.
+    Purity: pure apart from reading the key.
     Slurm equivalent: ``auth_p_verify`` (auth/jwt).
 
     .. versionadded:: 1.7

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import attrs
 
 __all__ = [
+    "AuthError",
     "CompareError",
     "ConfError",
     "ConfErrorGroup",
@@ -55,6 +56,11 @@ __all__ = [
 
 class PlurmError(Exception):
     """The root of every error Plurm raises on purpose."""
+
+
+class AuthError(PlurmError):
+    """An auth plugin could not make a credential (its daemon missing or dead, a key not
+    readable); the message says why, in the plugin's words."""
 
 
 class NumberError(PlurmError, ValueError):

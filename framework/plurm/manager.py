@@ -421,6 +421,14 @@ class Plugins:
     def auth_verify(self, credential: bytes, payload: bytes) -> bool:
         return bool(self._fast("auth_verify")(credential, payload))
 
+    def auth_token_create(self, username: str, lifespan: int) -> str | None:
+        token = self._fast("auth_token_create")(username, lifespan)
+        return None if token is None else str(token)
+
+    def auth_token_verify(self, token: str, username: str) -> str | None:
+        name = self._fast("auth_token_verify")(token, username)
+        return None if name is None else str(name)
+
     def auth_get_ids(self, credential: bytes) -> tuple[int, int] | None:
         ids = self._fast("auth_get_ids")(credential)
         return None if ids is None else (int(ids[0]), int(ids[1]))

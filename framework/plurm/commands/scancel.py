@@ -51,6 +51,7 @@ def run(
     verbose = "verbose" in values and "quiet" not in values
     sent = _signal(str(values["signal"])) if "signal" in values else None
     said = []
+    status = 0
     for word in ids:
         # a job id, or an array's id and one of its tasks (123_4)
         job_text, underscore, task_text = word.partition("_")
@@ -66,7 +67,15 @@ def run(
                 client.cancel(int(job_text), task)
         except RequestError as error:
             # Slurm's scancel reports an unknown or already finished job only with -v, and
-            # still exits 0: the job is gone either way.
-            if verbose:
+            # still exits 0: the job is gone either way. Any other refusal (another user's
+            # job: "Access/permission denied") is always reported, and the exit is 1.
+            gone = error.message in _GONE
+            if verbose or not gone:
                 said.append(f"scancel: error: Kill job error on job id {word}: {error.message}\n")
-    return CommandResult(0, "", "".join(said))
+            if not gone:
+                status = 1
+    return CommandResult(status, "", "".join(said))
+
+
+#: The refusals scancel does not count as errors: the job is already over.
+_GONE = frozenset({"Job/step already completing or completed", "Invalid job id specified"})

@@ -644,4 +644,33 @@ def run(
         return _job_command(verb, argv[1:], client)
     if verb == "update":
         return _update(argv[1:], client)
+    if verb == "token":
+        return _token(argv[1:], client)
     raise CommandError(f"scontrol: error: Invalid command: {argv[0]}")
+
+
+#: scontrol token's lifespan when none is given (Slurm's DEFAULT_AUTH_TOKEN_LIFESPAN).
+TOKEN_LIFESPAN = 1800
+
+
+def _token(args: Sequence[str], client: ClusterClient) -> CommandResult:
+    """``scontrol token [lifespan=N] [username=U]``: a JWT from the controller (auth/jwt),
+    printed as ``SLURM_JWT=...``."""
+    lifespan, username = TOKEN_LIFESPAN, None
+    for word in args:
+        key, equals, value = word.partition("=")
+        key = key.lower()
+        if equals and key == "lifespan" and value.isdigit() and 0 < int(value) < 0xFFFFFFFE:
+            lifespan = int(value)
+        elif equals and key == "username" and value:
+            username = value
+        else:
+            raise CommandError(f"scontrol: error: Invalid parameter {word}")
+    fetch = getattr(client, "token", None)
+    if fetch is None:
+        raise CommandError("Unable to fetch token: Requested operation not supported")
+    try:
+        token = fetch(username, lifespan)
+    except RequestError as error:
+        raise CommandError(f"Unable to fetch token: {error.message}") from None
+    return CommandResult(0, f"SLURM_JWT={token}\n")

@@ -113,7 +113,7 @@ def parse_text(
     accounts_path = main.parent / "accounts.conf"
     if accounts_text is None and accounts_path.exists():
         accounts_text = _companion(accounts_path)
-    accounts, associations, default_accounts, account_errors = read_accounts(
+    accounts, associations, default_accounts, admin_levels, account_errors = read_accounts(
         str(accounts_path), accounts_text or "", {spec.name for spec in qos}
     )
     errors = errors + qos_errors + account_errors
@@ -128,6 +128,7 @@ def parse_text(
         accounts=accounts,
         associations=associations,
         default_accounts=default_accounts,
+        admin_levels=admin_levels,
         notices=config.notices + tuple(qos_notices),
         files=files,
     )

@@ -8,6 +8,7 @@ from ``accounts.conf`` beside slurm.conf, in slurm.conf's line syntax, one recor
     Account=theory Parent=physics
     User=alice Account=theory,physics DefaultAccount=theory
     User=bob Account=physics QOS=normal
+    User=carol Account=physics AdminLevel=Operator
 
 What ``sacctmgr add cluster`` creates always exists: the account ``root`` (its QOS list is
 ``normal``) and the user ``root`` in it, with ``root`` as its default account. An account's
@@ -16,7 +17,10 @@ user's associations take the ``QOS`` and ``DefaultQOS`` of its line, else those 
 account; a default QOS must be in the association's QOS list, as sacctmgr requires. A user
 may appear on several lines (as ``sacctmgr add user`` may be run again with another
 account); its default account is the ``DefaultAccount`` given, else the first account it
-was added to. Names are stored lower-case, as slurmdbd stores them.
+was added to. Names are stored lower-case, as slurmdbd stores them. ``AdminLevel`` (``None``,
+``Operator``, ``Administrator``; sacctmgr also takes ``Admin``) is the user's, as
+``sacctmgr modify user NAME set adminlevel=...`` sets it: an operator or administrator may
+act on every job, as root may.
 """
 
 from __future__ import annotations
@@ -29,20 +33,34 @@ from plurm.conf.source import SourceFile, split_logical_lines
 from plurm.conf.syntax import Include, Pair, parse_source
 from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueError, SourceLocation
 
-__all__ = ["ROOT", "read_accounts"]
+__all__ = ["ADMIN_LEVELS", "ROOT", "read_accounts"]
 
 #: The account, and the user, ``sacctmgr add cluster`` creates.
 ROOT = "root"
 
 _ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS")
-_USER_FIELDS = ("Account", "DefaultAccount", "QOS", "DefaultQOS")
+_USER_FIELDS = ("Account", "DefaultAccount", "QOS", "DefaultQOS", "AdminLevel")
+#: sacctmgr's AdminLevel words, as slurmdbd stores them.
+ADMIN_LEVELS = {
+    "none": "None",
+    "operator": "Operator",
+    "admin": "Administrator",
+    "administrator": "Administrator",
+}
 
 
 def read_accounts(
     path: str, text: str, qos_names: Collection[str]
-) -> tuple[tuple[AccountSpec, ...], tuple[Association, ...], dict[str, str], list[ConfError]]:
-    """The accounts, associations and default accounts ``text`` (the content of ``path``)
-    defines, with the implicit root ones; QOS names must be among ``qos_names``."""
+) -> tuple[
+    tuple[AccountSpec, ...],
+    tuple[Association, ...],
+    dict[str, str],
+    dict[str, str],
+    list[ConfError],
+]:
+    """The accounts, associations, default accounts and admin levels (user -> ``Operator``
+    or ``Administrator``) ``text`` (the content of ``path``) defines, with the implicit root
+    ones; QOS names must be among ``qos_names``."""
     source = split_logical_lines(path, text)
     statements, syntax_errors = parse_source(source)
     errors: list[ConfError] = list(syntax_errors)
@@ -50,6 +68,7 @@ def read_accounts(
     users: list[tuple[str, dict[str, str], SourceLocation]] = [
         (ROOT, {"account": ROOT}, SourceLocation(path, 0))
     ]
+    admins: dict[str, str] = {}
     for statement in statements:
         if isinstance(statement, Include):
             where = source.locate(statement.index, statement.column)
@@ -72,6 +91,17 @@ def read_accounts(
         if not name:
             errors.append(ConfValueError(first.key, "", "a name is needed", where))
         elif kind == "user":
+            level = values.get("adminlevel")
+            if level is not None and level not in ADMIN_LEVELS:
+                errors.append(
+                    ConfValueError(
+                        "AdminLevel", level, "not None, Operator or Administrator", where
+                    )
+                )
+            elif level is not None and ADMIN_LEVELS[level] != "None":
+                admins[name] = ADMIN_LEVELS[level]
+            elif level is not None:
+                admins.pop(name, None)
             if "account" not in values:
                 errors.append(ConfError(f"user {name}: Account= is needed", where))
             else:
@@ -82,7 +112,7 @@ def read_accounts(
             accounts[name] = _account(name, values, where)
     _check_accounts(accounts, qos_names, errors)
     associations, defaults = _associations(users, accounts, qos_names, errors)
-    return tuple(accounts.values()), associations, defaults, errors
+    return tuple(accounts.values()), associations, defaults, admins, errors
 
 
 def _fields(

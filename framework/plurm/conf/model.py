@@ -277,6 +277,14 @@ class SlurmConfig:
     priority_type: str = "priority/basic"
     auth_type: str = "auth/munge"
     auth_alt_types: tuple[str, ...] = ()
+    #: AuthInfo, as written (auth/munge reads ``socket=PATH`` and ``ttl=N`` from it).
+    auth_info: str = ""
+    #: AuthAltParameters, as written (auth/jwt reads ``jwt_key=FILE`` from it).
+    auth_alt_parameters: str = ""
+    #: SlurmUser: the user the controller runs as; it may act on every job, as root may.
+    slurm_user: str = "root"
+    #: PrivateData, lower-cased words (``jobs``: users see only their own jobs).
+    private_data: frozenset[str] = frozenset()
     jobacct_gather_type: str = "jobacct_gather/none"
     job_requeue: bool = True
     kill_wait: int = 30
@@ -315,6 +323,8 @@ class SlurmConfig:
     associations: tuple[Association, ...] = ()
     #: Each user's default account (the one a job without -A is charged to).
     default_accounts: Mapping[str, str] = attrs.field(factory=dict)
+    #: Users with an AdminLevel above None in accounts.conf: ``Operator`` or ``Administrator``.
+    admin_levels: Mapping[str, str] = attrs.field(factory=dict)
     #: Keys Plurm accepts but does not act on: canonical key -> value as written.
     inactive: Mapping[str, str] = attrs.field(factory=dict)
     #: Everything Slurm would log without refusing the file.

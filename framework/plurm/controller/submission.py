@@ -7,6 +7,7 @@ Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 from __future__ import annotations
 
 from plurm.conf.model import PartitionSpec
+from plurm.controller.access import partition_refusal, slurm_user_uid
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
@@ -135,6 +136,9 @@ class SubmissionMixin(ControllerBase):
             charged = charge(self.config, request)
         except Refused as refusal:
             raise RequestError(refusal.message) from None
+        denied = self._access_refusal(request, partition, charged)
+        if denied is not None:
+            raise RequestError(denied)
         if request.nodelist and any(
             name not in self.cluster.node_index for name in request.nodelist
         ):
@@ -147,6 +151,27 @@ class SubmissionMixin(ControllerBase):
                     "Requested time limit is invalid (missing or exceeds some limit)"
                 )
         return charged
+
+    def _access_refusal(self, request: JobRequest, partition: str, charged: Charge) -> str | None:
+        """RootOnly, AllowGroups, Allow/DenyAccounts, Allow/DenyQos (:mod:`.access`)."""
+        try:
+            spec = self.config.partition(partition)
+        except KeyError:
+            return None
+        if not spec.root_only and all(
+            limit is None
+            for limit in (
+                spec.allow_groups,
+                spec.allow_accounts,
+                spec.deny_accounts,
+                spec.allow_qos,
+                spec.deny_qos,
+            )
+        ):
+            return None  # the common case, checked without looking SlurmUser up
+        return partition_refusal(
+            spec, request, charged.account, charged.qos, slurm_user_uid(self.config)
+        )
 
     def _capacity(self, nodes: tuple[str, ...]) -> tuple[int, int]:
         """Node and CPU count of a node list (cached: every pass asks for every job). The

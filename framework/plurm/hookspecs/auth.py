@@ -49,3 +49,36 @@ def auth_get_ids(credential: bytes) -> tuple[int, int] | None:
 
     .. versionadded:: 1.0
     """
+
+
+@hookspec(firstresult=True)
+def auth_token_create(username: str, lifespan: int) -> str | None:
+    """A token that speaks for ``username`` for ``lifespan`` seconds (``scontrol token``).
+
+    When called: by plurmctld, for a user allowed to ask (only root and SlurmUser may ask
+    for another user's). Raises :class:`~plurm.errors.AuthError` when no token can be made.
+
+    :returns: the token, or None when no loaded plugin makes tokens.
+    Exclusive: first non-None result wins.
+    Purity: pure apart from reading the key.
+    Slurm equivalent: ``auth_p_token_generate`` (auth/jwt).
+
+    .. versionadded:: 1.7
+    """
+
+
+@hookspec(firstresult=True)
+def auth_token_verify(token: str, username: str) -> str | None:
+    """Check a token presented for ``username`` (slurmrestd's ``X-SLURM-USER-TOKEN`` and
+    ``X-SLURM-USER-NAME``): the name of the user the request acts as.
+
+    When called: by plurmctld's REST API for every request that carries a token. Raises
+    :class:`~plurm.errors.AuthError` (with the plugin's reason) when the token is refused.
+
+    :returns: the user name, or None when no loaded plugin checks tokens.
+    Exclusive: first non-None result wins.
+    Purity: pure apart from reading the key.
+    Slurm equivalent: ``auth_p_verify`` (auth/jwt).
+
+    .. versionadded:: 1.7
+    """

@@ -101,6 +101,14 @@ class RpcClient:
     def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
         self.call("update_job", {"job_id": job_id, "changes": job_changes_to_dict(changes)})
 
+    def token(self, username: str | None, lifespan: int) -> str:
+        """scontrol token: a JWT the controller makes (auth/jwt)."""
+        answer = self.call("token", {"username": username, "lifespan": lifespan})
+        token = answer.get("token") if isinstance(answer, dict) else None
+        if not isinstance(token, str):
+            raise RpcError("malformed token answer")
+        return token
+
     def will_run(self, request: JobRequest) -> WillRun:
         answer = self.call("will_run", {"request": request_to_dict(request)})
         try:

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import grp
 import logging
-import os
 import pwd
 import signal
 import sys
@@ -35,6 +34,7 @@ from plurm._markers import hookimpl
 from plurm.commands.client import LocalClient, alloc_cpus
 from plurm.controller import Controller, RequestError
 from plurm.errors import PlurmError
+from plurm.live.access import Access
 from plurm.live.admission import check_request
 from plurm.live.codec import CodecError, query_from_dict, record_to_dict, request_from_dict
 from plurm.live.daemon import daemonize, setup_logging
@@ -84,6 +84,7 @@ class ControllerDaemon:
         self.dirty: dict[int, Job] = {}
         self.plugins = Plugins.load(self.config, roles=DAEMON_ROLES, extra=[_Observer(self.dirty)])
         self.signer = Signer(self.plugins)
+        self.access = Access(self.config)
         self.settings.state_save.mkdir(parents=True, exist_ok=True)
         database = self.settings.state_save / "plurmctld.sqlite"
         if clear and database.exists():
@@ -220,6 +221,7 @@ class ControllerDaemon:
             "update_nodes": event(self._update_nodes),
             "update_job": event(self._update_job),
             "will_run": event(self._will_run),
+            "token": event(self._token),
             "expected_starts": event(self._expected_starts),
             "register": event(self._register),
             "heartbeat": event(self._heartbeat),
@@ -230,7 +232,7 @@ class ControllerDaemon:
         }
 
     def _view(self, caller: Caller, message: dict[str, Any]) -> Any:
-        return view_to_dict(self.client.view(), self.visible_jobs())
+        return view_to_dict(self.client.view(), self.jobs_for(caller.uid))
 
     def _acct(self, caller: Caller, message: dict[str, Any]) -> Any:
         try:
@@ -238,7 +240,10 @@ class ControllerDaemon:
         except CodecError as error:
             raise RpcError(f"bad accounting query: {error}") from None
         self.commit()  # the records of jobs changed since the last event, first
-        return {"records": [record_to_dict(r) for r in self.store.query(query)]}
+        records = self.store.query(query)
+        if not self.access.sees_all_jobs(caller.uid):  # PrivateData=jobs
+            records = [record for record in records if record.uid == caller.uid]
+        return {"records": [record_to_dict(r) for r in records]}
 
     def statistics(self) -> dict[str, float]:
         """Counters for ``diag`` (slurmrestd's names)."""
@@ -254,6 +259,14 @@ class ControllerDaemon:
             "jobs_pending": states.count(JobState.PENDING),
             "jobs_running": states.count(JobState.RUNNING),
         }
+
+    def jobs_for(self, uid: int) -> list[Job]:
+        """The jobs ``uid`` may see: all visible ones, or with PrivateData=jobs only its
+        own unless it is an operator."""
+        jobs = self.visible_jobs()
+        if self.access.sees_all_jobs(uid):
+            return jobs
+        return [job for job in jobs if job.request.uid == uid]
 
     def visible_jobs(self) -> list[Job]:
         """The jobs the commands show: all but those finished longer than MinJobAge ago."""
@@ -291,10 +304,18 @@ class ControllerDaemon:
         return job.job_id
 
     def _owned(self, caller: Caller, job_id: object, *, admin: bool = False) -> int:
+        """A job the caller may act on: its own, or any for an operator; ``admin`` verbs
+        (suspend, resume) are for operators only, as in Slurm."""
         if type(job_id) is not int:
             raise RpcError("job_id is not an integer")
         job = self.controller.job(job_id)
-        if caller.uid != 0 and (admin or job.request.uid != caller.uid):
+        if not self.access.operator(caller.uid) and (admin or job.request.uid != caller.uid):
+            logger.warning(
+                "Security violation: %s of job_id=%d by uid=%d refused",
+                "admin verb" if admin else "job verb",
+                job_id,
+                caller.uid,
+            )
             raise RequestError("Access/permission denied")
         return job_id
 
@@ -372,10 +393,17 @@ class ControllerDaemon:
         return {"recorded": self.steps.end(job, step, code, number, self.controller.now)}
 
     def _is_admin(self, caller: Caller) -> bool:
-        return caller.uid == 0 or caller.uid == os.getuid()
+        """Whether the caller acts as an operator (holds it sets are administrators')."""
+        return self.access.operator(caller.uid)
 
     def _admin(self, caller: Caller) -> None:
-        if not self._is_admin(caller):
+        """Root, SlurmUser and AdminLevel=Administrator only (Slurm's super user)."""
+        if not self.access.administrator(caller.uid):
+            raise RequestError("Access/permission denied")
+
+    def _daemon(self, caller: Caller) -> None:
+        """Messages only the node daemons send: root or SlurmUser only."""
+        if not self.access.slurm_user(caller.uid):
             raise RequestError("Access/permission denied")
 
     def _update_partition(self, caller: Caller, message: dict[str, Any]) -> Any:
@@ -411,10 +439,39 @@ class ControllerDaemon:
         if type(job_id) is not int:
             raise RpcError("job_id is not an integer")
         changes = job_changes(message.get("changes"))
-        by_uid = 0 if caller.uid in (0, os.getuid()) else caller.uid
+        by_uid = 0 if self.access.operator(caller.uid) else caller.uid
         self.controller.update_job(job_id, changes, by_uid=by_uid)
         self.dirty[job_id] = self.controller.job(job_id)
         return {}
+
+    def _token(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """scontrol token: a token for the caller (or, for root and SlurmUser only, for the
+        user named), from the auth plugin that makes them (auth/jwt)."""
+        from plurm.errors import AuthError
+
+        username, lifespan = message.get("username"), message.get("lifespan")
+        if type(lifespan) is not int or not 0 < lifespan < 0xFFFFFFFE:
+            raise RpcError("lifespan is not a number of seconds")
+        own = _user_name(caller.uid)
+        if username is None:
+            username = own
+        if not isinstance(username, str) or not username or len(username) > 256:
+            raise RpcError("username is not a name")
+        if username != own and not self.access.slurm_user(caller.uid):
+            logger.warning(
+                "attempt to retrieve a token for a different user=%s by uid=%d",
+                username,
+                caller.uid,
+            )
+            raise RequestError("Invalid user id")
+        try:
+            token = self.plugins.auth_token_create(username, lifespan)
+        except AuthError as error:
+            logger.error("token for %s refused: %s", username, error)
+            raise RequestError("Unexpected error") from None
+        if token is None:
+            raise RequestError("Plugin not found")
+        return {"token": token}
 
     def _will_run(self, caller: Caller, message: dict[str, Any]) -> Any:
         """sbatch --test-only: when and where the job would start; nothing is queued."""
@@ -439,7 +496,7 @@ class ControllerDaemon:
     # ------------------------------------------------------------------ nodes
 
     def _node(self, caller: Caller, message: dict[str, Any]) -> str:
-        self._admin(caller)
+        self._daemon(caller)
         name = message.get("node")
         if not isinstance(name, str):
             raise RpcError("node is not a node name")

@@ -3,13 +3,16 @@ RPC: ping, diag, jobs, job/submit, job/{id} (GET and DELETE), nodes and partitio
 slurmrestd's JSON (:mod:`.rest` renders and parses it).
 
 Who asks: slurmrestd takes the user from ``X-SLURM-USER-NAME`` with a token in
-``X-SLURM-USER-TOKEN`` (auth/jwt). Until a token plugin is configured, the controller's auth
-plugin decides: under ``auth/none`` (trusted, single-user setups) the user name header is
-taken at its word, and a request without one is refused.
+``X-SLURM-USER-TOKEN``. With a token plugin loaded (``AuthAltTypes=auth/jwt``) every request
+needs a token it accepts for the user named (root's and SlurmUser's tokens may name
+anyone); without one, only ``auth/none`` (trusted, single-user setups) takes the user name
+header at its word, and any other AuthType refuses every request (nothing could tell who
+asks). With ``PrivateData=jobs`` a user sees only their own jobs.
 """
 
 from __future__ import annotations
 
+import logging
 import pwd
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plurm.controller import RequestError
+from plurm.errors import AuthError
 from plurm.live import rest
 from plurm.live.rpc import encode
 
@@ -29,6 +33,15 @@ __all__ = ["add_rest_routes"]
 
 PREFIX = "/slurm/v0.0.38"
 
+logger = logging.getLogger(__name__)
+
+
+def _name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
 
 def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
     from aiohttp import web
@@ -37,7 +50,21 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
         return web.Response(body=encode(value), status=status, content_type="application/json")
 
     def who(request: web.Request) -> tuple[int, int] | None:
-        name = request.headers.get("X-SLURM-USER-NAME")
+        name = request.headers.get("X-SLURM-USER-NAME", "")
+        token = request.headers.get("X-SLURM-USER-TOKEN")
+        if daemon.plugins.implements("auth_token_verify"):
+            if not token or len(token) > 16384:
+                return None
+            try:
+                verified = daemon.plugins.auth_token_verify(token, name)
+            except AuthError as error:
+                logger.warning("rest: token refused for user %r: %s", name, error)
+                return None
+            if verified is None:
+                return None
+            name = verified
+        elif daemon.config.auth_type != "auth/none":
+            return None  # no token plugin: nothing here can tell who asks
         if not name:
             return None
         try:
@@ -69,7 +96,7 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
 
     def jobs(request: web.Request, ids: tuple[int, int]) -> Any:
         controller = daemon.controller
-        return rest.jobs_response(daemon.visible_jobs(), controller.cluster, controller.now)
+        return rest.jobs_response(daemon.jobs_for(ids[0]), controller.cluster, controller.now)
 
     def job(request: web.Request, ids: tuple[int, int]) -> Any:
         text = request.match_info["job_id"]
@@ -77,7 +104,9 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
         found = (
             controller.cluster.jobs.get(int(text)) if text.isascii() and text.isdigit() else None
         )
-        if found is None:
+        if found is None or not (
+            daemon.access.sees_all_jobs(ids[0]) or found.request.uid == ids[0]
+        ):
             return answer(rest.job_not_found(text), 404)
         return rest.jobs_response([found], controller.cluster, controller.now)
 
@@ -88,7 +117,7 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
         job_id = int(text)
         try:
             job = daemon.controller.job(job_id)
-            if ids[0] != 0 and job.request.uid != ids[0]:
+            if not daemon.access.operator(ids[0]) and job.request.uid != ids[0]:
                 raise RequestError("Access/permission denied")
             daemon.controller.cancel(job_id)
         except RequestError as error:
@@ -112,7 +141,7 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
             stderr=parsed.stderr,
             uid=uid,
             gid=gid,
-            user=request.headers["X-SLURM-USER-NAME"],
+            user=_name(uid),
         )
         try:
             job_id = daemon.submit_request(job_request)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plurm.errors import PlurmError
+from plurm.errors import AuthError, PlurmError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -118,10 +118,14 @@ class Signer:
         self.plugins = plugins
 
     def sign(self, body: bytes, uid: int | None = None, gid: int | None = None) -> str:
-        """A credential for this process's user (or ``uid``/``gid``) over ``body``."""
-        credential = self.plugins.auth_create(
-            os.getuid() if uid is None else uid, os.getgid() if gid is None else gid, body
-        )
+        """A credential for this process's user (or ``uid``/``gid``) over ``body``; RpcError
+        (kind "auth") when the plugin cannot make one (its daemon is missing, say)."""
+        try:
+            credential = self.plugins.auth_create(
+                os.getuid() if uid is None else uid, os.getgid() if gid is None else gid, body
+            )
+        except AuthError as error:
+            raise RpcError(str(error), "auth", 0) from None
         return base64.b64encode(credential).decode("ascii")
 
     def verify(self, header: str | None, body: bytes) -> Caller:

@@ -27,6 +27,7 @@ from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
+from plurm.model.traits import PreemptTraits
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
@@ -174,6 +175,10 @@ class Plugins:
         types = config.plugin_types()
         for role in roles:
             for type_string in types[role]:
+                if manager.has_plugin(type_string):
+                    raise PluginConflictError(
+                        f"{type_string} is named twice (PreemptType and PreemptGuards?)"
+                    )
                 plugin = registry.load(type_string, config)
                 manager.register(plugin.plugin, name=type_string)
                 loaded.append(plugin)
@@ -295,12 +300,33 @@ class Plugins:
         """``preempt_victims_fixed``: True only when the plugin says so."""
         return self._fast("preempt_victims_fixed")(cluster) is True
 
+    def preempt_by_partition(self, cluster: Cluster) -> bool:
+        """``preempt_by_partition``: True only when the plugin says so."""
+        return self._fast("preempt_by_partition")(cluster) is True
+
+    def preempt_suspend_in_partition(self, cluster: Cluster) -> bool:
+        """``preempt_suspend_in_partition``: True only when the plugin says so."""
+        return self._fast("preempt_suspend_in_partition")(cluster) is True
+
+    def preempt_traits(self, cluster: Cluster) -> PreemptTraits:
+        """The preempt policy's capability answers, as other plugins read them on
+        ``cluster.preempt_traits``."""
+        return PreemptTraits(
+            by_partition=self.preempt_by_partition(cluster),
+            suspend_in_partition=self.preempt_suspend_in_partition(cluster),
+        )
+
     def preempt_enabled(self, cluster: Cluster) -> bool:
         """Whether any job may ever preempt another (True unless the plugin says no)."""
         return self._fast("preempt_enabled")(cluster) is not False
 
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
+        """The policy's ``preempt_preemptable``, then, if it said yes, every guard's
+        ``preempt_veto``: one True vetoes."""
+        if not self._fast("preempt_preemptable")(preemptor, preemptee, cluster):
+            return False
+        veto = self._fast("preempt_veto")
+        return veto.unanswered() or not any(veto(preemptor, preemptee, cluster))
 
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
         return _preempt_mode(self._fast("preempt_mode")(job, cluster))
@@ -319,12 +345,13 @@ class Plugins:
     ) -> tuple[Callable[[Job, Job], bool], Callable[[Job], PreemptMode], Callable[[Job], int]]:
         """``preempt_preemptable``, ``preempt_mode`` and ``preempt_priority`` on ``cluster``,
         for one candidate walk (which asks all three for every running job): the
-        implementations themselves when they can be called directly (see :class:`_Hook`),
-        with the same conversions as the methods above."""
+        implementations themselves when they can be called directly (see :class:`_Hook`) and
+        no guard is loaded, with the same conversions as the methods above."""
         preemptable = self._fast("preempt_preemptable").direct()
         mode = self._fast("preempt_mode").direct()
         priority = self._fast("preempt_priority").direct()
-        if preemptable is None or mode is None or priority is None:
+        guarded = not self._fast("preempt_veto").unanswered()
+        if preemptable is None or mode is None or priority is None or guarded:
             return (
                 functools.partial(self.preempt_preemptable, cluster=cluster),
                 functools.partial(self.preempt_mode, cluster=cluster),

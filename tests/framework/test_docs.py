@@ -75,3 +75,26 @@ def test_the_example_plugin_works_as_written(
     cluster.run_until(1)
     assert cluster.state(urgent).name == "RUNNING"
     assert sorted(cluster.state(j).name for j in batch) == ["PENDING", "RUNNING"]
+
+
+def test_generated_docs_are_current() -> None:
+    """docs/hooks.md's hook sections and docs/reference.md are what ``python -m
+    plurm.docgen`` makes of the code now."""
+    from plurm import docgen
+
+    assert docgen.main(["--check", "--root", str(REPO)]) == 0
+
+
+def test_reference_documents_every_public_name_hooks_receive() -> None:
+    """Every name of plurm.model's ``__all__`` that hooks receive is in the reference, with
+    a docstring; a stale reference would fail the check above."""
+    import plurm.model
+    from plurm import docgen
+
+    documented = {name for _, names in docgen.REFERENCE for name in names}
+    assert set(plurm.model.__all__) - {"NodeState"} <= documented
+    text = (REPO / "docs" / "reference.md").read_text()
+    assert "(undocumented)" not in text
+    for module, names in docgen.REFERENCE:
+        for name in names:
+            assert f"## `{module}.{name}`" in text

@@ -89,6 +89,10 @@ class PartitionPriority:
         return True  # a victim needs a strictly lower tier (see _pair)
 
     @hookimpl
+    def preempt_by_partition(self, cluster: Cluster) -> bool:
+        return True  # lower tiers only, never a PreemptMode=OFF partition (see _pair)
+
+    @hookimpl
     def preempt_victims_fixed(self, cluster: Cluster) -> bool:
         return True  # mode and priority come from the partition, QOS and node count
 

@@ -56,6 +56,10 @@ class QosPreemption:
         self.context = context
 
     @hookimpl
+    def preempt_suspend_in_partition(self, cluster: Cluster) -> bool:
+        return True  # victims by QOS, in any partition, the preemptor's own too
+
+    @hookimpl
     def preempt_victims_fixed(self, cluster: Cluster) -> bool:
         return True  # mode and priority come from the partition, QOS and node count
 

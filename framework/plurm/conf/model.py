@@ -271,6 +271,9 @@ class SlurmConfig:
     preempt_mode: PreemptMode = PreemptMode()
     preempt_exempt_time: int | None = None
     preempt_parameters: PreemptParameters = PreemptParameters()
+    #: PreemptGuards (plurm.conf, Plurm's own): preempt plugins loaded after the
+    #: PreemptType policy that may only veto its victims (``preempt_veto``).
+    preempt_guards: tuple[str, ...] = ()
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: SchedulerParameters = SchedulerParameters()
     scheduler_time_slice: int = 30
@@ -359,14 +362,15 @@ class SlurmConfig:
         """The plugin type strings this configuration names, by plugin type.
 
         The sched type lists the scheduler that orders the queue first and, when gang
-        scheduling is on, the gang plugin (``sched/gang``) after it.
+        scheduling is on, the gang plugin (``sched/gang``) after it; the preempt type lists
+        the PreemptType policy first and the guards of plurm.conf after it.
         """
         sched = (
             (self.scheduler_type, "sched/gang") if self.gang_scheduling else (self.scheduler_type,)
         )
         return {
             "select": (self.select_type,),
-            "preempt": (self.preempt_type,),
+            "preempt": (self.preempt_type, *self.preempt_guards),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
             "auth": (self.auth_type, *self.auth_alt_types),

@@ -42,6 +42,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.conf.values", ("PreemptMode", "PreemptBase", "OverSubscribe", "OverSubscribeKind")),
     ("plurm.conf.values", ("SelectTypeParameters", "CrBase")),
     ("plurm.registry", ("PluginContext",)),
+    ("plurm.params", ("PluginOption",)),
 )
 
 

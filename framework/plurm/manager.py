@@ -22,12 +22,14 @@ from pluggy._callers import _multicall
 from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptMode
+from plurm.errors import raise_collected
 from plurm.hookspecs import SPEC_MODULES
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
 from plurm.model.traits import PreemptTraits
+from plurm.params import check_options
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
@@ -186,6 +188,7 @@ class Plugins:
             manager.register(obj, name=f"extra-{index}")
         plugins = cls(manager, loaded)
         plugins.check(roles)
+        raise_collected(check_options(config, {p.type_string: p.options for p in loaded}))
         return plugins
 
     def check(self, roles: Iterable[str]) -> None:

@@ -7,8 +7,11 @@ import sys
 from typing import TextIO
 
 from plurm import conf
+from plurm.conf.model import SlurmConfig
 from plurm.conf.render import render
-from plurm.errors import ConfError
+from plurm.errors import ConfError, raise_collected
+from plurm.params import PluginOption, check_options, option_values
+from plurm.registry import Registry
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,15 +30,33 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     paths = args.files or [str(conf.default_path())]
     status = 0
+    registry = Registry()
     for index, path in enumerate(paths):
         if index:
             out.write("\n")
         try:
             config = conf.load(path)
+            declared = registry.declared_for(config)
+            raise_collected(check_options(config, declared))
         except ConfError as error:
             out.flush()
             sys.stderr.write(f"plurm: {path}: {len(error.errors)} error(s)\n{error}\n")
             status = 1
             continue
         out.write(render(config))
+        out.write(_render_options(config, declared))
     return status
+
+
+def _render_options(config: SlurmConfig, declared: dict[str, tuple[PluginOption, ...]]) -> str:
+    """The plugins' own options with their effective values, as comment lines."""
+    lines = []
+    for type_string, options in sorted(declared.items()):
+        values = option_values(config, options)
+        for option in options:
+            note = f": {option.help}" if option.help else ""
+            lines.append(
+                f"#   {option.key} {option.name}={values[option.name]} "
+                f"({type_string}, {option.kind}, default {option.default}){note}\n"
+            )
+    return "# Plugin options\n" + "".join(lines) if lines else ""

@@ -215,6 +215,8 @@ class SchedulerParameters:
     bf_job_part_count_reserve: int = 0
     bf_continue: bool = False
     options: Mapping[str, str | None] = attrs.field(factory=dict)
+    #: Where each option was written, for messages.
+    locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -233,6 +235,25 @@ class PreemptParameters:
     send_user_signal: bool = False
     reclaim_licenses: bool = False
     suspend_grace_time: int = 2
+    #: Every option of PreemptParameters as written (lower-case name -> value or None),
+    #: Slurm's and those plugins declare (see :mod:`plurm.params`).
+    options: Mapping[str, str | None] = attrs.field(factory=dict)
+    #: Where each option was written, for messages.
+    locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+#: The PreemptParameters options Slurm knows; plugins may declare more.
+PREEMPT_OPTIONS = frozenset(
+    {
+        "youngest_first",
+        "strict_order",
+        "send_user_signal",
+        "reclaim_licenses",
+        "reorder_count",
+        "suspend_grace_time",
+        "min_exempt_priority",
+    }
+)
 
 
 def _node_names(config: SlurmConfig) -> tuple[str, ...]:

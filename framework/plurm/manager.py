@@ -10,6 +10,7 @@ Set ``PLURM_TRACE_HOOKS=1`` to log every hook call (pluggy's hook-call monitorin
 
 from __future__ import annotations
 
+import difflib
 import functools
 import logging
 import os
@@ -18,6 +19,7 @@ from typing import Any
 
 import pluggy
 from pluggy._callers import _multicall
+from pluggy._hooks import varnames
 
 from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
@@ -133,6 +135,29 @@ def _preempt_mode(answer: object) -> PreemptMode:
     return answer if isinstance(answer, PreemptMode) else PreemptMode()
 
 
+def _mismatch(manager: pluggy.PluginManager, plugin: LoadedPlugin) -> str | None:
+    """Which hook implementation of ``plugin`` asks for arguments its spec does not give,
+    told with both argument lists (pluggy refuses it at registration)."""
+    obj = plugin.plugin
+    for attr in dir(obj):
+        method = getattr(obj, attr, None)
+        if not callable(method) or getattr(method, f"{NAME}_impl", None) is None:
+            continue
+        caller = getattr(manager.hook, attr, None)
+        spec = caller.spec if isinstance(caller, pluggy.HookCaller) else None
+        if spec is None:
+            continue
+        args = varnames(method)[0]
+        extra = [arg for arg in args if arg not in spec.argnames]
+        if extra:
+            return (
+                f"{plugin.type_string} ({plugin.distribution}): {attr}({', '.join(args)}) "
+                f"asks for {', '.join(extra)}, which the hook does not give; {attr} receives "
+                f"({', '.join(spec.argnames)}), any of them, by these names"
+            )
+    return None
+
+
 def _nothing(*args: Any) -> None:
     """No implementation: a firstresult hook answers None, others an empty list."""
     return None
@@ -182,7 +207,10 @@ class Plugins:
                         f"{type_string} is named twice (PreemptType and PreemptGuards?)"
                     )
                 plugin = registry.load(type_string, config)
-                manager.register(plugin.plugin, name=type_string)
+                try:
+                    manager.register(plugin.plugin, name=type_string)
+                except pluggy.PluginValidationError as error:
+                    raise PluginLoadError(_mismatch(manager, plugin) or str(error)) from None
                 loaded.append(plugin)
         for index, obj in enumerate(extra):
             manager.register(obj, name=f"extra-{index}")
@@ -192,11 +220,30 @@ class Plugins:
         return plugins
 
     def check(self, roles: Iterable[str]) -> None:
-        """pluggy's check_pending, then exactly one implementation of each exclusive hook."""
+        """No implementation of a hook that does not exist (pluggy's check_pending, with
+        the plugin's type string and the nearest hook), then exactly one implementation of
+        each exclusive hook."""
+        specs = sorted(
+            name
+            for name, caller in vars(self._hook).items()
+            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+        )
+        for name, caller in vars(self._hook).items():
+            if not isinstance(caller, pluggy.HookCaller) or caller.spec is not None:
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.optionalhook:
+                    continue
+                owner = self.manager.get_name(impl.plugin)
+                near = difflib.get_close_matches(name, specs, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]}?" if near else ""
+                raise PluginLoadError(
+                    f"{owner} ({self._distribution(owner)}): {name} is not a Plurm hook{hint}"
+                )
         try:
             self.manager.check_pending()
         except pluggy.PluginValidationError as error:
-            raise PluginLoadError(f"{error.plugin!r}: {error}") from error
+            raise PluginLoadError(str(error)) from error
         for role in roles:
             for name in _REQUIRED[role]:
                 implementations = getattr(self._hook, name).get_hookimpls()
@@ -217,6 +264,11 @@ class Plugins:
                 raise PluginConflictError(
                     f"{caller.name} is exclusive but implemented by several plugins: {names}"
                 )
+
+    def _distribution(self, type_string: object) -> str:
+        return next(
+            (p.distribution for p in self.loaded if p.type_string == type_string), "given directly"
+        )
 
     def type_strings(self) -> tuple[str, ...]:
         """The type strings loaded, in loading order."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from plurm import __version__
-from plurm.cli import cluster, compare, conf, hostlist, simulate
+from plurm.cli import cluster, compare, conf, hostlist, plugin, simulate
 from plurm.errors import PlurmError
 
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_parser(commands)
     compare.add_parser(commands)
     cluster.add_parser(commands)
+    plugin.add_parser(commands)
     return parser
 
 

@@ -95,6 +95,8 @@ class Combination:
     gang: bool = False
     select_parameters: str = ""
     tiers: bool = True
+    #: Guards stacked on the preempt plugin (PreemptGuards in plurm.conf).
+    guards: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -247,6 +249,8 @@ def run_workload(
     options: dict[str, Any] = {"qos_text": QOS.format(mid_mode=combination.mid_mode)}
     if plugins:
         options["plugins"] = plugins
+    if combination.guards:
+        options["plurm_text"] = f"PreemptGuards={','.join(combination.guards)}\n"
     cluster = make_cluster(conf_text(combination), observers=(history,), **options)
     history.plugins = cluster.plugins
     # A seed whose workload preempts (and times out) under every shipped combination.

@@ -153,8 +153,8 @@ def check_options(
             ConfValueError(
                 "PreemptParameters",
                 written_as,
-                f"unknown option {name} (neither Slurm nor a loaded plugin, {loaded}, "
-                f"declares it){hint}",
+                f"unknown option {name}: neither Slurm nor the loaded plugins ({loaded}) "
+                f"declare it{hint}",
                 _where(config, "PreemptParameters", name),
             )
         )

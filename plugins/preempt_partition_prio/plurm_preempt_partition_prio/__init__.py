@@ -16,8 +16,7 @@ import functools
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import PreemptBase, PreemptMode
 from plurm.model.cluster import Cluster

@@ -19,8 +19,7 @@ import functools
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import QosSpec
 from plurm.conf.values import PreemptMode
 from plurm.model.cluster import Cluster

@@ -9,8 +9,7 @@ from typing import NamedTuple
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,7 +48,7 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     sources = []
     for name in PACKAGES:  # a copy: pip leaves build/ and egg-info beside the sources
         copy = build / name
-        subprocess.run(["cp", "-r", str(THIRDPARTY / name), str(copy)], check=True)
+        shutil.copytree(THIRDPARTY / name, copy)
         sources.append(str(copy))
     subprocess.run(
         [

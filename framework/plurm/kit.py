@@ -22,6 +22,8 @@ from plurm.hookspecs import preempt
 __all__ = ["KINDS", "KitError", "new_plugin"]
 
 KINDS = ("preempt", "guard")
+#: The plugin type both kits write (a guard is a preempt plugin too).
+_TYPE = "preempt"
 
 #: Where the names hook signatures use come from, for the generated TYPE_CHECKING imports.
 _IMPORTS = {
@@ -243,7 +245,7 @@ def new_plugin(kind: str, name: str, directory: Path) -> list[Path]:
         raise KitError(f"plurm plugin new: {name!r} is not a plugin name (a-z, 0-9 and _)")
     if directory.exists() and any(directory.iterdir()):
         raise KitError(f"plurm plugin new: {directory} exists and is not empty")
-    package = f"plurm_preempt_{name}"
+    package = f"plurm_{_TYPE}_{name}"
     cls = "".join(part.capitalize() for part in name.split("_")) or "Plugin"
     module = _policy_module(name, cls) if kind == "preempt" else _guard_module(name, cls)
     major, minor = HOOK_API_VERSION

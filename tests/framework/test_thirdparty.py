@@ -6,7 +6,8 @@ module), found through their entry points.
   partition_prio on 2,000 SDSC-SP2 jobs under select linear and cons_res, with and without
   gang scheduling; without its capability answer (``preempt_by_partition``) cons_res under
   gang places jobs otherwise, which is what the capability hook is for.
-* preempt/max_age, a guard with a declared option: plurm conf check shows and checks it.
+* preempt/max_age, a guard with a declared option: plurm conf check shows and checks it;
+  stacked on partition_prio on the trace, it spares exactly the victims past max_age.
 * preempt/faulty, whose hook raises: plurm simulate stops with one message and writes what
   it has.
 """
@@ -29,7 +30,7 @@ from plurm import conf
 from plurm.manager import Plugins
 from plurm.registry import Registry
 from plurm.sim.metrics import write_jobs_csv
-from plurm.sim.trace import TraceMapping, replay
+from plurm.sim.trace import TraceMapping, Transition, replay
 from plurm.workload import CleanedTrace, clean, read_swf
 from tests.conftest import REPO, SHARED
 
@@ -230,3 +231,39 @@ def test_a_failing_hook_stops_a_trace_and_writes_its_jobs_so_far(
     assert "Traceback" not in run.stderr
     rows = (tmp_path / "out" / "jobs.csv").read_text().splitlines()
     assert rows[0].startswith("job_id") and 1 < len(rows) <= 501
+
+
+def _victim_runs(transitions: list[Transition]) -> list[float]:
+    """How long each preemption's victim had run (this stretch) when it was preempted."""
+    started: dict[int, float] = {}
+    ran: dict[int, float] = {}
+    runs = []
+    for step in transitions:
+        if step.new == "RUNNING":
+            started[step.job_id] = step.time
+        elif step.old == "RUNNING":
+            ran[step.job_id] = step.time - started[step.job_id]
+        if step.preempted is not None:  # marked when the kill is over (COMPLETING ->)
+            runs.append(ran[step.job_id])
+    return runs
+
+
+def test_a_guard_on_a_trace_spares_exactly_the_victims_it_vetoes(
+    target: Path, trace: CleanedTrace, tmp_path: Path
+) -> None:
+    """preempt/max_age stacked on partition_prio (PreemptParameters=max_age=1800): without
+    it some victims had run half an hour or more; with it none has, and younger victims
+    are still preempted."""
+    runs = {}
+    for guarded in (False, True):
+        work = tmp_path / str(guarded)
+        work.mkdir()
+        text = SDSC + ("PreemptParameters=max_age=1800\n" if guarded else "")
+        (work / "slurm.conf").write_text(text)
+        if guarded:
+            (work / "plurm.conf").write_text("PreemptGuards=preempt/max_age\n")
+        transitions: list[Transition] = []
+        replay(trace, conf.load(work / "slurm.conf"), MAPPING, transitions=transitions)
+        runs[guarded] = _victim_runs(transitions)
+    assert any(run >= 1800 for run in runs[False])
+    assert runs[True] and all(run < 1800 for run in runs[True])

@@ -10,6 +10,7 @@ Set ``PLURM_TRACE_HOOKS=1`` to log every hook call (pluggy's hook-call monitorin
 
 from __future__ import annotations
 
+import difflib
 import functools
 import logging
 import os
@@ -18,15 +19,19 @@ from typing import Any
 
 import pluggy
 from pluggy._callers import _multicall
+from pluggy._hooks import varnames
 
 from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptMode
+from plurm.errors import raise_collected
 from plurm.hookspecs import SPEC_MODULES
 from plurm.model.backfill import BackfillStart, BackfillView
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
+from plurm.model.traits import PreemptTraits
+from plurm.params import check_options
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
@@ -130,6 +135,29 @@ def _preempt_mode(answer: object) -> PreemptMode:
     return answer if isinstance(answer, PreemptMode) else PreemptMode()
 
 
+def _mismatch(manager: pluggy.PluginManager, plugin: LoadedPlugin) -> str | None:
+    """Which hook implementation of ``plugin`` asks for arguments its spec does not give,
+    told with both argument lists (pluggy refuses it at registration)."""
+    obj = plugin.plugin
+    for attr in dir(obj):
+        method = getattr(obj, attr, None)
+        if not callable(method) or getattr(method, f"{NAME}_impl", None) is None:
+            continue
+        caller = getattr(manager.hook, attr, None)
+        spec = caller.spec if isinstance(caller, pluggy.HookCaller) else None
+        if spec is None:
+            continue
+        args = varnames(method)[0]
+        extra = [arg for arg in args if arg not in spec.argnames]
+        if extra:
+            return (
+                f"{plugin.type_string} ({plugin.distribution}): {attr}({', '.join(args)}) "
+                f"asks for {', '.join(extra)}, which the hook does not give; {attr} receives "
+                f"({', '.join(spec.argnames)}), any of them, by these names"
+            )
+    return None
+
+
 def _nothing(*args: Any) -> None:
     """No implementation: a firstresult hook answers None, others an empty list."""
     return None
@@ -174,21 +202,48 @@ class Plugins:
         types = config.plugin_types()
         for role in roles:
             for type_string in types[role]:
+                if manager.has_plugin(type_string):
+                    raise PluginConflictError(
+                        f"{type_string} is named twice (PreemptType and PreemptGuards?)"
+                    )
                 plugin = registry.load(type_string, config)
-                manager.register(plugin.plugin, name=type_string)
+                try:
+                    manager.register(plugin.plugin, name=type_string)
+                except pluggy.PluginValidationError as error:
+                    raise PluginLoadError(_mismatch(manager, plugin) or str(error)) from None
                 loaded.append(plugin)
         for index, obj in enumerate(extra):
             manager.register(obj, name=f"extra-{index}")
         plugins = cls(manager, loaded)
         plugins.check(roles)
+        raise_collected(check_options(config, {p.type_string: p.options for p in loaded}))
         return plugins
 
     def check(self, roles: Iterable[str]) -> None:
-        """pluggy's check_pending, then exactly one implementation of each exclusive hook."""
+        """No implementation of a hook that does not exist (pluggy's check_pending, with
+        the plugin's type string and the nearest hook), then exactly one implementation of
+        each exclusive hook."""
+        specs = sorted(
+            name
+            for name, caller in vars(self._hook).items()
+            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+        )
+        for name, caller in vars(self._hook).items():
+            if not isinstance(caller, pluggy.HookCaller) or caller.spec is not None:
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.optionalhook:
+                    continue
+                owner = self.manager.get_name(impl.plugin)
+                near = difflib.get_close_matches(name, specs, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]}?" if near else ""
+                raise PluginLoadError(
+                    f"{owner} ({self._distribution(owner)}): {name} is not a Plurm hook{hint}"
+                )
         try:
             self.manager.check_pending()
         except pluggy.PluginValidationError as error:
-            raise PluginLoadError(f"{error.plugin!r}: {error}") from error
+            raise PluginLoadError(str(error)) from error
         for role in roles:
             for name in _REQUIRED[role]:
                 implementations = getattr(self._hook, name).get_hookimpls()
@@ -209,6 +264,11 @@ class Plugins:
                 raise PluginConflictError(
                     f"{caller.name} is exclusive but implemented by several plugins: {names}"
                 )
+
+    def _distribution(self, type_string: object) -> str:
+        return next(
+            (p.distribution for p in self.loaded if p.type_string == type_string), "given directly"
+        )
 
     def type_strings(self) -> tuple[str, ...]:
         """The type strings loaded, in loading order."""
@@ -295,12 +355,33 @@ class Plugins:
         """``preempt_victims_fixed``: True only when the plugin says so."""
         return self._fast("preempt_victims_fixed")(cluster) is True
 
+    def preempt_by_partition(self, cluster: Cluster) -> bool:
+        """``preempt_by_partition``: True only when the plugin says so."""
+        return self._fast("preempt_by_partition")(cluster) is True
+
+    def preempt_suspend_in_partition(self, cluster: Cluster) -> bool:
+        """``preempt_suspend_in_partition``: True only when the plugin says so."""
+        return self._fast("preempt_suspend_in_partition")(cluster) is True
+
+    def preempt_traits(self, cluster: Cluster) -> PreemptTraits:
+        """The preempt policy's capability answers, as other plugins read them on
+        ``cluster.preempt_traits``."""
+        return PreemptTraits(
+            by_partition=self.preempt_by_partition(cluster),
+            suspend_in_partition=self.preempt_suspend_in_partition(cluster),
+        )
+
     def preempt_enabled(self, cluster: Cluster) -> bool:
         """Whether any job may ever preempt another (True unless the plugin says no)."""
         return self._fast("preempt_enabled")(cluster) is not False
 
     def preempt_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
+        """The policy's ``preempt_preemptable``, then, if it said yes, every guard's
+        ``preempt_veto``: one True vetoes."""
+        if not self._fast("preempt_preemptable")(preemptor, preemptee, cluster):
+            return False
+        veto = self._fast("preempt_veto")
+        return veto.unanswered() or not any(veto(preemptor, preemptee, cluster))
 
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
         return _preempt_mode(self._fast("preempt_mode")(job, cluster))
@@ -319,12 +400,13 @@ class Plugins:
     ) -> tuple[Callable[[Job, Job], bool], Callable[[Job], PreemptMode], Callable[[Job], int]]:
         """``preempt_preemptable``, ``preempt_mode`` and ``preempt_priority`` on ``cluster``,
         for one candidate walk (which asks all three for every running job): the
-        implementations themselves when they can be called directly (see :class:`_Hook`),
-        with the same conversions as the methods above."""
+        implementations themselves when they can be called directly (see :class:`_Hook`) and
+        no guard is loaded, with the same conversions as the methods above."""
         preemptable = self._fast("preempt_preemptable").direct()
         mode = self._fast("preempt_mode").direct()
         priority = self._fast("preempt_priority").direct()
-        if preemptable is None or mode is None or priority is None:
+        guarded = not self._fast("preempt_veto").unanswered()
+        if preemptable is None or mode is None or priority is None or guarded:
             return (
                 functools.partial(self.preempt_preemptable, cluster=cluster),
                 functools.partial(self.preempt_mode, cluster=cluster),

@@ -19,7 +19,7 @@ Environment:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -28,6 +28,7 @@ import attrs
 from plurm._markers import HOOK_API_VERSION, NAME
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
+from plurm.params import PluginOption, declared_options, option_values
 
 __all__ = [
     "GROUPS",
@@ -73,10 +74,13 @@ class PluginConflictError(PluginError):
 
 @attrs.frozen
 class PluginContext:
-    """What a plugin factory receives: the configuration and the type string it serves."""
+    """What a plugin factory receives: the configuration, the type string it serves, and
+    the typed values of the options it declares (``PLURM_OPTIONS``, see
+    :mod:`plurm.params`), each its default when slurm.conf does not set it."""
 
     config: SlurmConfig
     type_string: str
+    options: Mapping[str, object] = attrs.field(factory=dict)
 
     @property
     def logger_name(self) -> str:
@@ -93,6 +97,8 @@ class LoadedPlugin:
     plugin: object
     distribution: str
     api: tuple[int, int]
+    #: The options its factory declares.
+    options: tuple[PluginOption, ...] = ()
 
 
 def _split(type_string: str) -> tuple[str, str]:
@@ -178,15 +184,49 @@ class Registry:
         self, type_string: str, factory: object, distribution: str, config: SlurmConfig
     ) -> LoadedPlugin:
         api = _api_version(type_string, factory, distribution)
+        options = declared_options(factory)
+        context = PluginContext(config, type_string, option_values(config, options))
         try:
-            plugin = factory(PluginContext(config, type_string)) if callable(factory) else factory
+            plugin = factory(context) if callable(factory) else factory
         except PlurmError:
             raise
         except Exception as error:
             raise PluginLoadError(
                 f"{type_string}: {distribution} failed to start: {type(error).__name__}: {error}"
             ) from error
-        return LoadedPlugin(type_string, plugin, distribution, api)
+        return LoadedPlugin(type_string, plugin, distribution, api, options)
+
+    def declared_for(self, config: SlurmConfig) -> dict[str, tuple[PluginOption, ...]]:
+        """The options each installed plugin ``config`` names declares, by type string (a
+        plugin that is not installed, or does not import, declares none here: its options
+        are then unknown)."""
+        declared: dict[str, tuple[PluginOption, ...]] = {}
+        for type_strings in config.plugin_types().values():
+            for type_string in type_strings:
+                try:
+                    options = self.declared(type_string)
+                except PluginLoadError:
+                    options = None
+                if options is not None:
+                    declared[type_string] = options
+        return declared
+
+    def declared(self, type_string: str) -> tuple[PluginOption, ...] | None:
+        """The options the plugin ``type_string`` declares, without building it; None when
+        no installed plugin has that type string."""
+        if type_string in self.factories:
+            return declared_options(self.factories[type_string])
+        try:
+            entry = self.entry_point(type_string)
+        except PluginError:
+            return None
+        try:
+            return declared_options(entry.load())
+        except Exception as error:  # an import error in third-party code, whatever its type
+            raise PluginLoadError(
+                f"{type_string}: cannot import {entry.value} from {_distribution(entry)}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
 
 
 def _distribution(entry: metadata.EntryPoint) -> str:

@@ -24,11 +24,11 @@ from plurm.testing.cluster import TestCluster, build_cluster
 from tests.combinations.test_invariants import (
     KNOWN_BROKEN,
     QOS,
-    Combination,
     _combinations,
     _conf_text,
     _History,
 )
+from tests.combinations.test_invariants import Triple as Combination
 
 PARTITIONS = ("low", "mid", "high")
 QOS_NAMES = ("scavenger", "normal", "high")

@@ -96,3 +96,15 @@ def test_conf_check_uses_slurm_conf_from_the_environment(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     assert "ClusterName=envy" in result.stdout
+
+
+def test_conf_check_names_a_plugin_no_distribution_provides(tmp_path: Path) -> None:
+    path = tmp_path / "slurm.conf"
+    path.write_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/nosuch\n"
+        "JobAcctGatherType=jobacct_gather/linux\nNodeName=n1\nPartitionName=p Nodes=ALL\n"
+    )
+    result = plurm("conf", "check", str(path))
+    assert result.returncode == 1
+    assert "select/nosuch: no such plugin is installed" in result.stderr
+    assert "jobacct_gather/linux" not in result.stderr  # loads, as a no-op

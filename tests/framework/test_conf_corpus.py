@@ -42,3 +42,23 @@ def test_corpus_file_gets_slurms_verdict(
     assert verdict["slurm_22_05"] == "accepted", "Slurm said: " + " | ".join(verdict["errors"])
     counts = {spec.expression: len(spec.names) for spec in config.nodes}
     assert counts == verdict["nodes"]
+
+
+ACCEPTED = sorted(name for name, v in VERDICTS.items() if v["slurm_22_05"] == "accepted")
+
+
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_every_accepted_corpus_file_replays_a_session(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Whatever plugins Slurm accepts there (jobacct_gather/linux and cgroup load as
+    explicit no-ops), ``plurm simulate`` replays a session on it."""
+    from plurm.sim.session import Simulation, parse_session
+
+    monkeypatch.chdir(tmp_path)
+    config = conf.load(CORPUS / name)
+    simulation = Simulation(config)
+    session = "0 sbatch -N1 --wrap='sleep 30'\n2 squeue\n40 sinfo\n"
+    transcript = simulation.run_lines(parse_session("session", session), tmp_path)
+    assert "[t=2s] $ squeue" in transcript and "[t=40s] $ sinfo" in transcript
+    assert "Submitted batch job 1" in transcript or "error" in transcript.lower()

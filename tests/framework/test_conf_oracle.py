@@ -20,7 +20,9 @@ import pytest
 from plurm import conf, hostlist
 from plurm.conf import keys
 from plurm.conf.values import format_time_limit
-from plurm.errors import ConfError
+from plurm.errors import ConfError, raise_collected
+from plurm.params import check_options
+from plurm.registry import Registry
 from tests.conftest import ORACLE
 
 CASES: list[dict[str, Any]] = json.loads((ORACLE / "conf_cases" / "cases.json").read_text())
@@ -37,6 +39,10 @@ SLURMCTLD_REFUSES = {
 }
 # Keys from Slurm 23.02+ that Plurm accepts although 22.05 does not know them.
 LATER_SLURM_KEYS = {"preemptparams_known": "PreemptParameters arrived in Slurm 23.02"}
+
+
+#: The installed plugins (read once: every case asks for their options).
+_REGISTRY = Registry()
 
 
 def _materialize(case: dict[str, Any], root: Path) -> Path:
@@ -58,7 +64,11 @@ def _load_case(
     # The recorder ran Slurm from an empty directory beside the files, so that relative
     # paths resolved against the working directory would fail there too.
     monkeypatch.chdir(root / "cwd")
-    return conf.load(main)
+    config = conf.load(main)
+    # Plurm's verdict, as plurm conf check gives it: with the options the installed
+    # plugins declare (PreemptParameters options no one declares are refused).
+    raise_collected(check_options(config, _REGISTRY.declared_for(config)))
+    return config
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

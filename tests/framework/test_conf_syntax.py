@@ -16,6 +16,7 @@ from plurm.errors import (
     ConfSyntaxError,
     ConfValueError,
 )
+from plurm.params import check_options
 
 HEAD = "ClusterName=test\nSlurmctldHost=head\n"
 NODES = "NodeName=n[1-3] CPUs=2\n"
@@ -328,7 +329,12 @@ def test_preempt_parameters_and_legacy_spellings(tmp_path: Path) -> None:
     modern = load(tmp_path, HEAD + "PreemptParameters=strict_order,min_exempt_priority=5\n")
     assert modern.preempt_parameters.strict_order
     assert modern.preempt_parameters.min_exempt_priority == 5
-    assert "unknown option" in str(error_of(tmp_path, HEAD + "PreemptParameters=fastest\n"))
+    # An option Slurm does not know waits for the plugins, which may declare it
+    # (plurm.params): with none declaring it, it is an error at its column.
+    unknown = load(tmp_path, HEAD + "PreemptParameters=strict_order,fastest\n")
+    errors = check_options(unknown, {})
+    assert len(errors) == 1 and "unknown option fastest" in str(errors[0])
+    assert errors[0].location is not None and errors[0].location.column == 32
 
 
 def test_select_type_parameters(tmp_path: Path) -> None:

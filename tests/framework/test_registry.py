@@ -87,6 +87,18 @@ def test_newer_minor_api_version_is_accepted(tmp_path: Path) -> None:
     assert loaded.api == (HOOK_API_VERSION[0], HOOK_API_VERSION[1] + 3)
 
 
+def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
+    """1.7 added preempt_by_partition, preempt_suspend_in_partition and preempt_veto: a
+    plugin written for 1.6, which answers none of them, loads and gets their defaults."""
+
+    class Written16(_Select):
+        PLURM_HOOK_API = (1, 6)
+
+    assert HOOK_API_VERSION == (1, 7)
+    loaded = Registry(factories={"select/w16": Written16}).load("select/w16", _config(tmp_path))
+    assert loaded.api == (1, 6)
+
+
 def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:
     registry = Registry(factories={"select/bare": lambda context: object()})
     with pytest.raises(PluginAPIVersionError, match="does not declare PLURM_HOOK_API"):
@@ -268,3 +280,25 @@ def test_gang_hooks_unimplemented_answer_nothing_until_a_plugin_comes(tmp_path: 
 
     plugins.manager.register(Gang())
     assert plugins.sched_gang_job_start(job, cluster).suspend == (7,)  # type: ignore[arg-type]
+
+
+def test_jobacct_gather_linux_and_cgroup_load_as_no_ops_that_say_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from plurm.builtin import jobacct_gather_noop
+
+    jobacct_gather_noop._told.clear()
+    text = "ClusterName=c\nSlurmctldHost=h\nJobAcctGatherType=jobacct_gather/{}\nNodeName=n1\n"
+    with caplog.at_level(logging.INFO, logger="plurm.builtin.jobacct_gather_noop"):
+        for kind in ("linux", "linux", "cgroup"):
+            loaded = Plugins.load(conf.parse_text(text.format(kind)))
+            assert f"jobacct_gather/{kind}" in loaded.type_strings()
+    told = [r.getMessage() for r in caplog.records if "effect=none" in r.getMessage()]
+    assert told == [
+        "plugin=jobacct_gather/linux effect=none reason=no processes to sample: jobs keep no "
+        "usage figures, as with jobacct_gather/none",
+        "plugin=jobacct_gather/cgroup effect=none reason=no processes to sample: jobs keep no "
+        "usage figures, as with jobacct_gather/none",
+    ]

@@ -71,11 +71,13 @@ def _code_strings(tree: ast.AST) -> list[str]:
 def test_framework_names_no_policy() -> None:
     """The core asks and applies; it never names a policy. conf/ is the exception: the
     slurm.conf language itself names Slurm's defaults (SelectType=select/linear, ...) and its
-    validation rules mention Slurm's plugins."""
+    validation rules mention Slurm's plugins. So is kit.py, which decides nothing: the
+    packages it writes run their tests beside shipped plugins (select/linear; the guard's
+    tests stack it on partition_prio), which their tox.ini installs."""
     root = REPO / "framework" / "plurm"
     checked = 0
     for path in sorted(root.rglob("*.py")):
-        if path.relative_to(root).parts[0] == "conf":
+        if path.relative_to(root).parts[0] == "conf" or path.name == "kit.py":
             continue
         checked += 1
         for word in _code_strings(ast.parse(path.read_text())):
@@ -99,3 +101,47 @@ def test_demo_replays_a_shipped_trace_into_a_report() -> None:
     for option in ("--trace", "--conf", "--map"):
         path = replays[0].split(f"{option} ", 1)[1].split()[0]
         assert (REPO / path).is_file(), f"the demo's {option} {path} is missing"
+
+
+def _type_strings(pyproject: str) -> set[str]:
+    """The type strings a plugin distribution serves: ``select/linear`` for the entry point
+    ``linear`` in the group ``plurm.select``."""
+    import tomllib
+
+    groups = tomllib.loads(pyproject).get("project", {}).get("entry-points", {})
+    return {
+        f"{'jobacct_gather' if group == 'plurm.acct_gather' else group[6:]}/{name}"
+        for group, entries in groups.items()
+        if group.startswith("plurm.")
+        for name in entries
+    }
+
+
+def test_no_plugin_names_another() -> None:
+    """What a plugin needs to know of another, it asks through a hook
+    (``cluster.preempt_traits``, ...): no code (docstrings may explain) in one plugin
+    names another's type string or imports its package."""
+    plugins = sorted(path.parent for path in (REPO / "plugins").glob("*/pyproject.toml"))
+    served = {path: _type_strings((path / "pyproject.toml").read_text()) for path in plugins}
+    packages = {path: {p.name for p in path.glob("plurm_*")} for path in plugins}
+    assert len(plugins) >= 5 and all(served.values())
+    for path in plugins:
+        others = {t for other in plugins if other != path for t in served[other]}
+        foreign = {p for other in plugins if other != path for p in packages[other]}
+        sources = [s for package in sorted(packages[path]) for s in (path / package).rglob("*.py")]
+        assert sources
+        for source in sources:
+            for word in _code_strings(ast.parse(source.read_text())):
+                for name in others:
+                    assert name not in word, f"{source.relative_to(REPO)} names {name!r}"
+                for package in foreign:
+                    assert package not in word, f"{source.relative_to(REPO)} imports {package}"
+
+
+def test_plugin_name_check_would_catch_a_name() -> None:
+    tree = ast.parse('if cluster.config.preempt_type == "preempt/qos":\n    pass\n')
+    assert "preempt/qos" in _code_strings(tree)
+    assert _type_strings(
+        '[project.entry-points."plurm.preempt"]\nqos = "m:Q"\n'
+        '[project.entry-points."plurm.acct_gather"]\nlinux = "m:L"\n'
+    ) == {"preempt/qos", "jobacct_gather/linux"}

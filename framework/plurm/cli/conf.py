@@ -7,8 +7,12 @@ import sys
 from typing import TextIO
 
 from plurm import conf
+from plurm.conf.model import SlurmConfig
 from plurm.conf.render import render
-from plurm.errors import ConfError
+from plurm.errors import ConfError, raise_collected
+from plurm.manager import SIMULATOR_ROLES
+from plurm.params import PluginOption, check_options, option_values
+from plurm.registry import PluginError, PluginNotFoundError, Registry
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,15 +31,50 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     paths = args.files or [str(conf.default_path())]
     status = 0
+    registry = Registry()
     for index, path in enumerate(paths):
         if index:
             out.write("\n")
         try:
             config = conf.load(path)
+            declared = registry.declared_for(config)
+            raise_collected(_missing(config, registry) + check_options(config, declared))
         except ConfError as error:
             out.flush()
             sys.stderr.write(f"plurm: {path}: {len(error.errors)} error(s)\n{error}\n")
             status = 1
             continue
         out.write(render(config))
+        out.write(_render_options(config, declared))
     return status
+
+
+def _missing(config: SlurmConfig, registry: Registry) -> list[ConfError]:
+    """One error for each plugin the simulator would load that no installed distribution
+    provides (auth plugins are the live daemons' only, and checked when they start)."""
+    errors: list[ConfError] = []
+    types = config.plugin_types()
+    for role in SIMULATOR_ROLES:
+        for type_string in types[role]:
+            try:
+                registry.entry_point(type_string)
+            except PluginNotFoundError as error:
+                if type_string not in registry.factories:
+                    errors.append(ConfError(str(error)))
+            except PluginError:
+                continue  # provided twice: Plugins.load says so when it loads
+    return errors
+
+
+def _render_options(config: SlurmConfig, declared: dict[str, tuple[PluginOption, ...]]) -> str:
+    """The plugins' own options with their effective values, as comment lines."""
+    lines = []
+    for type_string, options in sorted(declared.items()):
+        values = option_values(config, options)
+        for option in options:
+            note = f": {option.help}" if option.help else ""
+            lines.append(
+                f"#   {option.key} {option.name}={values[option.name]} "
+                f"({type_string}, {option.kind}, default {option.default}){note}\n"
+            )
+    return "# Plugin options\n" + "".join(lines) if lines else ""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from plurm import __version__
-from plurm.cli import cluster, compare, conf, hostlist, simulate, trace
+from plurm.cli import cluster, compare, conf, hostlist, plugin, simulate, trace
 from plurm.errors import PlurmError
 
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     cluster.add_parser(commands)
     trace.add_parser(commands)
+    plugin.add_parser(commands)
     return parser
 
 

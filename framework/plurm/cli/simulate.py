@@ -12,6 +12,7 @@ import argparse
 import gc
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,6 +23,7 @@ from plurm import conf
 from plurm.errors import NumberError, PlurmError, TraceError
 from plurm.inputfile import MAX_SESSION_BYTES, check_output_dir, read_text
 from plurm.numbers import INT32_MAX, parse_float, parse_int
+from plurm.plugin_errors import PluginHookError, explain
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
@@ -90,6 +92,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing: no cleaning report, no progress bar"
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="when a plugin's hook fails, print its traceback too",
+    )
     parser.set_defaults(run=run_simulate)
 
 
@@ -122,6 +129,27 @@ def _count(text: str) -> int:
 
 
 def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the session or the trace. A plugin hook that raises stops the run with one
+    message (:class:`~plurm.plugin_errors.PluginHookError`, exit 1) after what was done is
+    written: the transcript so far, and for a trace jobs.csv of the jobs so far."""
+    try:
+        return _simulate(args, out)
+    except PluginHookError as error:
+        out.flush()
+        if args.debug:
+            sys.stderr.write("".join(traceback.format_exception(error.error)))
+        if error.records is not None and args.out:
+            directory = Path(args.out)
+            directory.mkdir(parents=True, exist_ok=True)
+            with (directory / "jobs.csv").open("w") as stream:
+                write_jobs_csv(error.records, stream)
+            sys.stderr.write(
+                f"plurm: {directory / 'jobs.csv'}: the jobs as far as the replay got\n"
+            )
+        raise
+
+
+def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     if (args.session is None) == (args.trace is None):
         raise UsageError("give either a SESSION file or --trace, not both or neither")
     if args.trace is not None and args.out:
@@ -146,7 +174,14 @@ def run_simulate(args: argparse.Namespace, out: TextIO) -> int:
         out.write(chunk)
         out.flush()
 
-    simulation.run_lines(lines, path.parent, write=write)
+    try:
+        simulation.run_lines(lines, path.parent, write=write)
+    except Exception as error:
+        plugins = simulation.plugins
+        explained = explain(error, plugins.manager, plugins.loaded, simulation.clock.now())
+        if explained is None:
+            raise
+        raise explained from error
     return 0
 
 

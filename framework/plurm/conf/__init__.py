@@ -10,6 +10,7 @@ The data path, one stage a module:
 ``build``   raw -> :class:`SlurmConfig` with defaults, aliases, topology and Nodes= resolved
 ``qos``     qos.conf -> :class:`QosSpec` records
 ``accounts`` accounts.conf -> :class:`AccountSpec` and :class:`Association` records
+``plurmconf`` plurm.conf (Plurm's own settings, which Slurm never reads) -> PreemptGuards
 
 Use :func:`load` for a file on disk and :func:`parse_text` for text in hand. Both raise only
 :class:`~plurm.errors.ConfError` subclasses, with every error found in one pass.
@@ -38,6 +39,7 @@ from plurm.conf.model import (
     SchedulerParameters,
     SlurmConfig,
 )
+from plurm.conf.plurmconf import read_plurm_conf
 from plurm.conf.qos import read_qos
 from plurm.conf.reader import read_config
 from plurm.conf.values import (
@@ -97,11 +99,13 @@ def parse_text(
     path: str | os.PathLike[str] = "slurm.conf",
     qos_text: str | None = None,
     accounts_text: str | None = None,
+    plurm_text: str | None = None,
 ) -> SlurmConfig:
     """Parse slurm.conf ``text`` as if it were the file ``path`` (Includes resolve beside it).
 
-    ``qos_text`` stands for qos.conf and ``accounts_text`` for accounts.conf; when None, the
-    file beside ``path`` is read if present.
+    ``qos_text`` stands for qos.conf, ``accounts_text`` for accounts.conf and ``plurm_text``
+    for plurm.conf (Plurm's own settings); when None, the file beside ``path`` is read if
+    present.
     """
     main = Path(path)
     raw = read_config(main, text=text)
@@ -116,11 +120,16 @@ def parse_text(
     accounts, associations, default_accounts, admin_levels, account_errors = read_accounts(
         str(accounts_path), accounts_text or "", {spec.name for spec in qos}
     )
-    errors = errors + qos_errors + account_errors
+    plurm_path = main.parent / "plurm.conf"
+    if plurm_text is None and plurm_path.exists():
+        plurm_text = _companion(plurm_path)
+    plurm_settings, plurm_errors = read_plurm_conf(str(plurm_path), plurm_text or "")
+    errors = errors + qos_errors + account_errors + plurm_errors
     raise_collected(errors)
     assert config is not None
     files = config.files + ((str(qos_path),) if qos_text else ())
     files += (str(accounts_path),) if accounts_text else ()
+    files += (str(plurm_path),) if plurm_text else ()
     return attrs.evolve(
         config,
         qos=qos,
@@ -131,11 +140,12 @@ def parse_text(
         admin_levels=admin_levels,
         notices=config.notices + tuple(qos_notices),
         files=files,
+        **plurm_settings,  # type: ignore[arg-type]
     )
 
 
 def _companion(path: Path) -> str:
-    """qos.conf or accounts.conf beside slurm.conf, read with the same caps."""
+    """qos.conf, accounts.conf or plurm.conf beside slurm.conf, read with the same caps."""
     try:
         return read_text(path, limit=MAX_CONF_BYTES)
     except OSError as error:

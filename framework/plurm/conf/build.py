@@ -97,6 +97,18 @@ def _access_list(text: str) -> tuple[str, ...] | None:
     return None if any(word.upper() == "ALL" for word in words) else words
 
 
+def _option_locations(setting: Setting) -> dict[str, SourceLocation]:
+    """Where each option of a comma list ``setting`` starts (for messages about one)."""
+    found: dict[str, SourceLocation] = {}
+    offset = 0
+    for word in setting.value.split(","):
+        name = word.partition("=")[0].strip().lower()
+        if name and name not in found:
+            found[name] = setting.source.locate(setting.index, setting.value_column + offset)
+        offset += len(word) + 1
+    return found
+
+
 def _options(text: str) -> dict[str, str | None]:
     """``a,b=1,c``: a comma list of options, each with an optional ``=value``."""
     options: dict[str, str | None] = {}
@@ -388,7 +400,12 @@ class _Builder:
                 count = 0
             typed["bf_job_part_count_reserve"] = count
         typed["bf_continue"] = "bf_continue" in options
-        return SchedulerParameters(options=options, **typed)  # type: ignore[arg-type]
+        locations = _option_locations(setting) if setting is not None else {}
+        return SchedulerParameters(
+            options=options,
+            locations=locations,
+            **typed,  # type: ignore[arg-type]
+        )
 
     def preempt_parameters(self) -> PreemptParameters:
         """PreemptParameters (Slurm 23.02+) over the legacy 22.05 spellings."""
@@ -421,17 +438,11 @@ class _Builder:
             values["min_exempt_priority"] = self._option_int(
                 "min_exempt_priority", modern, setting, 0
             )
-        unknown = set(modern) - {
-            "youngest_first",
-            "strict_order",
-            "send_user_signal",
-            "reclaim_licenses",
-            "reorder_count",
-            "suspend_grace_time",
-            "min_exempt_priority",
-        }
-        if setting is not None and unknown:
-            self.fail(setting, "unknown option " + ", ".join(sorted(unknown)))
+        # Options Slurm does not know are left for the plugins that declare them
+        # (plurm.params.check_options refuses those no loaded plugin declares).
+        values["options"] = modern
+        if setting is not None:
+            values["locations"] = _option_locations(setting)
         return PreemptParameters(**values)  # type: ignore[arg-type]
 
     def _option_int(

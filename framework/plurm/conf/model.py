@@ -215,6 +215,8 @@ class SchedulerParameters:
     bf_job_part_count_reserve: int = 0
     bf_continue: bool = False
     options: Mapping[str, str | None] = attrs.field(factory=dict)
+    #: Where each option was written, for messages.
+    locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -233,6 +235,25 @@ class PreemptParameters:
     send_user_signal: bool = False
     reclaim_licenses: bool = False
     suspend_grace_time: int = 2
+    #: Every option of PreemptParameters as written (lower-case name -> value or None),
+    #: Slurm's and those plugins declare (see :mod:`plurm.params`).
+    options: Mapping[str, str | None] = attrs.field(factory=dict)
+    #: Where each option was written, for messages.
+    locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+#: The PreemptParameters options Slurm knows; plugins may declare more.
+PREEMPT_OPTIONS = frozenset(
+    {
+        "youngest_first",
+        "strict_order",
+        "send_user_signal",
+        "reclaim_licenses",
+        "reorder_count",
+        "suspend_grace_time",
+        "min_exempt_priority",
+    }
+)
 
 
 def _node_names(config: SlurmConfig) -> tuple[str, ...]:
@@ -271,6 +292,9 @@ class SlurmConfig:
     preempt_mode: PreemptMode = PreemptMode()
     preempt_exempt_time: int | None = None
     preempt_parameters: PreemptParameters = PreemptParameters()
+    #: PreemptGuards (plurm.conf, Plurm's own): preempt plugins loaded after the
+    #: PreemptType policy that may only veto its victims (``preempt_veto``).
+    preempt_guards: tuple[str, ...] = ()
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: SchedulerParameters = SchedulerParameters()
     scheduler_time_slice: int = 30
@@ -371,14 +395,15 @@ class SlurmConfig:
         """The plugin type strings this configuration names, by plugin type.
 
         The sched type lists the scheduler that orders the queue first and, when gang
-        scheduling is on, the gang plugin (``sched/gang``) after it.
+        scheduling is on, the gang plugin (``sched/gang``) after it; the preempt type lists
+        the PreemptType policy first and the guards of plurm.conf after it.
         """
         sched = (
             (self.scheduler_type, "sched/gang") if self.gang_scheduling else (self.scheduler_type,)
         )
         return {
             "select": (self.select_type,),
-            "preempt": (self.preempt_type,),
+            "preempt": (self.preempt_type, *self.preempt_guards),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
             "auth": (self.auth_type, *self.auth_alt_types),

@@ -92,6 +92,8 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
     if params.min_exempt_priority is not None:
         words.append(f"min_exempt_priority={params.min_exempt_priority}")
     yield "PreemptParameters=" + ",".join(words)
+    if config.preempt_guards:
+        yield "# plurm.conf: PreemptGuards=" + ",".join(config.preempt_guards)
     yield f"AuthType={config.auth_type}"
     yield f"JobAcctGatherType={config.jobacct_gather_type}"
     yield ""

@@ -25,12 +25,14 @@ class PreemptionMixin(ControllerBase):
     # ----------------------------------------------------------------------------- helpers
 
     def _check_preemption(self) -> None:
-        """Ask the preempt plugin whether any job may ever preempt another. If not, passes
+        """Ask the preempt plugin what it says of itself (``cluster.preempt_traits``, which
+        select plugins read) and whether any job may ever preempt another. If not, passes
         skip the candidate walk over every running job, unless an exemption time is set
         (the walk also arms a pass at each exemption's end), and order the queue without
         asking about each pair."""
         config = self.config
         exempt = config.preempt_exempt_time or any(q.preempt_exempt_time for q in config.qos)
+        self.cluster.preempt_traits = self.plugins.preempt_traits(self.cluster)
         self._preemption = self.plugins.preempt_enabled(self.cluster)
         self._walk_candidates = self._preemption or bool(exempt)
         self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up

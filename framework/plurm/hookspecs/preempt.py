@@ -2,6 +2,11 @@
 
 The core builds the candidate list, orders it, and carries out the preemption; the preempt
 plugin only answers these questions (Slurm's split, which keeps each policy about 60 lines).
+
+One plugin, the policy (``PreemptType``), answers the exclusive hooks. Any number of guards
+(``PreemptGuards`` in plurm.conf beside slurm.conf) answer the broadcast
+``preempt_veto`` and may only take victims away: for each pair the core asks the policy's
+``preempt_preemptable`` first and, when it says yes, every guard; one True vetoes.
 """
 
 from __future__ import annotations
@@ -84,6 +89,63 @@ def preempt_victims_fixed(cluster: Cluster) -> bool | None:
 
 
 @hookspec(firstresult=True)
+def preempt_by_partition(cluster: Cluster) -> bool | None:
+    """Does this policy choose victims by partition, as preempt/partition_prio does: may a
+    job preempt only jobs of partitions with a strictly lower PriorityTier than its own
+    whose PreemptMode (the partition's, else the cluster's) is not OFF? When it answers
+    True, a select plugin that places a job on top of others for gang scheduling to
+    suspend (select/cons_res, step 2 of its test) keeps the job off the cores of
+    partitions of a higher tier and of PreemptMode=OFF partitions. Otherwise it keeps it
+    off only the cores of jobs inside their PreemptExemptTime.
+
+    The core asks it and keeps the answer in ``cluster.preempt_traits.by_partition``,
+    where select plugins read it.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True only if ``preempt_preemptable`` answers False for every preemptee whose
+        partition has a PriorityTier at least the preemptor's or whose partition's
+        PreemptMode is OFF; False or None (the default when no plugin implements it)
+        otherwise. Exclusive.
+    Purity: pure.
+    Slurm equivalent: select/cons_res's ``preempt_by_part`` (Slurm compares PreemptType
+    with the name of its partition_prio plugin; here the plugin says it).
+
+    Use in local plugins: a policy that answers ``preempt_preemptable`` as partition_prio
+    does answers True here too, and then gets partition_prio's placements under cons_res
+    with gang scheduling.
+
+    .. versionadded:: 1.7
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_suspend_in_partition(cluster: Cluster) -> bool | None:
+    """May a job preempt by suspension jobs of its own partition, as preempt/qos lets a
+    QOS suspend another QOS's jobs whatever their partitions? When it answers True, a
+    select plugin that counts jobs per core in partition rows (select/cons_res) gives every
+    partition one row more, and a job whose first candidate is preempted by SUSPEND is
+    placed in that row on top of the jobs it suspends (gang scheduling then suspends them).
+
+    The core asks it and keeps the answer in
+    ``cluster.preempt_traits.suspend_in_partition``, where select plugins read it.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True when victims are chosen by something other than the partition (a QOS, an
+        account, ...) and may be suspended; False or None (the default when no plugin
+        implements it) otherwise. Exclusive.
+    Purity: pure.
+    Slurm equivalent: select/cons_res's ``preempt_by_qos`` (the extra row Slurm adds when
+    PreemptType names its qos plugin).
+
+    .. versionadded:: 1.7
+    """
+
+
+@hookspec(firstresult=True)
 def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
     """May ``preemptor`` preempt ``preemptee``? The policy predicate.
 
@@ -95,6 +157,31 @@ def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> boo
     Slurm equivalent: ``preempt_p_preemptable``.
 
     .. versionadded:: 1.0
+    """
+
+
+@hookspec
+def preempt_veto(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | None:
+    """Must ``preemptor`` leave ``preemptee`` alone, although the policy lets it preempt it?
+    A guard's hook: guards are preempt plugins that implement only this, named in
+    ``PreemptGuards`` (plurm.conf) beside the one policy of ``PreemptType``.
+
+    When called: right after the policy's ``preempt_preemptable`` answered True for the
+    pair, wherever the core asks that (candidate walks for the main pass and for
+    backfill). Every guard is asked (pluggy's order: the guard listed last first); pairs
+    the policy refused never reach a guard. Not asked for the queue order
+    (``preempt_job_preempt_check`` stays the policy's) nor by gang scheduling's time
+    slicing, which suspends by partition tiers without preempting.
+
+    :returns: True to veto the pair; False or None to leave the policy's answer.
+        Broadcast: any True vetoes, whatever the others answer.
+    Purity: pure; MUST NOT change anything.
+    Slurm equivalent: none (Slurm has one preempt plugin; a site changes its source).
+
+    Use in local plugins: a guard keeps a class of jobs from ever being a victim (jobs
+    past an age, an account's jobs) under whatever policy the site runs.
+
+    .. versionadded:: 1.7
     """
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
 from plurm.model.node import NodeState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult, SelectStatus
+from plurm.model.traits import PreemptTraits
 
 __all__ = [
     "Candidate",
@@ -14,6 +15,7 @@ __all__ = [
     "JobState",
     "NodeState",
     "PendingReason",
+    "PreemptTraits",
     "SelectMode",
     "SelectResult",
     "SelectStatus",

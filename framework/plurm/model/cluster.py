@@ -17,6 +17,7 @@ from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
 from plurm.model.node import NodeCondition, after_contact, configured
+from plurm.model.traits import PreemptTraits
 
 __all__ = ["DEFAULT_QOS", "Cluster", "NodeBits", "mask_of_indexes"]
 
@@ -78,6 +79,10 @@ class Cluster:
     now: float = 0.0
     jobs: dict[int, Job] = attrs.Factory(dict)
     partitions: dict[str, PartitionSpec] = attrs.Factory(dict)
+    #: What the preempt policy says about itself (its capability hooks), set by the core
+    #: when the controller starts and after a partition update: see
+    #: :class:`~plurm.model.traits.PreemptTraits`.
+    preempt_traits: PreemptTraits = PreemptTraits()
     #: Nodes an admin or the configuration took out of service (down or drained): see
     #: :attr:`node_down`, changed only by :meth:`set_condition`.
     _node_down: dict[str, NodeCondition] = attrs.Factory(dict)

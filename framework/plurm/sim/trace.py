@@ -34,6 +34,7 @@ from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.numbers import parse_int
+from plurm.plugin_errors import explain
 from plurm.sim.collector import batch_collection
 from plurm.sim.rule import JobRule
 from plurm.sim.session import Simulation
@@ -383,10 +384,36 @@ def _replay(
     first = float(trace.jobs[0].submit_time - start) if trace.jobs else 0.0
     began = first if controller_start is None else min(first, controller_start - start)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)), start=began)
+    ordered: list[JobRecord] = []
+    try:
+        _run(trace, config, mapping, progress, simulation, records, recorder, ordered, start)
+    except Exception as error:
+        plugins = simulation.plugins
+        now = simulation.clock.now()
+        explained = explain(error, plugins.manager, plugins.loaded, now)
+        if explained is None:
+            raise
+        explained.records = ordered  # the records as far as the replay got
+        raise explained from error
+    return ordered
+
+
+def _run(
+    trace: CleanedTrace,
+    config: SlurmConfig,
+    mapping: TraceMapping,
+    progress: Callable[[float, int, int], None] | None,
+    simulation: Simulation,
+    records: dict[int, JobRecord],
+    recorder: _Recorder,
+    ordered: list[JobRecord],
+    start: int,
+) -> None:
+    """Submit the trace's jobs in time (``start``: the trace's time 0), then run to the end,
+    appending to ``ordered``."""
     controller = simulation.controller
     cpus_per_node = min((node.cpus for node in config.nodes), default=1)
     rng = random.Random(mapping.seed)
-    ordered: list[JobRecord] = []
     for count, job in enumerate(trace.jobs, start=1):
         when = float(job.submit_time - start)
         simulation.run_until(when)
@@ -419,4 +446,3 @@ def _replay(
     simulation.clock.run()
     if progress is not None:
         progress(simulation.clock.now(), len(ordered), len(ordered))
-    return ordered

@@ -200,10 +200,11 @@ def build_cluster(
     observers: tuple[object, ...] = (),
     qos_text: str | None = None,
     accounts_text: str | None = None,
+    plurm_text: str | None = None,
 ) -> TestCluster:
     """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
-    added when missing), with qos.conf and accounts.conf beside it when their texts are
-    given. ``plugins`` maps type strings to factories that take the place of installed
+    added when missing), with qos.conf, accounts.conf and plurm.conf beside it when their
+    texts are given. ``plugins`` maps type strings to factories that take the place of installed
     plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()
     present = {line.split("=", 1)[0].strip().lower() for line in lines if "=" in line}
@@ -214,6 +215,8 @@ def build_cluster(
         (workdir / "qos.conf").write_text(qos_text)
     if accounts_text is not None:
         (workdir / "accounts.conf").write_text(accounts_text)
+    if plurm_text is not None:
+        (workdir / "plurm.conf").write_text(plurm_text)
     config = conf.load(path)
     registry = Registry(factories=dict(plugins or {}))
     loaded = Plugins.load(config, registry=registry, extra=observers)

@@ -1,8 +1,8 @@
 """pytest fixtures for Plurm and its plugins (registered through the ``pytest11`` entry point).
 
-* ``make_cluster(conf_text, plugins=..., observers=..., qos_text=..., accounts_text=...)``: a
-  simulated cluster built from slurm.conf text (and qos.conf, accounts.conf) in a temporary
-  directory;
+* ``make_cluster(conf_text, plugins=..., observers=..., qos_text=..., accounts_text=...,
+  plurm_text=...)``: a simulated cluster built from slurm.conf text (and qos.conf,
+  accounts.conf, plurm.conf) in a temporary directory;
 * ``job()``: a :class:`~plurm.testing.cluster.JobBuilder`;
 * ``hook_recorder(cluster)``: records every hook call of that cluster.
 """

@@ -16,8 +16,7 @@ import functools
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import PreemptBase, PreemptMode
 from plurm.model.cluster import Cluster
@@ -87,6 +86,10 @@ class PartitionPriority:
     @hookimpl
     def preempt_by_tier(self, cluster: Cluster) -> bool:
         return True  # a victim needs a strictly lower tier (see _pair)
+
+    @hookimpl
+    def preempt_by_partition(self, cluster: Cluster) -> bool:
+        return True  # lower tiers only, never a PreemptMode=OFF partition (see _pair)
 
     @hookimpl
     def preempt_victims_fixed(self, cluster: Cluster) -> bool:

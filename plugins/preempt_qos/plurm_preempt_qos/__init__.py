@@ -19,8 +19,7 @@ import functools
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import QosSpec
 from plurm.conf.values import PreemptMode
 from plurm.model.cluster import Cluster
@@ -54,6 +53,10 @@ class QosPreemption:
 
     def __init__(self, context: PluginContext) -> None:
         self.context = context
+
+    @hookimpl
+    def preempt_suspend_in_partition(self, cluster: Cluster) -> bool:
+        return True  # victims by QOS, in any partition, the preemptor's own too
 
     @hookimpl
     def preempt_victims_fixed(self, cluster: Cluster) -> bool:

@@ -26,8 +26,7 @@ import logging
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import PartitionSpec
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job

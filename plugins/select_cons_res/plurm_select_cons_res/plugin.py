@@ -9,8 +9,7 @@ from typing import NamedTuple
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
@@ -94,11 +93,11 @@ class ConsResSelect:
     def _of_partitions(self, cluster: Cluster) -> tuple[tuple[object, ...], dict[str, int], bool]:
         """(the partition objects, rows per partition, ``_plain``), kept while the partition
         objects and the configuration stay the same (an update makes a new object)."""
-        key = (cluster.config, *cluster.partitions.items())
+        key = (cluster.config, cluster.preempt_traits, *cluster.partitions.items())
         known = self._by_partitions
         if known is not None and known[0] == key:
             return known
-        extra = cluster.config.preempt_type == "preempt/qos"
+        extra = cluster.preempt_traits.suspend_in_partition
         rows = {name: row_count(part, extra) for name, part in cluster.partitions.items()}
         plain = not cluster.config.gang_scheduling and all(
             row_count(part, False) == 1 for part in cluster.partitions.values()
@@ -238,7 +237,7 @@ class ConsResSelect:
         if not candidates:
             return SelectResult.busy()
         if (
-            cluster.config.preempt_type == "preempt/qos"
+            cluster.preempt_traits.suspend_in_partition
             and candidates[0].mode is PreemptBase.SUSPEND
         ):
             placed = preempt_by_suspension(

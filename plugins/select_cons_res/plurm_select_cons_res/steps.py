@@ -9,16 +9,17 @@
 3. Without gang scheduling, a sharing job then tries its partition's rows (step 4) beside
    the jobs that do not share: nothing would suspend them.
 4. **Step 2** (gang): every core except those of jobs still inside their PreemptExemptTime
-   and, when partitions preempt by PriorityTier, those of partitions of a higher tier or
-   with PreemptMode=OFF. If the job does not fit even then, higher-priority work is in the
-   way.
+   and, when the policy chooses victims by partition (``preempt_by_partition``), those of
+   partitions of a higher tier or with PreemptMode=OFF. If the job does not fit even
+   then, higher-priority work is in the way.
 5. **Step 3** (gang): also without the cores of partitions of the job's own tier. If it
    fits, it avoids lower-tier partitions one at a time while it still fits, and goes there:
    on top of lower-tier jobs, which gang scheduling then suspends (or preempts).
 6. **Step 4**: a sharing job tries its own partition's rows, one at a time: it fits in a row
    if it fits beside the row's cores (and those of same-tier jobs that do not share); an
-   empty row leaves every other core. With preempt/qos a partition has one more row, used
-   only by a job that preempts by suspension.
+   empty row leaves every other core. When the policy suspends within partitions
+   (``preempt_suspend_in_partition``, as preempt/qos does) a partition has one more row,
+   used only by a job that preempts by suspension.
 
 Cores are thus shared only by jobs that both allow it (FORCE, or YES with
 ``--oversubscribe``), counted per partition, or by a higher tier over a lower one under gang.
@@ -94,9 +95,10 @@ class Tester:
     # ----------------------------------------------------------------------------- parts
 
     def _own_rows(self, partition: str) -> int:
-        """Rows of a partition without the extra row of preempt/qos."""
-        qos = self.cluster.config.preempt_type == "preempt/qos"
-        return self.rows(partition) - (1 if qos else 0)
+        """Rows of a partition without the extra row of a policy that suspends within
+        partitions (``preempt_suspend_in_partition``)."""
+        extra = self.cluster.preempt_traits.suspend_in_partition
+        return self.rows(partition) - (1 if extra else 0)
 
     def _unit(self, partition: str) -> Unit:
         return self.resource.for_partition(self.cluster.partition(partition))
@@ -189,7 +191,7 @@ class Tester:
         blocked = _merge(
             *(usage.allocations[job].cores for job in self.exempt if usage.in_rows(job))
         )
-        if config.preempt_type != "preempt/partition_prio":
+        if not self.cluster.preempt_traits.by_partition:
             return blocked
         tier = self.cluster.partition(partition).priority_tier
         for name, cores in view.partition_cores.items():

@@ -26,8 +26,7 @@ from typing import Protocol, TypeGuard
 
 import attrs
 
-from plurm import hookimpl
-from plurm._markers import HOOK_API_VERSION
+from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap

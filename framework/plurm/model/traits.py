@@ -1,0 +1,26 @@
+"""What the preempt policy says about itself, for the other plugins to read.
+
+The core asks the preempt plugin's capability hooks (``preempt_by_partition``,
+``preempt_suspend_in_partition``) when the controller starts and after a partition changes,
+and keeps the answers in :attr:`Cluster.preempt_traits <plurm.model.cluster.Cluster>`. A
+select or sched plugin reads them there instead of comparing ``PreemptType`` with a plugin's
+name, so a third-party policy that answers as a shipped one does gets the same placements.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["PreemptTraits"]
+
+
+@attrs.frozen
+class PreemptTraits:
+    """The preempt policy's answers to its capability hooks (False when unanswered)."""
+
+    #: ``preempt_by_partition``: victims only in partitions of a strictly lower
+    #: PriorityTier whose PreemptMode is not OFF (preempt/partition_prio's rule).
+    by_partition: bool = False
+    #: ``preempt_suspend_in_partition``: a job may suspend jobs of its own partition
+    #: (preempt/qos), so partitions need a row more for the preemptor.
+    suspend_in_partition: bool = False

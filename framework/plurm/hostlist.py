@@ -114,7 +114,7 @@ def _runs_of(names: list[str]) -> list[_Run]:
     if missing:
         if len(split) + len(missing) > MAX_HOSTS:
             split.clear()
-        split.update(zip(missing, map(_split_literal, missing)))
+        split.update(zip(missing, map(_split_literal, missing), strict=False))
     hosts = list(map(split.__getitem__, names))
     numbers = list(map(_LOW, hosts))
     if None in numbers:
@@ -133,7 +133,7 @@ def _runs_of(names: list[str]) -> list[_Run]:
     starts = [0, *itertools.compress(range(1, count), breaks), count]
     return [
         (stems[start], numbers[start], numbers[end - 1], widths[start])
-        for start, end in zip(starts, starts[1:])
+        for start, end in itertools.pairwise(starts)
     ]
 
 

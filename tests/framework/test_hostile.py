@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -258,36 +260,71 @@ def test_deep_input_does_not_recurse(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------- meaning
 
 
-@pytest.mark.parametrize(
-    ("update", "expected"),
-    [
-        ("PriorityTier=-5", "scontrol: error: Invalid PriorityTier value: -5\n"),
-        ("GraceTime=-1", "scontrol: error: Invalid GraceTime value: -1\n"),
-        (
-            "State=BOGUS",
-            "scontrol: error: Invalid input: State=BOGUS\n"
-            "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n",
-        ),
-    ],
+RECORDS = json.loads(
+    (Path(__file__).parents[1] / "data" / "oracle" / "hostile" / "records.json").read_text()
 )
-def test_scontrol_update_refusals(tmp_path: Path, update: str, expected: str) -> None:
-    transcript = _session(tmp_path, f"0 scontrol update PartitionName=p {update}\n")
-    assert transcript.endswith(expected) or transcript.endswith(
-        expected + "slurm_update error: No error\n"
+
+
+def _recorded(label: str) -> list[dict[str, object]]:
+    return [record for record in RECORDS if str(record["name"]).endswith("-" + label)]
+
+
+@pytest.fixture(scope="module")
+def oracle_cluster(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulation, Path]:
+    """The recorded scenario's cluster, with its running job 1."""
+    folder = tmp_path_factory.mktemp("oracle")
+    text = "ClusterName=c\nSlurmctldHost=h\n" + str(RECORDS[0]["config"])
+    simulation = Simulation(conf.parse_text(text, path=folder / "slurm.conf"))
+    assert RECORDS[0]["command"] == "sbatch -t 10 --wrap='sleep 300'"
+    assert simulation.command(shlex.split(str(RECORDS[0]["command"])), folder).status == 0
+    simulation.run_until(2)
+    return simulation, folder
+
+
+@pytest.mark.parametrize(
+    "record", _recorded("partupdate") + _recorded("signal"), ids=lambda r: str(r["command"])
+)
+def test_refusals_as_slurm_prints_them(
+    oracle_cluster: tuple[Simulation, Path], record: dict[str, object]
+) -> None:
+    """scontrol update PartitionName=p State=BOGUS / PriorityTier=-5 / GraceTime=-1 and
+    scancel -s BOGUS: Slurm 22.05's exact text and exit status (recorded)."""
+    simulation, folder = oracle_cluster
+    result = simulation.command(shlex.split(str(record["command"])), folder)
+    assert (result.status, result.stdout, result.stderr) == (
+        record["exit"],
+        record["stdout"],
+        record["stderr"],
     )
 
 
-def test_scancel_bogus_signal(tmp_path: Path) -> None:
-    transcript = _session(tmp_path, "0 sbatch --wrap 'sleep 100'\n1 scancel -s BOGUS 1\n")
-    assert transcript.endswith("scancel: error: Invalid job signal: BOGUS\n")
+def test_partition_updates_were_refused(oracle_cluster: tuple[Simulation, Path]) -> None:
+    simulation, folder = oracle_cluster
+    result = simulation.command(["scontrol", "show", "partition", "p"], folder)
+    for field in ("State=UP", "PriorityTier=1", "PriorityJobFactor=1", "GraceTime=0"):
+        assert field in result.stdout
 
 
 def test_qos_preemption_loop(tmp_path: Path) -> None:
+    """slurmdbd refuses a QOS that would preempt itself, directly or through others, with
+    "QOS Preemption loop detected" (recorded); Plurm refuses such a qos.conf with that text,
+    once for each QOS on the loop."""
+    refused = [r for r in _recorded("qos") if r["exit"] == 1]
+    assert len(refused) == 3
+    phrase = "QOS Preemption loop detected"
+    assert all(f"sacctmgr: error: {phrase}\n" in str(r["stderr"]) for r in refused)
     qos = "QOS=a Preempt=b\nQOS=b Preempt=a\n"
     with pytest.raises(ConfError) as caught:
         conf.parse_text(BASE, path=tmp_path / "slurm.conf", qos_text=qos)
-    assert str(caught.value).count("QOS Preemption loop detected") == 2
-    assert "qos.conf:1:1: QOS a: Preempt=b: QOS Preemption loop detected" in str(caught.value)
+    assert str(caught.value).count(phrase) == 2
+    assert f"qos.conf:1:1: QOS a: Preempt=b: {phrase}" in str(caught.value)
+    for loop in ("QOS=a Preempt=a\n", "QOS=a Preempt=b\nQOS=b Preempt=c\nQOS=c Preempt=a\n"):
+        with pytest.raises(ConfError, match=phrase):
+            conf.parse_text(BASE, path=tmp_path / "slurm.conf", qos_text=loop)
+    # c preempts a, and a preempts b: no loop, as slurmdbd accepted it.
+    conf.parse_text(
+        BASE, path=tmp_path / "slurm.conf", qos_text="QOS=a Preempt=b\nQOS=b\nQOS=c Preempt=a\n"
+    )
 
 
 def test_mapping_naming_an_unknown_partition(tmp_path: Path) -> None:

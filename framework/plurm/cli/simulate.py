@@ -26,7 +26,7 @@ from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
 from plurm.sim.trace import JobRecord, TraceMapping, Transition, replay
-from plurm.workload import clean, read_swf
+from plurm.workload import clean, read_swf, skipped_message
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -155,14 +155,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     trace = read_swf(args.trace, strict=args.strict)
     skipped = len(trace.skipped)
     if skipped:
-        listed = trace.skipped[:20]
-        more = f"\n(and {skipped - len(listed)} more)" if skipped > len(listed) else ""
-        print(
-            "\n".join(str(error) for error in listed)
-            + more
-            + f"\nplurm: {skipped} bad trace lines skipped (--strict refuses the trace)",
-            file=sys.stderr,
-        )
+        print(skipped_message(trace.skipped), file=sys.stderr)
     cleaned = clean(trace)
     del trace
     if args.jobs is not None:

@@ -396,3 +396,33 @@ def test_lenient_swf_drops_out_of_order_lines() -> None:
         "t.swf:3:3: field 2 (submit time): 5 is earlier than 9 on line 2; "
         "SWF job lines are sorted by submit time"
     ]
+
+
+def test_compare_skips_bad_trace_lines_by_default_and_strict_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text(SWF + "2 x 0\n" + SWF.replace("1 0 0", "3 5 0", 1))
+    (tmp_path / "slurm.conf").write_text(BASE)
+    argv = [
+        "compare", "--trace", str(trace), "--conf", str(tmp_path / "slurm.conf"),
+        "--run", "a", "--workers", "1", "--quiet",
+    ]  # fmt: skip
+    status, _, _ = _run([*argv, "--out", str(tmp_path / "out")], tmp_path)
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"{trace}:2:6: expected 18 fields, found 3" in err
+    assert "plurm: 1 bad trace lines skipped (--strict refuses the trace)" in err
+    document = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert (document["jobs"], document["skipped_lines"]) == (2, 1)
+    assert (tmp_path / "out" / "a" / "jobs.csv").read_text().count("\n") == 3
+    status, _, err = _run([*argv, "--out", str(tmp_path / "out2"), "--strict"], tmp_path)
+    assert status == 1 and "expected 18 fields, found 3" in err
+
+
+def test_swf_streams_are_capped() -> None:
+    with pytest.raises(TraceError, match=r"s.swf: cannot read: is larger than the cap of 10 bytes"):
+        read_swf(io.StringIO(SWF), name="s.swf", limit=10)
+    with pytest.raises(TraceError, match="is larger than the cap of 10 bytes"):
+        read_swf(gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(b"0" * 1000))), limit=10)
+    assert len(read_swf(io.StringIO(SWF), limit=len(SWF)).jobs) == 1

@@ -426,3 +426,43 @@ def test_swf_streams_are_capped() -> None:
     with pytest.raises(TraceError, match="is larger than the cap of 10 bytes"):
         read_swf(gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(b"0" * 1000))), limit=10)
     assert len(read_swf(io.StringIO(SWF), limit=len(SWF)).jobs) == 1
+
+
+def test_a_big_overlapping_configuration_loads_right(tmp_path: Path) -> None:
+    """20,000 nodes in 200 partitions of 2,000 that overlap and wrap around (the shape of
+    bench/bench_conf_scale.py's "overlap", kept small): every partition's nodes, in node-table
+    order and shared with the node table, the rendered Nodes= expressions, DownNodes."""
+    from plurm.conf.render import render
+
+    total = 20_000
+    lines = [BASE.split("NodeName")[0].rstrip(), "NodeName=n[1-20000] CPUs=1"]
+    expected = {}
+    for index in range(200):
+        first = index * 100 + 1
+        numbers = [(first - 1 + k) % total + 1 for k in range(2000)]
+        expected[f"p{index}"] = [f"n{number}" for number in sorted(numbers)]
+        last = first + 1999
+        spec = f"n[{first}-{min(total, last)}]" + (f",n[1-{last - total}]" if last > total else "")
+        lines.append(f"PartitionName=p{index} Nodes={spec},n{first}")  # a duplicate, too
+    lines.append("NodeSet=most Nodes=n[1-19999]")
+    lines.append("PartitionName=viaset Nodes=most,n5")
+    lines.append("DownNodes=n[100-199] Reason=gone")
+    config = conf.parse_text("\n".join(lines) + "\n", path=tmp_path / "slurm.conf")
+    table = {name: name for name in config.node_names}
+    for index in range(200):
+        nodes = config.partition(f"p{index}").nodes
+        assert list(nodes) == expected[f"p{index}"]
+        assert all(table[name] is name for name in nodes)
+    assert config.partition("viaset").nodes == config.node_names[:19999]
+    text = render(config)
+    rendered = {
+        line.split()[0].removeprefix("PartitionName="): line.split("Nodes=")[1].split()[0]
+        for line in text.splitlines()
+        if line.startswith("PartitionName=p")
+    }
+    assert rendered["p0"] == "n[1-2000]"
+    assert rendered["p199"] == "n[1-1900,19901-20000]"
+    for name, expression in rendered.items():
+        assert hostlist.expand(expression) == expected[name]
+    assert config.node_state("n150") == ("DOWN", "gone")
+    assert config.node_state("n200") == ("UNKNOWN", None)

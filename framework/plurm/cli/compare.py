@@ -133,9 +133,9 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     check_output_dir(args.out)  # before any work: a file in the way fails now
     comparison = _comparison(args)
     comparison.check()
-    trace, skipped = comparison.read_trace(strict=args.strict)
-    if skipped:
-        print(skipped_message(skipped), file=sys.stderr)
+    trace = comparison.read_trace(strict=args.strict)
+    if trace.skipped:
+        print(skipped_message(trace.skipped), file=sys.stderr)
     if not args.quiet:
         out.write(f"{trace.report}\n")
         out.flush()
@@ -149,7 +149,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     with open_executor(args.executor, workers, args.dask_scheduler, security) as executor:
         results = run_runs(comparison.runs, trace, executor, done=done)
-    write_outputs(Path(args.out), comparison, results, trace, len(skipped))
+    write_outputs(Path(args.out), comparison, results, trace)
     if not args.quiet:
         out.write("\n" + render_table(results))
     failed = [result for result in results if not result.ok]

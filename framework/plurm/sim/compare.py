@@ -51,7 +51,7 @@ import attrs
 
 from plurm import conf
 from plurm.conf.model import SlurmConfig
-from plurm.errors import CompareError, PlurmError, TraceError
+from plurm.errors import CompareError, PlurmError
 from plurm.inputfile import MAX_CONF_BYTES, read_text
 from plurm.manager import Plugins
 from plurm.sim.metrics import summarize, write_jobs_csv
@@ -245,17 +245,17 @@ class Comparison:
         """The same comparison on the first ``jobs`` jobs (None: all of them)."""
         return attrs.evolve(self, jobs=jobs)
 
-    def read_trace(self, *, strict: bool = False) -> tuple[CleanedTrace, tuple[TraceError, ...]]:
-        """The trace, read and cleaned, cut to its first ``jobs`` jobs, and its bad lines.
+    def read_trace(self, *, strict: bool = False) -> CleanedTrace:
+        """The trace, read and cleaned, cut to its first ``jobs`` jobs.
 
-        As ``plurm simulate`` reads a trace: by default each bad line is skipped and returned
-        (the valid jobs are replayed); with ``strict`` the first bad lines refuse the trace.
+        As ``plurm simulate`` reads a trace: by default each bad line is skipped and listed on
+        the result's ``skipped`` (the valid jobs are replayed); with ``strict`` the first bad
+        lines refuse the trace.
         """
-        trace = read_swf(self.trace, strict=strict)
-        cleaned = clean(trace)
+        cleaned = clean(read_swf(self.trace, strict=strict))
         if self.jobs is not None:
             cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: self.jobs])
-        return cleaned, trace.skipped
+        return cleaned
 
     def check(self) -> None:
         """Read every run's configuration and load its plugins here, before any replay, so
@@ -627,11 +627,10 @@ def write_outputs(
     comparison: Comparison,
     results: Sequence[RunResult],
     trace: CleanedTrace,
-    skipped_lines: int = 0,
 ) -> None:
     """compare.csv, compare.md, compare.json and each successful run's jobs.csv and
-    summary.json under ``directory/<run name>/``; ``skipped_lines`` is how many bad trace
-    lines were left out (compare.json says so)."""
+    summary.json under ``directory/<run name>/``; compare.json says how many bad trace lines
+    were left out (``skipped_lines``)."""
     directory.mkdir(parents=True, exist_ok=True)
     for result in results:
         if result.summary is None:
@@ -646,7 +645,7 @@ def write_outputs(
         "title": comparison.title,
         "trace": comparison.trace,
         "jobs": len(trace.jobs),
-        "skipped_lines": skipped_lines,
+        "skipped_lines": len(trace.skipped),
         "base_conf": comparison.base_conf,
         "runs": [
             {

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -258,36 +260,71 @@ def test_deep_input_does_not_recurse(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------- meaning
 
 
-@pytest.mark.parametrize(
-    ("update", "expected"),
-    [
-        ("PriorityTier=-5", "scontrol: error: Invalid PriorityTier value: -5\n"),
-        ("GraceTime=-1", "scontrol: error: Invalid GraceTime value: -1\n"),
-        (
-            "State=BOGUS",
-            "scontrol: error: Invalid input: State=BOGUS\n"
-            "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n",
-        ),
-    ],
+RECORDS = json.loads(
+    (Path(__file__).parents[1] / "data" / "oracle" / "hostile" / "records.json").read_text()
 )
-def test_scontrol_update_refusals(tmp_path: Path, update: str, expected: str) -> None:
-    transcript = _session(tmp_path, f"0 scontrol update PartitionName=p {update}\n")
-    assert transcript.endswith(expected) or transcript.endswith(
-        expected + "slurm_update error: No error\n"
+
+
+def _recorded(label: str) -> list[dict[str, object]]:
+    return [record for record in RECORDS if str(record["name"]).endswith("-" + label)]
+
+
+@pytest.fixture(scope="module")
+def oracle_cluster(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulation, Path]:
+    """The recorded scenario's cluster, with its running job 1."""
+    folder = tmp_path_factory.mktemp("oracle")
+    text = "ClusterName=c\nSlurmctldHost=h\n" + str(RECORDS[0]["config"])
+    simulation = Simulation(conf.parse_text(text, path=folder / "slurm.conf"))
+    assert RECORDS[0]["command"] == "sbatch -t 10 --wrap='sleep 300'"
+    assert simulation.command(shlex.split(str(RECORDS[0]["command"])), folder).status == 0
+    simulation.run_until(2)
+    return simulation, folder
+
+
+@pytest.mark.parametrize(
+    "record", _recorded("partupdate") + _recorded("signal"), ids=lambda r: str(r["command"])
+)
+def test_refusals_as_slurm_prints_them(
+    oracle_cluster: tuple[Simulation, Path], record: dict[str, object]
+) -> None:
+    """scontrol update PartitionName=p State=BOGUS / PriorityTier=-5 / GraceTime=-1 and
+    scancel -s BOGUS: Slurm 22.05's exact text and exit status (recorded)."""
+    simulation, folder = oracle_cluster
+    result = simulation.command(shlex.split(str(record["command"])), folder)
+    assert (result.status, result.stdout, result.stderr) == (
+        record["exit"],
+        record["stdout"],
+        record["stderr"],
     )
 
 
-def test_scancel_bogus_signal(tmp_path: Path) -> None:
-    transcript = _session(tmp_path, "0 sbatch --wrap 'sleep 100'\n1 scancel -s BOGUS 1\n")
-    assert transcript.endswith("scancel: error: Invalid job signal: BOGUS\n")
+def test_partition_updates_were_refused(oracle_cluster: tuple[Simulation, Path]) -> None:
+    simulation, folder = oracle_cluster
+    result = simulation.command(["scontrol", "show", "partition", "p"], folder)
+    for field in ("State=UP", "PriorityTier=1", "PriorityJobFactor=1", "GraceTime=0"):
+        assert field in result.stdout
 
 
 def test_qos_preemption_loop(tmp_path: Path) -> None:
+    """slurmdbd refuses a QOS that would preempt itself, directly or through others, with
+    "QOS Preemption loop detected" (recorded); Plurm refuses such a qos.conf with that text,
+    once for each QOS on the loop."""
+    refused = [r for r in _recorded("qos") if r["exit"] == 1]
+    assert len(refused) == 3
+    phrase = "QOS Preemption loop detected"
+    assert all(f"sacctmgr: error: {phrase}\n" in str(r["stderr"]) for r in refused)
     qos = "QOS=a Preempt=b\nQOS=b Preempt=a\n"
     with pytest.raises(ConfError) as caught:
         conf.parse_text(BASE, path=tmp_path / "slurm.conf", qos_text=qos)
-    assert str(caught.value).count("QOS Preemption loop detected") == 2
-    assert "qos.conf:1:1: QOS a: Preempt=b: QOS Preemption loop detected" in str(caught.value)
+    assert str(caught.value).count(phrase) == 2
+    assert f"qos.conf:1:1: QOS a: Preempt=b: {phrase}" in str(caught.value)
+    for loop in ("QOS=a Preempt=a\n", "QOS=a Preempt=b\nQOS=b Preempt=c\nQOS=c Preempt=a\n"):
+        with pytest.raises(ConfError, match=phrase):
+            conf.parse_text(BASE, path=tmp_path / "slurm.conf", qos_text=loop)
+    # c preempts a, and a preempts b: no loop, as slurmdbd accepted it.
+    conf.parse_text(
+        BASE, path=tmp_path / "slurm.conf", qos_text="QOS=a Preempt=b\nQOS=b\nQOS=c Preempt=a\n"
+    )
 
 
 def test_mapping_naming_an_unknown_partition(tmp_path: Path) -> None:
@@ -359,3 +396,73 @@ def test_lenient_swf_drops_out_of_order_lines() -> None:
         "t.swf:3:3: field 2 (submit time): 5 is earlier than 9 on line 2; "
         "SWF job lines are sorted by submit time"
     ]
+
+
+def test_compare_skips_bad_trace_lines_by_default_and_strict_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text(SWF + "2 x 0\n" + SWF.replace("1 0 0", "3 5 0", 1))
+    (tmp_path / "slurm.conf").write_text(BASE)
+    argv = [
+        "compare", "--trace", str(trace), "--conf", str(tmp_path / "slurm.conf"),
+        "--run", "a", "--workers", "1", "--quiet",
+    ]  # fmt: skip
+    status, _, _ = _run([*argv, "--out", str(tmp_path / "out")], tmp_path)
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"{trace}:2:6: expected 18 fields, found 3" in err
+    assert "plurm: 1 bad trace lines skipped (--strict refuses the trace)" in err
+    document = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert (document["jobs"], document["skipped_lines"]) == (2, 1)
+    assert (tmp_path / "out" / "a" / "jobs.csv").read_text().count("\n") == 3
+    status, _, err = _run([*argv, "--out", str(tmp_path / "out2"), "--strict"], tmp_path)
+    assert status == 1 and "expected 18 fields, found 3" in err
+
+
+def test_swf_streams_are_capped() -> None:
+    with pytest.raises(TraceError, match=r"s.swf: cannot read: is larger than the cap of 10 bytes"):
+        read_swf(io.StringIO(SWF), name="s.swf", limit=10)
+    with pytest.raises(TraceError, match="is larger than the cap of 10 bytes"):
+        read_swf(gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(b"0" * 1000))), limit=10)
+    assert len(read_swf(io.StringIO(SWF), limit=len(SWF)).jobs) == 1
+
+
+def test_a_big_overlapping_configuration_loads_right(tmp_path: Path) -> None:
+    """20,000 nodes in 200 partitions of 2,000 that overlap and wrap around (the shape of
+    bench/bench_conf_scale.py's "overlap", kept small): every partition's nodes, in node-table
+    order and shared with the node table, the rendered Nodes= expressions, DownNodes."""
+    from plurm.conf.render import render
+
+    total = 20_000
+    lines = [BASE.split("NodeName")[0].rstrip(), "NodeName=n[1-20000] CPUs=1"]
+    expected = {}
+    for index in range(200):
+        first = index * 100 + 1
+        numbers = [(first - 1 + k) % total + 1 for k in range(2000)]
+        expected[f"p{index}"] = [f"n{number}" for number in sorted(numbers)]
+        last = first + 1999
+        spec = f"n[{first}-{min(total, last)}]" + (f",n[1-{last - total}]" if last > total else "")
+        lines.append(f"PartitionName=p{index} Nodes={spec},n{first}")  # a duplicate, too
+    lines.append("NodeSet=most Nodes=n[1-19999]")
+    lines.append("PartitionName=viaset Nodes=most,n5")
+    lines.append("DownNodes=n[100-199] Reason=gone")
+    config = conf.parse_text("\n".join(lines) + "\n", path=tmp_path / "slurm.conf")
+    table = {name: name for name in config.node_names}
+    for index in range(200):
+        nodes = config.partition(f"p{index}").nodes
+        assert list(nodes) == expected[f"p{index}"]
+        assert all(table[name] is name for name in nodes)
+    assert config.partition("viaset").nodes == config.node_names[:19999]
+    text = render(config)
+    rendered = {
+        line.split()[0].removeprefix("PartitionName="): line.split("Nodes=")[1].split()[0]
+        for line in text.splitlines()
+        if line.startswith("PartitionName=p")
+    }
+    assert rendered["p0"] == "n[1-2000]"
+    assert rendered["p199"] == "n[1-1900,19901-20000]"
+    for name, expression in rendered.items():
+        assert hostlist.expand(expression) == expected[name]
+    assert config.node_state("n150") == ("DOWN", "gone")
+    assert config.node_state("n200") == ("UNKNOWN", None)

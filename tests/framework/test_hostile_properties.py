@@ -36,6 +36,10 @@ _CHILD = textwrap.dedent(
         elif surface == "qos":
             from plurm import conf
             conf.parse_text(BASE, path=tmp / "slurm.conf", qos_text=text)
+        elif surface == "accounts":
+            from plurm import conf
+            qos = "QOS=high\\nQOS=low\\n"
+            conf.parse_text(BASE, path=tmp / "slurm.conf", qos_text=qos, accounts_text=text)
         elif surface == "hostlist":
             from plurm import hostlist
             hostlist.compress(hostlist.expand(text))
@@ -142,6 +146,31 @@ def test_slurm_conf(inputs: list[str]) -> None:
 )
 def test_qos_conf(inputs: list[str]) -> None:
     _check("qos", inputs)
+
+
+_account_names = st.sampled_from(["a", "b", "root", "ROOT", "normal", "high", "low", "nosuch"])
+_account_line = st.builds(
+    lambda kind, name, fields: f"{kind}={name} " + " ".join(fields) + "\n",
+    st.sampled_from(["Account", "User", "account", "QOS", "Bogus"]),
+    _account_names | st.text(max_size=12),
+    st.lists(
+        st.builds(
+            lambda key, value: f"{key}={value}",
+            st.sampled_from(
+                ["Parent", "QOS", "DefaultQOS", "Account", "DefaultAccount", "Fairshare", ""]
+            ),
+            st.lists(_account_names, max_size=3).map(",".join) | _digits | st.text(max_size=8),
+        ),
+        max_size=4,
+    ),
+) | st.text(max_size=60)
+
+
+@_SETTINGS
+@given(st.lists(st.lists(_account_line, max_size=8).map("".join), min_size=_BATCH, max_size=_BATCH))
+def test_accounts_conf(inputs: list[str]) -> None:
+    """accounts.conf: accounts (parents, cycles), users, QOS lists and defaults, any text."""
+    _check("accounts", inputs)
 
 
 _hostlist = st.text("n[]-,0123456789٣ ", max_size=60) | st.builds(

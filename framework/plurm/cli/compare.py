@@ -31,6 +31,7 @@ from plurm.sim.compare import (
     run_runs,
     write_outputs,
 )
+from plurm.workload import skipped_message
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +82,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FILE",
         help="TLS: this client's private key (PEM; default: in the certificate file)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a trace with any bad line (by default bad lines are reported and skipped)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(run=run_compare)
 
@@ -127,7 +133,9 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     check_output_dir(args.out)  # before any work: a file in the way fails now
     comparison = _comparison(args)
     comparison.check()
-    trace = comparison.read_trace()
+    trace = comparison.read_trace(strict=args.strict)
+    if trace.skipped:
+        print(skipped_message(trace.skipped), file=sys.stderr)
     if not args.quiet:
         out.write(f"{trace.report}\n")
         out.flush()

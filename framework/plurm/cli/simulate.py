@@ -28,7 +28,7 @@ from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
 from plurm.sim.trace import JobRecord, TraceMapping, Transition, replay
-from plurm.workload import clean, read_swf
+from plurm.workload import clean, read_swf, skipped_message
 from plurm.workload.names import read_names
 
 
@@ -191,14 +191,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     trace = read_swf(args.trace, strict=args.strict)
     skipped = len(trace.skipped)
     if skipped:
-        listed = trace.skipped[:20]
-        more = f"\n(and {skipped - len(listed)} more)" if skipped > len(listed) else ""
-        print(
-            "\n".join(str(error) for error in listed)
-            + more
-            + f"\nplurm: {skipped} bad trace lines skipped (--strict refuses the trace)",
-            file=sys.stderr,
-        )
+        print(skipped_message(trace.skipped), file=sys.stderr)
     names = read_names(trace.header)
     mapping, taken = mapping.with_names(names.partitions, names.queues, config)
     if taken:

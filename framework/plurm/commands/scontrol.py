@@ -525,7 +525,8 @@ def _update(args: Sequence[str], client: ClusterClient) -> CommandResult:
         except _BadState:
             raise CommandError(
                 f"scontrol: error: Invalid input: {key}={value}\n"
-                "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE"
+                "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n"
+                "slurm_update error: No error"
             ) from None
         except (BadValue, ValueError):
             raise CommandError(

@@ -133,6 +133,7 @@ class _Builder:
         self.errors: list[ConfError] = list(raw.errors)
         self.notices: list[ConfNotice] = list(raw.notices)
         self._order: dict[str, int] | None = None
+        self._table: list[str] = []  # the node names in node-table order
         self.node_count = 0
         self.expanded = 0
 
@@ -640,26 +641,38 @@ class _Builder:
     def _node_names(
         self, setting: Setting, nodes: tuple[NodeSpec, ...], sets: Mapping[str, NodeSetSpec]
     ) -> list[str]:
-        """A Nodes= value: ALL, NodeSet names and hostlists, in node-table order."""
+        """A Nodes= value: ALL, NodeSet names and hostlists, in node-table order.
+
+        Each name is looked up once in the node table, and the result is built from the
+        table's own name strings, so that partitions that overlap share them.
+        """
         if setting.value == "":
             return []
         order = self.node_order(nodes)
-        wanted: set[str] = set()
-        for name in self.expand(setting):
-            if name.upper() == "ALL":
-                return list(order)
-            if name in sets:
-                wanted.update(sets[name].nodes)
-            elif name in order:
-                wanted.add(name)
-            else:
-                self.notice(f"{setting.key}: node {name!r} is not defined; ignored", setting)
-        return sorted(wanted, key=order.__getitem__)
+        listed = self.expand(setting)
+        found = list(map(order.get, listed))
+        places: list[int]
+        if None not in found and sets.keys().isdisjoint(listed):
+            places = found  # type: ignore[assignment]  # no None in it
+        else:
+            places = []
+            for name in listed:
+                if name.upper() == "ALL":
+                    return list(self._table)
+                if name in sets:
+                    places += map(order.__getitem__, sets[name].nodes)
+                elif name in order:
+                    places.append(order[name])
+                else:
+                    self.notice(f"{setting.key}: node {name!r} is not defined; ignored", setting)
+        table = self._table
+        return [table[place] for place in sorted(set(places))]
 
     def node_order(self, nodes: tuple[NodeSpec, ...]) -> dict[str, int]:
         """Each node's place in the node table (computed once)."""
         if self._order is None:
-            self._order = {name: i for i, name in enumerate(n for s in nodes for n in s.names)}
+            self._table = [name for spec in nodes for name in spec.names]
+            self._order = {name: place for place, name in enumerate(self._table)}
         return self._order
 
     def over_time_limit(self, setting: Setting | None) -> int | None:

@@ -264,6 +264,11 @@ def _node_index(config: SlurmConfig) -> Mapping[str, NodeSpec]:
     return {name: spec for spec in config.nodes for name in spec.names}
 
 
+def _down_index(config: SlurmConfig) -> Mapping[str, tuple[str, str | None]]:
+    """Each node a DownNodes line names: the state and reason of the last such line."""
+    return {name: (down.state, down.reason) for down in config.down_nodes for name in down.names}
+
+
 def _associations(config: SlurmConfig) -> Mapping[tuple[str, str], Association]:
     return {(a.user, a.account): a for a in config.associations}
 
@@ -365,6 +370,9 @@ class SlurmConfig:
     _node_index: Mapping[str, NodeSpec] = attrs.field(
         default=attrs.Factory(_node_index, takes_self=True), init=False, repr=False, eq=False
     )
+    _down_index: Mapping[str, tuple[str, str | None]] = attrs.field(
+        default=attrs.Factory(_down_index, takes_self=True), init=False, repr=False, eq=False
+    )
     _associations: Mapping[tuple[str, str], Association] = attrs.field(
         default=attrs.Factory(_associations, takes_self=True), init=False, repr=False, eq=False
     )
@@ -415,9 +423,9 @@ class SlurmConfig:
 
     def node_state(self, name: str) -> tuple[str, str | None]:
         """The state and reason node ``name`` starts in: a DownNodes line wins over NodeName."""
-        for down in reversed(self.down_nodes):
-            if name in down.names:
-                return down.state, down.reason
+        down = self._down_index.get(name)
+        if down is not None:
+            return down
         spec = self.node(name)
         return spec.state, spec.reason
 

@@ -245,9 +245,14 @@ class Comparison:
         """The same comparison on the first ``jobs`` jobs (None: all of them)."""
         return attrs.evolve(self, jobs=jobs)
 
-    def read_trace(self) -> CleanedTrace:
-        """The trace, read and cleaned, cut to its first ``jobs`` jobs."""
-        cleaned = clean(read_swf(self.trace))
+    def read_trace(self, *, strict: bool = False) -> CleanedTrace:
+        """The trace, read and cleaned, cut to its first ``jobs`` jobs.
+
+        As ``plurm simulate`` reads a trace: by default each bad line is skipped and listed on
+        the result's ``skipped`` (the valid jobs are replayed); with ``strict`` the first bad
+        lines refuse the trace.
+        """
+        cleaned = clean(read_swf(self.trace, strict=strict))
         if self.jobs is not None:
             cleaned = attrs.evolve(cleaned, jobs=cleaned.jobs[: self.jobs])
         return cleaned
@@ -618,10 +623,14 @@ def render_markdown(
 
 
 def write_outputs(
-    directory: Path, comparison: Comparison, results: Sequence[RunResult], trace: CleanedTrace
+    directory: Path,
+    comparison: Comparison,
+    results: Sequence[RunResult],
+    trace: CleanedTrace,
 ) -> None:
     """compare.csv, compare.md, compare.json and each successful run's jobs.csv and
-    summary.json under ``directory/<run name>/``."""
+    summary.json under ``directory/<run name>/``; compare.json says how many bad trace lines
+    were left out (``skipped_lines``)."""
     directory.mkdir(parents=True, exist_ok=True)
     for result in results:
         if result.summary is None:
@@ -636,6 +645,7 @@ def write_outputs(
         "title": comparison.title,
         "trace": comparison.trace,
         "jobs": len(trace.jobs),
+        "skipped_lines": len(trace.skipped),
         "base_conf": comparison.base_conf,
         "runs": [
             {

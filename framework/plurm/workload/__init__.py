@@ -36,6 +36,7 @@ from plurm.workload.swf import (
     SwfTrace,
     parse_swf,
     read_swf,
+    skipped_message,
 )
 
 __all__ = [
@@ -59,4 +60,5 @@ __all__ = [
     "clean",
     "parse_swf",
     "read_swf",
+    "skipped_message",
 ]

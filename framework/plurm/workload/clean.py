@@ -190,6 +190,8 @@ class CleanedTrace:
     unix_start_time: int | float | None
     #: The processor count jobs were clamped to (None when unknown).
     machine_size: int | None
+    #: The trace's bad lines a lenient read left out (``SwfTrace.skipped``).
+    skipped: tuple[TraceError, ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.define
@@ -281,7 +283,9 @@ def clean(
         *(str(notice) for notice in header.notices),
     )
     report = CleaningReport(trace.source, len(trace.jobs), len(kept), outcomes, notes)
-    return CleanedTrace(trace.source, header, tuple(kept), report, unix_start, rules.size)
+    return CleanedTrace(
+        trace.source, header, tuple(kept), report, unix_start, rules.size, trace.skipped
+    )
 
 
 @attrs.define

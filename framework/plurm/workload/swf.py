@@ -97,7 +97,7 @@ _ABSENT: dict[Seconds, None] = {-1: None}
 class Readable(Protocol):
     """A stream :func:`read_swf` can read: text or bytes, plain or decompressing itself."""
 
-    def read(self, /) -> str | bytes: ...
+    def read(self, size: int = -1, /) -> str | bytes: ...
 
 
 class SwfStatus(enum.IntEnum):
@@ -178,8 +178,10 @@ def read_swf(
     :class:`~plurm.errors.TraceError` (see the module's doc for what it covers).
 
     A path must name a regular file of at most ``limit`` bytes, and a gzip file may inflate
-    to at most ``limit`` bytes (``plurm.inputfile``). With ``strict=False`` bad job lines
-    are left out and listed on :attr:`SwfTrace.skipped` instead of refusing the trace.
+    to at most ``limit`` bytes (``plurm.inputfile``); a stream is read up to ``limit``
+    bytes or characters (as it comes, so a decompressing stream too) and refused past it.
+    With ``strict=False`` bad job lines are left out and listed on :attr:`SwfTrace.skipped`
+    instead of refusing the trace.
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -194,10 +196,14 @@ def read_swf(
     else:
         label = name or str(getattr(source, "name", "<stream>"))
         try:
-            data = source.read()
+            # One byte past the cap tells a stream that is too long (or, from gzip.open,
+            # inflates too far) without reading it all.
+            data = source.read(limit + 1)
         except (OSError, EOFError, zlib.error, UnicodeDecodeError) as problem:
             # A gzip.GzipFile stream decompresses as it reads, and fails as _gunzip does.
             raise TraceError(f"cannot read: {problem}", _file(label)) from None
+        if len(data) > limit:
+            raise TraceError(f"cannot read: is larger than the cap of {limit} bytes", _file(label))
         # A stream may already be decompressing (gzip.open), so only the bytes decide.
         expect_gzip = False
     if isinstance(data, bytes):
@@ -205,6 +211,18 @@ def read_swf(
             data = _gunzip(data, label, limit)
         data = _decode(data)
     return parse_swf(data, label, max_errors=max_errors, strict=strict)
+
+
+def skipped_message(skipped: Sequence[TraceError], shown: int = 20) -> str:
+    """What a lenient reader prints about the lines it skipped: the first ``shown`` errors
+    (file:line:column), how many more, and the count."""
+    listed = skipped[:shown]
+    more = f"\n(and {len(skipped) - len(listed)} more)" if len(skipped) > len(listed) else ""
+    return (
+        "\n".join(str(error) for error in listed)
+        + more
+        + f"\nplurm: {len(skipped)} bad trace lines skipped (--strict refuses the trace)"
+    )
 
 
 def parse_swf(

@@ -18,6 +18,7 @@ from plurm.controller import Controller
 from plurm.live.rpc import RpcError
 from plurm.live.settings import LiveSettings
 from plurm.model.job import JobState
+from plurm.model.usage import OOM_SIGNAL, SIG_OOM
 
 __all__ = ["job_ended", "register", "shortfall"]
 
@@ -113,5 +114,8 @@ def job_ended(
         or job.nodes[0] != name
     ):
         return False
-    controller.job_ended(job_id, code, signal)
+    if signal == SIG_OOM:  # its batch step was ended for its memory (plurmd's gather)
+        controller.job_ended(job_id, code, OOM_SIGNAL, out_of_memory=True)
+    else:
+        controller.job_ended(job_id, code, signal)
     return True

@@ -25,6 +25,7 @@ class JobState(enum.Enum):
     TIMEOUT = "TO"
     PREEMPTED = "PR"
     NODE_FAIL = "NF"
+    OUT_OF_MEMORY = "OOM"
 
     # Members are singletons that compare by identity: hash them by identity too, in C.
     # (Enum's own __hash__ is Python code, and states key dicts at every state change.)
@@ -82,6 +83,7 @@ class PendingReason(enum.Enum):
     BAD_CONSTRAINTS = "BadConstraints"
     NODE_DOWN = "NodeDown"
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
+    OUT_OF_MEMORY = "OutOfMemory"
     TIME_LIMIT = "TimeLimit"
 
 

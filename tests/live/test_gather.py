@@ -48,6 +48,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
 def _script(cluster: LiveCluster, name: str, mb: int, seconds: float) -> Path:
     path = cluster.root / name
     path.write_text(HOLD.format(python=sys.executable, mb=mb, seconds=seconds))
+    path.chmod(0o755)
     return path
 
 

@@ -59,6 +59,8 @@ def usage_value(name: str) -> Callable[[StepRecord], str | int | None]:
             return cpu_time(int(raw))  # whole seconds, as Slurm keeps them
         if name in ("TotalCPU", "UserCPU", "SystemCPU"):
             return cpu_time(float(raw))
+        if name in ("AveRSS", "AveVMSize"):
+            return size_text(round(float(raw) / 1024) * 1024)  # averages in whole KiB
         return size_text(float(raw))
 
     return value

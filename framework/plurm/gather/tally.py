@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from plurm.gather.procfs import ProcStat, task_of
 from plurm.model.usage import StepUsage
-from plurm_jobacct_gather_linux.procfs import ProcStat, task_of
 
 __all__ = ["JobTally"]
 

@@ -146,3 +146,37 @@ def test_a_step_over_its_memory_ends_out_of_memory_and_the_job_goes_on(
     assert rows[f"{job_id}.0"] == ["OUT_OF_MEMORY", "0:125"]
     assert rows[f"{job_id}.batch"] == ["COMPLETED", "0:0"]
     assert "after=137" in (cluster.root / "oomstep.out").read_text()
+
+
+def test_cgroup_gathers_or_says_once_why_it_cannot(tmp_path: Path) -> None:
+    from plurm_jobacct_gather_cgroup import CgroupTree
+
+    live = make_cluster(
+        tmp_path, nodes=1, extra=EXTRA.replace("jobacct_gather/linux", "jobacct_gather/cgroup")
+    )
+    try:
+        live.up()
+        first = live.sbatch(str(_script(live, "hold200.sh", 200, 3)))
+        second = live.sbatch("--mem=100", str(_script(live, "hog400.sh", 400, 30)))
+        live.wait_for(
+            lambda: live.state(second) not in ("PENDING", "RUNNING", "COMPLETING", ""),
+            40,
+            "the second job's end",
+        )
+        live.wait_for(lambda: live.state(first) == "COMPLETED", 30, "the first job's end")
+        max_rss = _bytes(_sacct(live, first, "JobID,MaxRSS")[1][1])
+        assert 190 * 1024**2 <= max_rss <= 320 * 1024**2
+        assert live.state(second) == "OUT_OF_MEMORY", _sacct(
+            live, second, "JobID,State,ExitCode,MaxRSS"
+        )
+        log = (live.root / "state" / "plurmd-n1.log").read_text()
+        probe = CgroupTree.probe("probe-test")
+        if isinstance(probe, str):
+            # the machine lets no daemon make a memory cgroup (this sandbox): one clear line
+            assert log.count("jobacct_gather/cgroup: no cgroup per job on node n1") == 1
+            assert "sampling /proc as jobacct_gather/linux does" in log
+        else:
+            probe.base.rmdir()
+            assert "no cgroup per job" not in log
+    finally:
+        live.down()

@@ -386,7 +386,7 @@ class NodeDaemon:
         self.ended[(job_id, attempt)] = (end.exit_code, number)
         self._save_ended()
         if self.registered:
-            await self._report(job_id, attempt, end.exit_code, end.signal)
+            await self._report(job_id, attempt, end.exit_code, number)
 
     def _running(self, caller: Caller, message: dict[str, Any]) -> RunningJob | None:
         self._check(caller)

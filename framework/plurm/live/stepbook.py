@@ -172,14 +172,19 @@ class StepBook:
 
     def out_of_memory(self, job: Job, key: str, usage: dict[str, StepUsage], now: float) -> bool:
         """A step was ended for its memory: it ends OUT_OF_MEMORY (``0:125``), with the
-        figures that ended it; False when it is not a running step of the job."""
+        figures that ended it; False when it is not a step of the job that runs (or that
+        srun reported killed by SIGKILL: srun's word may come before the node's)."""
         step = self._step_named(job.job_id, key)
-        if step is None or step.state != "RUNNING" or key == "batch":
+        if step is None or key == "batch":
+            return False
+        killed = step.state == "CANCELLED" and step.exit_signal == 9
+        if step.state != "RUNNING" and not killed:
             return False
         if key in usage:
             step = with_usage(step, usage[key])
+        end = step.end if killed else now
         self.store.record_step(
-            attrs.evolve(step, state="OUT_OF_MEMORY", exit_code=0, exit_signal=OOM_SIGNAL, end=now)
+            attrs.evolve(step, state="OUT_OF_MEMORY", exit_code=0, exit_signal=OOM_SIGNAL, end=end)
         )
         logger.info("step ended job_id=%d step=%s state=OUT_OF_MEMORY", job.job_id, key)
         return True

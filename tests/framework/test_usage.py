@@ -11,7 +11,7 @@ import pytest
 from plurm import conf
 from plurm.commands.sstat import format_steps
 from plurm.commands.usagefmt import cpu_time, size_text, usage_value
-from plurm.live.memlimit import memory_limit
+from plurm.gather.memlimit import memory_limit
 from plurm.model.acct import StepRecord
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.usage import (

@@ -6,6 +6,11 @@ processes of every job are read from /proc (one scan for all the jobs sampled at
 moment) and added to the job's :class:`~plurm.gather.tally.JobTally`. With
 ``JobAcctGatherParams=OverMemoryKill`` a step whose RSS on the node goes over the job's
 memory limit is named, once, to be ended OUT_OF_MEMORY.
+
+In a simulation there are no processes: :func:`acct_gather_poll` takes what the job is
+simulated to use (``JobRequest.sim_mem_per_cpu``, a trace's used memory, times its CPUs on
+its batch host) and, with OverMemoryKill, names a job over its limit (:mod:`plurm.sim.gather`
+ends it OUT_OF_MEMORY).
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import logging
 from collections.abc import Mapping
 
 from plurm._markers import HOOK_API_VERSION, hookimpl
+from plurm.gather.memlimit import batch_host_cpus, memory_limit
 from plurm.gather.procfs import ProcStat, scan
 from plurm.gather.tally import JobTally
+from plurm.model.job import Job
 from plurm.model.usage import GatherSettings, StepUsage
 from plurm.registry import PluginContext
 
@@ -37,6 +44,10 @@ class ProcessGather:
         self._named: dict[int, set[str]] = {}
         self._scanned_at: float | None = None
         self._scan: dict[int, list[ProcStat]] = {}
+        #: Simulation: the largest memory each job was polled at (MiB on its batch host),
+        #: and the jobs found over their limit.
+        self._simulated: dict[int, int] = {}
+        self._sim_over: set[int] = set()
 
     # ---- on a node
 
@@ -66,6 +77,9 @@ class ProcessGather:
     @hookimpl
     def acct_gather_over_memory(self, job_id: int) -> list[str] | None:
         tally = self.jobs.get(job_id)
+        if tally is None and job_id in self._sim_over:
+            self._sim_over.discard(job_id)
+            return ["batch"]
         if tally is None or not self.settings.over_memory_kill:
             return None
         named = self._named[job_id]
@@ -86,3 +100,24 @@ class ProcessGather:
         self.jobs.pop(job_id, None)
         self._named.pop(job_id, None)
         self._scanned_at = None
+
+    # ---- in a simulation: no processes, what the job is simulated to use
+
+    @hookimpl
+    def acct_gather_poll(self, job: Job, now: float) -> None:
+        per_cpu = job.request.sim_mem_per_cpu
+        if per_cpu is None or not job.nodes:
+            return
+        config = self.context.config
+        cpus = batch_host_cpus(job, config)
+        used = per_cpu * cpus
+        self._simulated[job.job_id] = max(used, self._simulated.get(job.job_id, 0))
+        if self.settings.over_memory_kill:
+            limit = memory_limit(job, cpus, config)
+            if limit is not None and used > limit:
+                self._sim_over.add(job.job_id)
+
+    @hookimpl
+    def acct_gather_stat_job(self, job: Job) -> dict[str, float] | None:
+        used = self._simulated.get(job.job_id)
+        return None if used is None else {"max_rss_mib": float(used)}

@@ -22,7 +22,7 @@ import signal as signal_mod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from plurm.live.memlimit import memory_limit
+from plurm.gather.memlimit import memory_limit
 from plurm.live.rpc import AsyncRpc, RpcError
 from plurm.live.settings import LiveSettings
 from plurm.model.job import Job, JobState

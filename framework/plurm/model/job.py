@@ -138,6 +138,9 @@ class JobRequest:
     nice: int = 0
     #: Simulation: the exit code when the job ends by itself (``--wrap='exit N'``).
     sim_exit_code: int = 0
+    #: Simulation: the memory the job uses, MiB per CPU (a trace's used memory), for
+    #: jobacct_gather plugins to sample (None: not known).
+    sim_mem_per_cpu: int | None = None
     command: str = ""
     #: The command came from --wrap (scontrol shows Command=(null) then).
     wrapped: bool = False

@@ -12,7 +12,7 @@ from __future__ import annotations
 from plurm.conf.model import SlurmConfig
 from plurm.model.job import Job
 
-__all__ = ["memory_limit"]
+__all__ = ["batch_host_cpus", "memory_limit"]
 
 
 def memory_limit(job: Job, cpus_here: int, config: SlurmConfig) -> int | None:
@@ -41,3 +41,13 @@ def memory_limit(job: Job, cpus_here: int, config: SlurmConfig) -> int | None:
     if cap:
         limit = min(limit, cap) if limit else cap
     return limit or None
+
+
+def batch_host_cpus(job: Job, config: SlurmConfig) -> int:
+    """The CPUs a started ``job`` holds on its first node (its batch host)."""
+    if not job.nodes:
+        return 0
+    host = job.nodes[0]
+    if job.units is not None:
+        return sum(1 for node, _ in job.units if node == host)
+    return config.node(host).cpus

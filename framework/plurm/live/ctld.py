@@ -432,7 +432,12 @@ class ControllerDaemon:
         assert isinstance(code, int) and isinstance(number, int)
         from plurm.live.registration import job_ended
 
-        usage = _usage(message.get("usage"))
+        try:
+            usage = _usage(message.get("usage"))
+        except RpcError as error:
+            # the end counts whatever its figures: a refused report would come back forever
+            logger.warning("job_id=%d end from %s: %s (figures dropped)", job_id, name, error)
+            usage = {}
         if not job_ended(self.controller, name, job_id, attempt, code, number):
             return {"stale": True}  # an attempt the controller has already settled
         job = self.controller.job(job_id)

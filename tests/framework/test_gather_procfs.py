@@ -13,6 +13,8 @@ import pytest
 
 from plurm.gather.procfs import PAGE_SIZE, read_stat, scan
 from plurm.gather.tally import JobTally
+from plurm.live.gather import with_rusage
+from plurm.model.usage import StepUsage
 
 MB = 1024 * 1024
 
@@ -115,3 +117,20 @@ def test_sampling_is_cheap() -> None:
     for _ in range(10):
         scan({os.getsid(0)})
     assert (time.perf_counter() - started) / 10 < 0.5
+
+
+def test_a_job_never_sampled_has_its_scripts_rusage() -> None:
+    # a script that ran a child of 60 MB and ended before any sample: wait4's figures
+    script = f"{sys.executable} -c 'bytearray(60 * 1024 * 1024)[::4096]' && exit 0"
+    process = subprocess.Popen(["/bin/sh", "-c", script])
+    pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert pid == process.pid and status == 0
+    batch = with_rusage(None, usage, [], "n1")
+    assert 60 * MB <= batch.max_rss <= 200 * MB and batch.max_rss_node == "n1"
+    assert batch.total_cpu == pytest.approx(usage.ru_utime + usage.ru_stime)
+    # srun's steps' CPU is not the batch step's; a larger sample is kept
+    step = StepUsage(user_cpu=usage.ru_utime, system_cpu=usage.ru_stime)
+    assert with_rusage(None, usage, [step], "n1").total_cpu == 0.0
+    sampled = StepUsage(max_rss=500 * MB, total_cpu=1.0)
+    assert with_rusage(sampled, usage, [], "n1").max_rss == 500 * MB

@@ -180,3 +180,22 @@ def test_cgroup_gathers_or_says_once_why_it_cannot(tmp_path: Path) -> None:
             assert "no cgroup per job" not in log
     finally:
         live.down()
+
+
+def test_a_finished_steps_figures_show_while_its_job_runs_on(cluster: LiveCluster) -> None:
+    hold = _script(cluster, "hold60.sh", 60, 2)
+    script = cluster.root / "onestep.sh"
+    script.write_text(f"#!/bin/sh\nsrun {hold}\nsleep 60\n")
+    job_id = cluster.sbatch(str(script))
+
+    def step_figures() -> list[str] | None:
+        rows = _sacct(cluster, job_id, "JobID,State,MaxRSS")
+        row = next((r for r in rows if r[0] == f"{job_id}.0"), None)
+        return row if row is not None and row[1] == "COMPLETED" and row[2] else None
+
+    cluster.wait_for(lambda: step_figures() is not None, 30, "step 0's figures in sacct")
+    row = step_figures()
+    assert row is not None and _bytes(row[2]) >= 55 * 1024**2
+    assert cluster.state(job_id) == "RUNNING"
+    cluster.run("scancel", str(job_id))
+    cluster.wait_for(lambda: cluster.state(job_id) == "CANCELLED", 30, "the cancel")

@@ -216,7 +216,7 @@ class ControllerDaemon:
             "job_ended": event(self._job_ended),
             "step_start": event(self._step_start),
             "step_end": event(self._step_end),
-            "step_oom": event(self._step_oom),
+            "step_usage": event(self._step_usage),
             "sstat": self._sstat,
             "shutdown": event(self._shutdown),
         }
@@ -446,15 +446,21 @@ class ControllerDaemon:
             self.steps.record_usage(job, usage)
         return {}
 
-    def _step_oom(self, caller: Caller, message: dict[str, Any]) -> Any:
-        """A node ended a job's step for its memory (jobacct_gather's OverMemoryKill)."""
+    def _step_usage(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """A node's figures of a finished srun step, or its word that it ended a step for
+        its memory (jobacct_gather's OverMemoryKill)."""
         self._node(caller, message)
         job_id, step = message.get("job_id"), message.get("step")
-        if type(job_id) is not int or not isinstance(step, str):
-            raise RpcError("job_id must be an integer and step a name")
-        usage = _usage(message.get("usage"))
+        oom = message.get("out_of_memory")
+        if type(job_id) is not int or not isinstance(step, str) or type(oom) is not bool:
+            raise RpcError("job_id must be an integer, step a name, out_of_memory a boolean")
+        figures = message.get("usage")
+        usage = {} if figures is None else _usage({step: figures})
         job = self.controller.job(job_id)
-        return {"recorded": self.steps.out_of_memory(job, step, usage, self.controller.now)}
+        if oom:
+            return {"recorded": self.steps.out_of_memory(job, step, usage, self.controller.now)}
+        self.steps.record_usage(job, usage)
+        return {"recorded": bool(usage)}
 
     async def _sstat(self, caller: Caller, message: dict[str, Any]) -> Any:
         """sstat: a running job's figures, sampled now by its batch host's daemon."""

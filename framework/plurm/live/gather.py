@@ -7,7 +7,9 @@ OUT_OF_MEMORY (``JobAcctGatherParams=OverMemoryKill``, or a cgroup's ``memory.ma
 batch step over its limit ends the whole job: its session is SIGKILLed and the job's end is
 reported with Slurm's ``SIG_OOM`` status, which the controller turns into OUT_OF_MEMORY.
 A numbered step (srun's tasks, a process group of their own in the job's session) is
-SIGKILLed alone and reported OUT_OF_MEMORY at once; the job goes on.
+SIGKILLed alone and reported OUT_OF_MEMORY at once; the job goes on. A numbered step whose
+processes are gone is reported with its figures at the next sample (sacct shows a finished
+step's figures while its job runs on); every step's figures go with the job's end too.
 
 With ``jobacct_gather/none`` nothing is scheduled and nothing is called.
 """
@@ -18,19 +20,23 @@ import asyncio
 import contextlib
 import logging
 import os
+import resource
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import attrs
+
 from plurm.manager import Plugins
 from plurm.model.usage import GatherSettings, StepUsage
 
-__all__ = ["NodeGather", "step_groups"]
+__all__ = ["NodeGather", "step_groups", "with_rusage"]
 
 logger = logging.getLogger(__name__)
 
-#: What the node sends when a step ended OUT_OF_MEMORY: (job id, step, its usage).
-StepReport = Callable[[int, str, dict[str, StepUsage]], Awaitable[None]]
+#: What the node sends when an srun step has ended (its processes are gone) or was ended
+#: OUT_OF_MEMORY: (job id, step, its figures, whether it was ended for its memory).
+StepReport = Callable[[int, str, StepUsage | None, bool], Awaitable[None]]
 
 
 def step_groups(sid: int) -> dict[str, int]:
@@ -80,6 +86,8 @@ class NodeGather:
         #: Jobs whose batch step was ended for its memory.
         self.out_of_memory: set[int] = set()
         self._task: asyncio.Task[None] | None = None
+        #: The srun steps whose figures were sent, by job.
+        self._reported: dict[int, set[str]] = {}
 
     def start(
         self, job_id: int, sid: int, mem_limit_mib: int | None, kill: Callable[[], object]
@@ -134,8 +142,23 @@ class NodeGather:
             )
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
-            usage = self.plugins.acct_gather_usage(job_id)
-            await report(job_id, step, {step: usage[step]} if step in usage else {})
+            self._reported.setdefault(job_id, set()).add(step)
+            await report(job_id, step, self.plugins.acct_gather_usage(job_id).get(step), True)
+        await self._ended_steps(job_id, sid, report)
+
+    async def _ended_steps(self, job_id: int, sid: int, report: StepReport) -> None:
+        """Send the figures of the srun steps whose processes are gone, once each, so that
+        sacct shows a finished step's figures while its job runs on."""
+        usage = self.plugins.acct_gather_usage(job_id)
+        reported = self._reported.setdefault(job_id, set())
+        steps = [step for step in usage if step != "batch" and step not in reported]
+        if not steps:
+            return
+        live = step_groups(sid)
+        for step in steps:
+            if step not in live:
+                reported.add(step)
+                await report(job_id, step, usage[step], False)
 
     def usage(self, job_id: int) -> dict[str, StepUsage]:
         """A running job's figures, sampled now (sstat)."""
@@ -144,10 +167,49 @@ class NodeGather:
         self.plugins.acct_gather_sample(job_id, asyncio.get_running_loop().time())
         return self.plugins.acct_gather_usage(job_id)
 
-    def end(self, job_id: int) -> dict[str, StepUsage]:
-        """A job's final figures; the job is forgotten."""
+    def end(
+        self, job_id: int, rusage: resource.struct_rusage | None = None
+    ) -> dict[str, StepUsage]:
+        """A job's final figures (``rusage``: the batch script's, from its reaping); the
+        job is forgotten."""
+        self._reported.pop(job_id, None)
         if self._jobs.pop(job_id, None) is None:
             return {}
-        usage = self.plugins.acct_gather_usage(job_id)
+        usage = dict(self.plugins.acct_gather_usage(job_id))
         self.plugins.acct_gather_job_end(job_id)
+        if rusage is not None:
+            steps = [figures for step, figures in usage.items() if step != "batch"]
+            usage["batch"] = with_rusage(usage.get("batch"), rusage, steps, self.node)
         return usage
+
+
+def with_rusage(
+    batch: StepUsage | None,
+    rusage: resource.struct_rusage,
+    steps: list[StepUsage],
+    node: str,
+) -> StepUsage:
+    """The batch step's figures completed with the script's own resource usage at its end
+    (as slurmstepd adds a task's rusage): its largest process (``ru_maxrss``) bounds MaxRSS
+    from below, and its CPU times, which count every child it waited for, less what srun's
+    steps used, bound its CPU times from below. A job sampled never (it ended before the
+    first period) still has figures."""
+    batch = batch or StepUsage(
+        max_rss_node=node, max_vmsize_node=node, max_pages_node=node, min_cpu_node=node
+    )
+    max_rss = max(batch.max_rss, rusage.ru_maxrss * 1024)
+    user = max(batch.user_cpu, rusage.ru_utime - sum(step.user_cpu for step in steps))
+    system = max(batch.system_cpu, rusage.ru_stime - sum(step.system_cpu for step in steps))
+    total = user + system
+    return attrs.evolve(
+        batch,
+        max_rss=max_rss,
+        ave_rss=max(batch.ave_rss, float(max_rss)),
+        max_pages=max(batch.max_pages, rusage.ru_majflt),
+        ave_pages=max(batch.ave_pages, float(rusage.ru_majflt)),
+        min_cpu=max(batch.min_cpu, total),
+        ave_cpu=max(batch.ave_cpu, total),
+        total_cpu=total,
+        user_cpu=user,
+        system_cpu=system,
+    )

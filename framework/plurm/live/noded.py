@@ -184,7 +184,7 @@ class NodeDaemon:
             loop.add_signal_handler(name, self.stopping.set)
         logger.info("plurmd %s listening on %s:%d", self.name, self.place.bind, self.place.port)
         beat = loop.create_task(self._heartbeats())
-        self.gather.run(self._step_out_of_memory)
+        self.gather.run(self._step_report)
         try:
             await self.stopping.wait()
         finally:
@@ -267,23 +267,25 @@ class NodeDaemon:
         if self.ended.pop((job_id, attempt), None) is not None:
             self._save_ended()
 
-    async def _step_out_of_memory(
-        self, job_id: int, step: str, usage: dict[str, StepUsage]
+    async def _step_report(
+        self, job_id: int, step: str, usage: StepUsage | None, out_of_memory: bool
     ) -> None:
-        """Tell the controller that a step of a job was ended for its memory."""
+        """Tell the controller what a finished srun step used, or that it was ended for
+        its memory (best effort: the job's end carries every step's figures again)."""
         try:
             await self.rpc.call(
                 self.settings.ctld_url,
-                "step_oom",
+                "step_usage",
                 {
                     "node": self.name,
                     "job_id": job_id,
                     "step": step,
-                    "usage": {name: value.to_dict() for name, value in usage.items()},
+                    "usage": None if usage is None else usage.to_dict(),
+                    "out_of_memory": out_of_memory,
                 },
             )
         except RpcError as error:
-            logger.warning("job_id=%d step=%s OOM not reported: %s", job_id, step, error.message)
+            logger.warning("job_id=%d step=%s not reported: %s", job_id, step, error.message)
 
     # ------------------------------------------------------------------ handlers
 
@@ -378,7 +380,7 @@ class NodeDaemon:
         if held is not None and held[1] is job:
             del self.jobs[job_id]
             self._save_running()
-        self.usage[(job_id, attempt)] = self.gather.end(job_id)
+        self.usage[(job_id, attempt)] = self.gather.end(job_id, job.rusage)
         number = end.signal
         if job_id in self.gather.out_of_memory:
             self.gather.out_of_memory.discard(job_id)

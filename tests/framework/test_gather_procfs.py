@@ -101,10 +101,13 @@ def test_a_tally_remembers_the_peak_after_memory_is_freed() -> None:
     try:
         tally = JobTally(1, process.pid, None, "n1")
         tally.add(scan({process.pid})[process.pid])
-        peak = tally.usage()["batch"].max_rss
+        before = tally.usage()["batch"]
+        peak = before.max_rss
         assert peak >= 100 * MB
         tally.add([])  # the process has gone: its maxima and CPU stay
-        assert tally.usage()["batch"].max_rss == peak
+        after = tally.usage()["batch"]
+        assert after.max_rss == peak and after.total_cpu == before.total_cpu
+        assert after.max_pages == before.max_pages
         assert tally.over_limit() == []
     finally:
         process.kill()

@@ -31,8 +31,11 @@ class JobTally:
         self.sid = sid
         self.mem_limit = mem_limit
         self.node = node
-        #: (pid, start) -> (task, user s, system s, major faults) at its last sample.
+        #: (pid, start) -> (task, user s, system s, major faults) at its last sample, for
+        #: the processes alive then; those gone are folded into ``_gone`` (so a long job
+        #: that forks and ends many processes keeps only its live ones here).
         self._procs: dict[tuple[int, int], tuple[Task, float, float, int]] = {}
+        self._gone: dict[Task, tuple[float, float, int]] = {}
         #: Each task's largest RSS and virtual size seen.
         self._max_rss: dict[Task, int] = {}
         self._max_vsize: dict[Task, int] = {}
@@ -44,13 +47,20 @@ class JobTally:
         """One sample: the job's live processes now."""
         rss: dict[Task, int] = {}
         vsize: dict[Task, int] = {}
+        live: dict[tuple[int, int], tuple[Task, float, float, int]] = {}
         for stat in stats:
             task = self._tasks.get(stat.key)
             if task is None:
                 task = self._tasks[stat.key] = task_of(stat)
             rss[task] = rss.get(task, 0) + stat.rss
             vsize[task] = vsize.get(task, 0) + stat.vsize
-            self._procs[stat.key] = (task, stat.user, stat.system, stat.majflt)
+            live[stat.key] = (task, stat.user, stat.system, stat.majflt)
+        for key, (task, user, system, majflt) in self._procs.items():
+            if key not in live:
+                done = self._gone.get(task, (0.0, 0.0, 0))
+                self._gone[task] = (done[0] + user, done[1] + system, done[2] + majflt)
+                self._tasks.pop(key, None)
+        self._procs = live
         for task, value in rss.items():
             self._max_rss[task] = max(self._max_rss.get(task, 0), value)
         for task, value in vsize.items():
@@ -70,7 +80,8 @@ class JobTally:
         """Each step's figures so far."""
         cpu: dict[Task, list[float]] = {}
         pages: dict[Task, int] = {}
-        for task, user, system, majflt in self._procs.values():
+        gone = ((task, *figures) for task, figures in self._gone.items())
+        for task, user, system, majflt in (*self._procs.values(), *gone):
             figures = cpu.setdefault(task, [0.0, 0.0])
             figures[0] += user
             figures[1] += system

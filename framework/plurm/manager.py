@@ -458,10 +458,7 @@ class Plugins:
 
     def acct_gather_active(self) -> bool:
         """Whether a loaded plugin samples jobs (else nothing need call the hooks)."""
-        return not (
-            self._fast("acct_gather_sample").unanswered()
-            and self._fast("acct_gather_poll").unanswered()
-        )
+        return self.implements("acct_gather_sample") or self.implements("acct_gather_poll")
 
     def acct_gather_stat_job(self, job: Job) -> Mapping[str, float] | None:
         stats = self._fast("acct_gather_stat_job")(job)

@@ -4,11 +4,13 @@ limit on a node, and OUT_OF_MEMORY as a job state."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from plurm import conf
+from plurm.commands.dispatch import run_command
 from plurm.commands.sstat import format_steps
 from plurm.commands.usagefmt import cpu_time, size_text, usage_value
 from plurm.gather.memlimit import memory_limit
@@ -23,6 +25,7 @@ from plurm.model.usage import (
     step_usage,
     with_usage,
 )
+from plurm.testing import JobBuilder, TestCluster
 
 
 @pytest.mark.parametrize(
@@ -153,3 +156,40 @@ def test_memory_limit_on_a_node(tmp_path: Path) -> None:
 def test_out_of_memory_is_slurms_state_and_status() -> None:
     assert JobState.OUT_OF_MEMORY.code == "OOM" and JobState.OUT_OF_MEMORY.finished
     assert (SIG_OOM, OOM_SIGNAL) == (253, 125)
+
+
+def test_sstat_command_line(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder]
+) -> None:
+    cluster = make_cluster(
+        "SelectType=select/linear\nNodeName=n1 CPUs=4 RealMemory=1000\n"
+        "PartitionName=p Nodes=n1 Default=YES\n"
+    )
+    job_id = cluster.submit(job().runtime(60))
+    cluster.run_until(5)
+
+    def sstat(*argv: str) -> tuple[int, str, str]:
+        result = run_command(["sstat", *argv], cluster.simulation.client, cluster.workdir)
+        return result.status, result.stdout, result.stderr
+
+    assert sstat("-j", str(job_id), "-P", "-o", "jobid,ntasks,maxrss") == (
+        0,
+        f"JobID|NTasks|MaxRSS\n{job_id}.batch|1|\n",  # jobacct_gather/none: no figures
+        "",
+    )
+    assert sstat("-j", f"{job_id}.batch", "-n", "-p", "-o", "JobID") == (
+        0,
+        f"{job_id}.batch|\n",
+        "",
+    )
+    assert sstat()[::2] == (1, "sstat: error: You must specify a job (-j JOBID[.STEP])\n")
+    assert sstat("-j", "99", "-n")[::2] == (1, "sstat: error: couldn't get steps for job 99\n")
+    assert sstat("-j", "1.x")[2] == "sstat: error: Invalid job step id: 1.x\n"
+    assert sstat("-j", "1", "-o", "JobID,bogus")[2] == (
+        'sstat: error: Invalid field requested: "bogus"\n'
+    )
+    cluster.run_until(100)
+    assert sstat("-j", str(job_id), "-n")[::2] == (
+        1,
+        f"sstat: error: couldn't get steps for job {job_id}\n",
+    )

@@ -17,6 +17,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.usagefmt import usage_value
+from plurm.controller import RequestError
 from plurm.model.acct import StepRecord
 
 __all__ = ["DEFAULT_FIELDS", "FIELDS", "format_steps", "run"]
@@ -204,7 +205,10 @@ def run(
     shown: list[StepRecord] = []
     errors = []
     for job_id, step in _selection(str(values["jobs"])):
-        steps = client.job_usage(job_id)
+        try:
+            steps = client.job_usage(job_id)
+        except RequestError:  # no such job, or not the caller's
+            steps = None
         if steps is None:
             errors.append(f"sstat: error: couldn't get steps for job {job_id}\n")
             continue

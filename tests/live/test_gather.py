@@ -199,3 +199,27 @@ def test_a_finished_steps_figures_show_while_its_job_runs_on(cluster: LiveCluste
     assert cluster.state(job_id) == "RUNNING"
     cluster.run("scancel", str(job_id))
     cluster.wait_for(lambda: cluster.state(job_id) == "CANCELLED", 30, "the cancel")
+
+
+def test_bad_usage_reports_are_refused_and_the_controller_serves_on(
+    cluster: LiveCluster,
+) -> None:
+    from plurm import conf
+    from plurm.live.client import RpcClient
+    from plurm.live.rpc import RpcError
+
+    client = RpcClient(conf.load(str(cluster.conf)))
+    job_id = cluster.sbatch("--wrap", "sleep 30")
+    cluster.wait_for(lambda: cluster.state(job_id) == "RUNNING", 20, "the job's start")
+    for usage in ({"max_rss": -5}, {"max_rss": "big"}, {"owner": 0}, [1, 2]):
+        with pytest.raises(RpcError, match="bad usage"):
+            client.call(
+                "step_usage",
+                {"node": "n1", "job_id": job_id, "step": "0", "usage": usage,
+                 "out_of_memory": False},
+            )  # fmt: skip
+    with pytest.raises(RpcError, match="out_of_memory a boolean"):
+        client.call("step_usage", {"node": "n1", "job_id": job_id, "step": "0"})
+    assert cluster.state(job_id) == "RUNNING"
+    cluster.run("scancel", str(job_id))
+    cluster.wait_for(lambda: cluster.state(job_id) == "CANCELLED", 30, "the cancel")

@@ -31,6 +31,7 @@ from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
 from plurm.model.traits import PreemptTraits
+from plurm.model.usage import StepUsage
 from plurm.params import check_options
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
 
@@ -522,6 +523,32 @@ class Plugins:
 
     def acct_gather_add_task(self, job: Job, pid: int) -> None:
         self._fast("acct_gather_add_task")(job, pid)
+
+    def acct_gather_job_start(
+        self, job_id: int, sid: int, mem_limit: int | None, node: str
+    ) -> None:
+        self._fast("acct_gather_job_start")(job_id, sid, mem_limit, node)
+
+    def acct_gather_sample(self, job_id: int, now: float) -> None:
+        self._fast("acct_gather_sample")(job_id, now)
+
+    def acct_gather_usage(self, job_id: int) -> dict[str, StepUsage]:
+        """Each step's usage of ``job_id`` on this node (empty: nothing gathered)."""
+        usage = self._fast("acct_gather_usage")(job_id)
+        if not usage:
+            return {}
+        return {str(step): value for step, value in usage.items() if isinstance(value, StepUsage)}
+
+    def acct_gather_over_memory(self, job_id: int) -> list[str]:
+        steps = self._fast("acct_gather_over_memory")(job_id)
+        return [str(step) for step in steps] if steps else []
+
+    def acct_gather_job_end(self, job_id: int) -> None:
+        self._fast("acct_gather_job_end")(job_id)
+
+    def acct_gather_active(self) -> bool:
+        """Whether a loaded plugin samples jobs (else nothing need call the hooks)."""
+        return self.implements("acct_gather_sample") or self.implements("acct_gather_poll")
 
     def acct_gather_stat_job(self, job: Job) -> Mapping[str, float] | None:
         stats = self._fast("acct_gather_stat_job")(job)

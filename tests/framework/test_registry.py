@@ -280,25 +280,3 @@ def test_gang_hooks_unimplemented_answer_nothing_until_a_plugin_comes(tmp_path: 
 
     plugins.manager.register(Gang())
     assert plugins.sched_gang_job_start(job, cluster).suspend == (7,)  # type: ignore[arg-type]
-
-
-def test_jobacct_gather_linux_and_cgroup_load_as_no_ops_that_say_so_once(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    import logging
-
-    from plurm.builtin import jobacct_gather_noop
-
-    jobacct_gather_noop._told.clear()
-    text = "ClusterName=c\nSlurmctldHost=h\nJobAcctGatherType=jobacct_gather/{}\nNodeName=n1\n"
-    with caplog.at_level(logging.INFO, logger="plurm.builtin.jobacct_gather_noop"):
-        for kind in ("linux", "linux", "cgroup"):
-            loaded = Plugins.load(conf.parse_text(text.format(kind)))
-            assert f"jobacct_gather/{kind}" in loaded.type_strings()
-    told = [r.getMessage() for r in caplog.records if "effect=none" in r.getMessage()]
-    assert told == [
-        "plugin=jobacct_gather/linux effect=none reason=no processes to sample: jobs keep no "
-        "usage figures, as with jobacct_gather/none",
-        "plugin=jobacct_gather/cgroup effect=none reason=no processes to sample: jobs keep no "
-        "usage figures, as with jobacct_gather/none",
-    ]

@@ -18,7 +18,7 @@ import attrs
 from plurm.conf.model import SlurmConfig
 from plurm.controller import Controller, RequestError
 from plurm.controller.estimates import WillRun
-from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
+from plurm.model.acct import AcctQuery, JobRecord, JobSelector, StepRecord, records_from_jobs
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 
@@ -102,6 +102,11 @@ class ClusterClient(Protocol):
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         """The accounting records ``query`` selects (sacct)."""
+        ...
+
+    def job_usage(self, job_id: int) -> list[StepRecord] | None:
+        """sstat: the running steps of a running job with what they used so far (None:
+        the job does not run)."""
         ...
 
     def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
@@ -213,6 +218,14 @@ class LocalClient:
         if self.slept > MAX_SIMULATED_WAIT:
             raise RequestError("gave up waiting after 7 simulated days")
         self.advance(self.controller.now + seconds)
+
+    def job_usage(self, job_id: int) -> list[StepRecord] | None:
+        """A simulated job runs its batch step only, with no processes to sample."""
+        job = self.controller.job(job_id)
+        if job.state is not JobState.RUNNING and job.state is not JobState.SUSPENDED:
+            return None
+        query = AcctQuery(jobs=(JobSelector(job_id),))
+        return [step for record in self.records(query) for step in record.steps]
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         """A simulation keeps no accounting store: the records come from its jobs."""

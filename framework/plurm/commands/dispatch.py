@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue
+from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue, sstat
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.showconfig import SLURM_VERSION
@@ -31,6 +31,7 @@ COMMANDS: Mapping[str, Command] = {
     "sinfo": sinfo.run,
     "scancel": scancel.run,
     "scontrol": scontrol.run,
+    "sstat": sstat.run,
 }
 
 

@@ -23,6 +23,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
+from plurm.commands.usagefmt import USAGE_FIELDS, cpu_time, usage_value
 from plurm.model.acct import (
     STATE_CODES,
     AcctQuery,
@@ -109,25 +110,6 @@ def _duration(seconds: int) -> str:
     return f"{days}-{clock}" if days else clock
 
 
-def _cpu_time(seconds: float) -> str:
-    """CPU times (TotalCPU, AveCPU): ``MM:SS.mmm`` under an hour when there are
-    milliseconds, else ``00:MM:SS``, ``HH:MM:SS``, ``D-HH:MM:SS``."""
-    whole = int(seconds)
-    millis = round((seconds - whole) * 1000)
-    if millis >= 1000:
-        whole, millis = whole + 1, 0
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-    if hours:
-        return f"{hours:02d}:{minutes:02d}:{secs:02d}"
-    if millis:
-        return f"{minutes:02d}:{secs:02d}.{millis:03d}"
-    return f"00:{minutes:02d}:{secs:02d}"
-
-
 def _date(seconds: float | None) -> str:
     if seconds is None:
         return "Unknown"
@@ -145,6 +127,16 @@ def _units(value: float, first: int = 0) -> str:
     if value == int(value):
         return f"{int(value)}{letters[unit]}"
     return f"{value:.2f}{letters[unit]}"
+
+
+def _step_usage(name: str) -> Value:
+    """A usage field: the step's figure, empty on the job's line (as sacct prints them)."""
+    show = usage_value(name)
+
+    def value(record: JobRecord, part: StepRecord | None, now: float) -> Raw:
+        return None if part is None else show(part)
+
+    return value
 
 
 def _tres(cpus: int, mem: int, nodes: int, *, billing: bool) -> str:
@@ -209,8 +201,9 @@ def _both(job: Callable[[JobRecord, float], Raw]) -> Value:
     return value
 
 
-def _job_cpu_total(job: JobRecord) -> float:
-    return sum(step.total_cpu or 0.0 for step in job.steps)
+def _job_cpu_total(job: JobRecord, attribute: str) -> float:
+    """A job's CPU time of one kind: its steps' summed, as Slurm derives the job's."""
+    return sum(getattr(step, attribute) or 0.0 for step in job.steps)
 
 
 def _job_alloc_tres(job: JobRecord, now: float) -> str | None:
@@ -228,10 +221,6 @@ _VALUES: dict[str, Value] = {
     "AllocCPUS": _either(lambda j, now: j.alloc_cpus, lambda s, now: s.alloc_cpus),
     "AllocNodes": _either(lambda j, now: str(len(j.nodes)), lambda s, now: str(len(s.nodes))),
     "AllocTRES": _either(_job_alloc_tres, _step_alloc_tres),
-    "AveCPU": _either(
-        lambda j, now: None,
-        lambda s, now: None if s.ave_cpu is None else _cpu_time(s.ave_cpu),
-    ),
     "CPUTime": _either(
         lambda j, now: j.elapsed(now) * j.alloc_cpus,
         lambda s, now: _step_elapsed(s, now) * s.alloc_cpus,
@@ -254,10 +243,6 @@ _VALUES: dict[str, Value] = {
     "JobID": _either(lambda j, now: _job_id(j), lambda s, now: f"{s.job_id}.{s.step}"),
     "JobIDRaw": _either(lambda j, now: str(j.job_id), lambda s, now: f"{s.job_id}.{s.step}"),
     "JobName": _either(lambda j, now: j.name, lambda s, now: s.name),
-    "MaxRSS": _either(
-        lambda j, now: None,
-        lambda s, now: None if s.max_rss is None else _units(s.max_rss),
-    ),
     "NCPUS": _either(lambda j, now: j.alloc_cpus, lambda s, now: s.alloc_cpus),
     "NNodes": _either(
         lambda j, now: len(j.nodes) if j.nodes else j.req_nodes, lambda s, now: len(s.nodes)
@@ -297,9 +282,22 @@ _VALUES: dict[str, Value] = {
         lambda j, now: "UNLIMITED" if j.timelimit is None else str(j.timelimit)
     ),
     "TotalCPU": _either(
-        lambda j, now: _cpu_time(_job_cpu_total(j)),
-        lambda s, now: _cpu_time(s.total_cpu or 0.0),
+        lambda j, now: cpu_time(_job_cpu_total(j, "total_cpu")),
+        lambda s, now: cpu_time(s.total_cpu or 0.0),
     ),
+    "UserCPU": _either(
+        lambda j, now: cpu_time(_job_cpu_total(j, "user_cpu")),
+        lambda s, now: cpu_time(s.user_cpu or 0.0),
+    ),
+    "SystemCPU": _either(
+        lambda j, now: cpu_time(_job_cpu_total(j, "system_cpu")),
+        lambda s, now: cpu_time(s.system_cpu or 0.0),
+    ),
+    **{
+        name: _step_usage(name)
+        for name in USAGE_FIELDS
+        if name not in ("TotalCPU", "UserCPU", "SystemCPU")
+    },
     "UID": _job_only(lambda j, now: j.uid),
     "User": _job_only(lambda j, now: j.user),
     "WorkDir": _job_only(lambda j, now: j.work_dir),

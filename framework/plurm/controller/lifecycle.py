@@ -38,6 +38,7 @@ REQUEUE_DELAY = 121
 #: The reason a finished job shows for its ending (squeue %r, scontrol Reason=).
 _ENDING_REASONS = {
     JobState.FAILED: PendingReason.NON_ZERO_EXIT_CODE,
+    JobState.OUT_OF_MEMORY: PendingReason.OUT_OF_MEMORY,
     JobState.TIMEOUT: PendingReason.TIME_LIMIT,
 }
 
@@ -195,13 +196,16 @@ class LifecycleMixin(ControllerBase):
 
     # ----------------------------------------------------------------------------- executor
 
-    def job_ended(self, job_id: int, exit_code: int = 0, signal: int = 0) -> None:
+    def job_ended(
+        self, job_id: int, exit_code: int = 0, signal: int = 0, *, out_of_memory: bool = False
+    ) -> None:
         """The executor reports that a job's processes ended, with ``exit_code`` or killed
         by ``signal``, and its nodes are free again.
 
         A job the controller killed has shown COMPLETING since the kill; it now takes the
         state its ending says. A job that ended by itself (even in a preemption GraceTime)
-        ends COMPLETED or FAILED by its exit.
+        ends COMPLETED or FAILED by its exit, or OUT_OF_MEMORY when ``out_of_memory`` (its
+        batch step was ended for going over its memory limit).
         """
         self._tick()
         job = self.cluster.job(job_id)
@@ -222,6 +226,8 @@ class LifecycleMixin(ControllerBase):
             job.exit_signal = signal
             if ending is not None:
                 state = ending.state
+            elif out_of_memory:
+                state = JobState.OUT_OF_MEMORY
             else:
                 state = _COMPLETED if exit_code == signal == 0 else _FAILED
             job.reason = _ENDING_REASONS.get(state, _NO_REASON)

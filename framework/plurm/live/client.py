@@ -23,14 +23,15 @@ from plurm.commands.base import CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterView, WillRun
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
-from plurm.live.codec import query_to_dict, record_from_dict, request_to_dict
+from plurm.live.codec import query_to_dict, record_from_dict, request_to_dict, step_from_dict
 from plurm.live.rpc import RpcError, Signer, call
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.live.snapshot import view_from_dict
 from plurm.live.updates import job_changes_to_dict, partition_changes_to_dict
 from plurm.manager import Plugins
-from plurm.model.acct import AcctQuery, JobRecord
+from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 from plurm.model.job import JobRequest
+from plurm.model.usage import StepUsage, UsageError, with_usage
 
 __all__ = ["RpcClient", "main"]
 
@@ -93,6 +94,25 @@ class RpcClient:
 
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
         self.call("update_nodes", {"names": list(names), "state": state, "reason": reason})
+
+    def job_usage(self, job_id: int) -> list[StepRecord] | None:
+        answer = self.call("sstat", {"job_id": job_id})
+        if not answer.get("running"):
+            return None
+        try:
+            usage = {
+                str(step): StepUsage.from_dict(value)
+                for step, value in dict(answer.get("steps") or {}).items()
+            }
+        except UsageError as error:
+            raise RpcError(f"bad usage: {error}") from None
+        steps = [step_from_dict(item) for item in answer.get("records") or []]
+        if "batch" in usage and not any(step.step_key == "batch" for step in steps):
+            steps.insert(0, StepRecord(job_id=job_id, step="batch", name="batch", state="RUNNING"))
+        return [
+            with_usage(step, usage[step.step_key]) if step.step_key in usage else step
+            for step in steps
+        ]
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         answer = self.call("acct", {"query": query_to_dict(query)})

@@ -36,7 +36,13 @@ from plurm.controller import Controller, RequestError
 from plurm.errors import PlurmError
 from plurm.live.access import Access
 from plurm.live.admission import check_request
-from plurm.live.codec import CodecError, query_from_dict, record_to_dict, request_from_dict
+from plurm.live.codec import (
+    CodecError,
+    query_from_dict,
+    record_to_dict,
+    request_from_dict,
+    step_to_dict,
+)
 from plurm.live.daemon import daemonize, setup_logging
 from plurm.live.executor import LiveExecutor
 from plurm.live.restapi import add_rest_routes
@@ -50,6 +56,7 @@ from plurm.manager import DAEMON_ROLES, Plugins
 from plurm.model.acct import records_from_jobs
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+from plurm.model.usage import StepUsage, UsageError
 
 __all__ = ["ControllerDaemon", "main"]
 
@@ -228,6 +235,8 @@ class ControllerDaemon:
             "job_ended": event(self._job_ended),
             "step_start": event(self._step_start),
             "step_end": event(self._step_end),
+            "step_usage": event(self._step_usage),
+            "sstat": self._sstat,
             "shutdown": event(self._shutdown),
         }
 
@@ -532,16 +541,69 @@ class ControllerDaemon:
         job_id, attempt, code, number = check_end(
             [message.get(key) for key in ("job_id", "attempt", "exit_code", "signal")]
         )
+        try:
+            usage = _usage(message.get("usage"))
+        except RpcError as error:
+            # the end counts whatever its figures: a refused report would come back forever
+            logger.warning("job_id=%d end from %s: %s (figures dropped)", job_id, name, error)
+            usage = {}
         if not job_ended(self.controller, name, job_id, attempt, code, number):
             return {"stale": True}  # an attempt the controller has already settled
-        self.dirty[job_id] = self.controller.job(job_id)
+        job = self.controller.job(job_id)
+        self.dirty[job_id] = job
+        if usage:
+            self.steps.record_usage(job, usage)
         return {}
+
+    def _step_usage(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """A node's figures of a finished srun step, or its word that it ended a step for
+        its memory (jobacct_gather's OverMemoryKill)."""
+        self._node(caller, message)
+        job_id, step = message.get("job_id"), message.get("step")
+        oom = message.get("out_of_memory")
+        if type(job_id) is not int or not isinstance(step, str) or type(oom) is not bool:
+            raise RpcError("job_id must be an integer, step a name, out_of_memory a boolean")
+        figures = message.get("usage")
+        usage = {} if figures is None else _usage({step: figures})
+        job = self.controller.job(job_id)
+        if oom:
+            return {"recorded": self.steps.out_of_memory(job, step, usage, self.controller.now)}
+        self.steps.record_usage(job, usage)
+        return {"recorded": bool(usage)}
+
+    async def _sstat(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """sstat: a running job's figures, sampled now by its batch host's daemon."""
+        job_id = self._owned(caller, message.get("job_id"))
+        job = self.controller.job(job_id)
+        if job.state not in (JobState.RUNNING, JobState.SUSPENDED) or not job.nodes:
+            return {"running": False, "steps": {}, "records": []}
+        host = job.nodes[0]
+        answer = await self.rpc.call(
+            self.settings.nodes[host].url, "usage", {"job_id": job_id, "attempt": job.restarts}
+        )
+        steps = answer.get("steps") if isinstance(answer, dict) else None
+        records = [
+            step_to_dict(step) for step in self.store.steps(job_id) if step.state == "RUNNING"
+        ]
+        return {"running": True, "node": host, "steps": steps or {}, "records": records}
 
     def _shutdown(self, caller: Caller, message: dict[str, Any]) -> Any:
         self._admin(caller)
         assert self.stopping is not None
         asyncio.get_running_loop().call_soon(self.stopping.set)
         return {}
+
+
+def _usage(data: object) -> dict[str, StepUsage]:
+    """The step figures of a node's report (none when it sent none)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RpcError("usage is not a mapping of steps")
+    try:
+        return {str(step): StepUsage.from_dict(value) for step, value in data.items()}
+    except UsageError as error:
+        raise RpcError(f"bad usage: {error}") from None
 
 
 def _user_name(uid: int) -> str:

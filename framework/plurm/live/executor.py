@@ -23,6 +23,7 @@ import signal as signal_mod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from plurm.gather.memlimit import memory_limit
 from plurm.live.rpc import AsyncRpc, RpcError
 from plurm.live.settings import LiveSettings
 from plurm.model.job import Job, JobState
@@ -216,6 +217,7 @@ class LiveExecutor:
             "ntasks": request.tasks,
             "cpus_per_task": request.cpus_per_task,
             "mem_per_node": request.mem_per_node,
+            "mem_limit": memory_limit(job, cpus_here, config),
             "submit_host": request.submit_host,
             "cluster_name": config.cluster_name,
             "restart_count": job.restarts,

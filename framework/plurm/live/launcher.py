@@ -43,6 +43,7 @@ import errno as errno_mod
 import logging
 import os
 import pwd
+import resource
 import shutil
 import signal as signal_mod
 import subprocess
@@ -342,6 +343,8 @@ class RunningJob:
         self._on_end = on_end
         self._done: asyncio.Future[JobExit] = loop.create_future()
         self._suspended = False
+        #: The batch script's resource usage when it was reaped (None until then).
+        self.rusage: resource.struct_rusage | None = None
         self._lock = asyncio.Lock()
         self._kill_timer: asyncio.TimerHandle | None = None
         self._poll_timer: asyncio.TimerHandle | None = None
@@ -467,6 +470,14 @@ class RunningJob:
         """Collect the exit status if the script has exited; True when it has."""
         if self._done.done():
             return True
+        if self._process.returncode is None:
+            # reap with wait4 for the script's resource usage (its own and that of the
+            # children it waited for), then let Popen see the status
+            with contextlib.suppress(ChildProcessError):
+                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+                if pid == self.pid:
+                    self._process.returncode = os.waitstatus_to_exitcode(status)
+                    self.rusage = usage
         returncode = self._process.poll()
         if returncode is None:
             return False

@@ -31,11 +31,13 @@ from typing import Any
 from plurm import conf
 from plurm.errors import PlurmError
 from plurm.live.daemon import daemonize, setup_logging
+from plurm.live.gather import NodeGather
 from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
 from plurm.live.launcher import Launcher, LaunchError, LaunchSpec, RunningJob, session_pids
 from plurm.live.rpc import MAX_ID, AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
 from plurm.manager import Plugins
+from plurm.model.usage import SIG_OOM, GatherSettings, StepUsage, UsageError
 
 __all__ = ["NodeDaemon", "main"]
 
@@ -77,6 +79,15 @@ class NodeDaemon:
         self.name = name
         self.place = self.settings.nodes[name]
         self.signer = Signer(Plugins.load(self.config, roles=("auth",)))
+        try:
+            settings = GatherSettings.from_config(self.config.inactive)
+        except UsageError as error:
+            raise PlurmError(str(error)) from None
+        self.gather = NodeGather(
+            Plugins.load(self.config, roles=("jobacct_gather",)), name, settings
+        )
+        #: What each ended job's steps used, sent with its end: (job id, attempt) -> usage.
+        self.usage: dict[tuple[int, int], dict[str, StepUsage]] = {}
         self.spool = self.place.spool_dir
         self.spool.mkdir(parents=True, exist_ok=True)
         self.launcher = Launcher(self.spool)
@@ -163,6 +174,7 @@ class NodeDaemon:
                 "resume": self._resume,
                 "signal": self._signal,
                 "kill": self._kill,
+                "usage": self._usage,
             },
         )
         runner = web.AppRunner(app, access_log=None)
@@ -172,10 +184,12 @@ class NodeDaemon:
             loop.add_signal_handler(name, self.stopping.set)
         logger.info("plurmd %s listening on %s:%d", self.name, self.place.bind, self.place.port)
         beat = loop.create_task(self._heartbeats())
+        self.gather.run(self._step_report)
         try:
             await self.stopping.wait()
         finally:
             beat.cancel()
+            self.gather.stop()
             await self.launcher.kill_all(0.0)
             self._save_running()
             await runner.cleanup()
@@ -210,6 +224,7 @@ class NodeDaemon:
             self.registered = True
             for key in reported:
                 self.ended.pop(key, None)
+                self.usage.pop(key, None)
             self._save_ended()
             for job_id, attempt in answer.get("kill", []):
                 self._kill_orphan(job_id, attempt)
@@ -239,13 +254,38 @@ class NodeDaemon:
                     "attempt": attempt,
                     "exit_code": code,
                     "signal": number,
+                    "usage": {
+                        step: usage.to_dict()
+                        for step, usage in self.usage.get((job_id, attempt), {}).items()
+                    },
                 },
             )
         except RpcError as error:
             logger.info("job_id=%d end not reported yet: %s", job_id, error.message)
             return
+        self.usage.pop((job_id, attempt), None)
         if self.ended.pop((job_id, attempt), None) is not None:
             self._save_ended()
+
+    async def _step_report(
+        self, job_id: int, step: str, usage: StepUsage | None, out_of_memory: bool
+    ) -> None:
+        """Tell the controller what a finished srun step used, or that it was ended for
+        its memory (best effort: the job's end carries every step's figures again)."""
+        try:
+            await self.rpc.call(
+                self.settings.ctld_url,
+                "step_usage",
+                {
+                    "node": self.name,
+                    "job_id": job_id,
+                    "step": step,
+                    "usage": None if usage is None else usage.to_dict(),
+                    "out_of_memory": out_of_memory,
+                },
+            )
+        except RpcError as error:
+            logger.warning("job_id=%d step=%s not reported: %s", job_id, step, error.message)
 
     # ------------------------------------------------------------------ handlers
 
@@ -274,6 +314,13 @@ class NodeDaemon:
             return {"error": error.reason}
         self.jobs[job_id] = (attempt, job)
         self._save_running()
+        limit = message.get("mem_limit")
+        self.gather.start(
+            job_id,
+            job.sid,
+            limit if type(limit) is int and limit > 0 else None,
+            lambda: job.signal(signal.SIGKILL),
+        )
         asyncio.get_running_loop().create_task(self._watch(job_id, attempt, job))
         return {}
 
@@ -347,10 +394,15 @@ class NodeDaemon:
         if held is not None and held[1] is job:
             del self.jobs[job_id]
             self._save_running()
-        self.ended[(job_id, attempt)] = (end.exit_code, end.signal)
+        self.usage[(job_id, attempt)] = self.gather.end(job_id, job.rusage)
+        number = end.signal
+        if job_id in self.gather.out_of_memory:
+            self.gather.out_of_memory.discard(job_id)
+            number = SIG_OOM  # ended for its memory: Slurm's status for it
+        self.ended[(job_id, attempt)] = (end.exit_code, number)
         self._save_ended()
         if self.registered:
-            await self._report(job_id, attempt, end.exit_code, end.signal)
+            await self._report(job_id, attempt, end.exit_code, number)
 
     def _running(self, caller: Caller, message: dict[str, Any]) -> RunningJob | None:
         self._check(caller)
@@ -385,6 +437,14 @@ class NodeDaemon:
                 batch_only=bool(message.get("batch_only")),
             )
         return {"known": job is not None}
+
+    async def _usage(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """A running job's figures, sampled now (sstat through the controller)."""
+        job = self._running(caller, message)
+        if job is None:
+            return {"known": False, "steps": {}}
+        steps = self.gather.usage(job.job_id)
+        return {"known": True, "steps": {step: usage.to_dict() for step, usage in steps.items()}}
 
     async def _kill(self, caller: Caller, message: dict[str, Any]) -> Any:
         job = self._running(caller, message)

@@ -18,6 +18,7 @@ from plurm.controller import Controller
 from plurm.live.rpc import RpcError
 from plurm.live.settings import LiveSettings
 from plurm.model.job import JobState
+from plurm.model.usage import OOM_SIGNAL, SIG_OOM
 
 __all__ = ["check_end", "job_ended", "register", "shortfall"]
 
@@ -35,13 +36,14 @@ _MAX_ID = 0xFFFF_FFFF
 
 def check_end(item: object) -> tuple[int, int, int, int]:
     """A node's report of a job's end, ``[job_id, attempt, exit_code, signal]``: an exit
-    code from 0 to 255 or the number of the signal that ended it; RpcError otherwise."""
+    code from 0 to 255 and the number of the signal that ended it (or SIG_OOM, plurmd's word
+    that it ended the job for its memory); RpcError otherwise."""
     if not (isinstance(item, list) and len(item) == 4 and all(type(v) is int for v in item)):
         raise RpcError("job_id, attempt, exit_code and signal must be integers")
     job_id, attempt, code, number = item
     if not (0 <= job_id <= _MAX_ID and 0 <= attempt <= _MAX_ID):
         raise RpcError(f"job_id and attempt: not from 0 to {_MAX_ID}")
-    if not (0 <= code <= 255 and 0 <= number <= 127):
+    if not (0 <= code <= 255 and (0 <= number <= 127 or number == SIG_OOM)):
         raise RpcError("exit_code: not from 0 to 255, or signal: not from 0 to 127")
     return job_id, attempt, code, number
 
@@ -128,5 +130,8 @@ def job_ended(
         or job.nodes[0] != name
     ):
         return False
-    controller.job_ended(job_id, code, signal)
+    if signal == SIG_OOM:  # its batch step was ended for its memory (plurmd's gather)
+        controller.job_ended(job_id, code, OOM_SIGNAL, out_of_memory=True)
+    else:
+        controller.job_ended(job_id, code, signal)
     return True

@@ -28,6 +28,7 @@ from plurm.live.steps import StepError, step_layout
 from plurm.live.store import StateStore
 from plurm.model.acct import StepRecord
 from plurm.model.job import Job, JobState
+from plurm.model.usage import OOM_SIGNAL, StepUsage, with_usage
 
 __all__ = ["StepBook", "job_cpus"]
 
@@ -157,6 +158,42 @@ class StepBook:
                         attrs.evolve(step, state="CANCELLED", exit_signal=9, end=end)
                     )
                     logger.info("step settled job_id=%d step=%d", job.job_id, step.step)
+
+    def record_usage(self, job: Job, usage: dict[str, StepUsage]) -> None:
+        """Keep what the job's steps used (the batch host's report at the job's end); a
+        batch step not recorded yet gets a record of its own, completed at the next
+        commit."""
+        for key, figures in usage.items():
+            step = self._step_named(job.job_id, key)
+            if step is None and key == "batch":
+                step = StepRecord(job_id=job.job_id, step="batch", name="batch", state="RUNNING")
+            if step is not None:
+                self.store.record_step(with_usage(step, figures))
+
+    def out_of_memory(self, job: Job, key: str, usage: dict[str, StepUsage], now: float) -> bool:
+        """A step was ended for its memory: it ends OUT_OF_MEMORY (``0:125``), with the
+        figures that ended it; False when it is not a step of the job that runs (or that
+        srun reported killed by SIGKILL: srun's word may come before the node's)."""
+        step = self._step_named(job.job_id, key)
+        if step is None or key == "batch":
+            return False
+        killed = step.state == "CANCELLED" and step.exit_signal == 9
+        if step.state != "RUNNING" and not killed:
+            return False
+        if key in usage:
+            step = with_usage(step, usage[key])
+        end = step.end if killed else now
+        self.store.record_step(
+            attrs.evolve(step, state="OUT_OF_MEMORY", exit_code=0, exit_signal=OOM_SIGNAL, end=end)
+        )
+        logger.info("step ended job_id=%d step=%s state=OUT_OF_MEMORY", job.job_id, key)
+        return True
+
+    def _step_named(self, job_id: int, key: str) -> StepRecord | None:
+        for step in self.store.steps(job_id):
+            if step.step_key == key:
+                return step
+        return None
 
     def _step(self, job_id: int, step_id: int) -> StepRecord | None:
         for step in self.store.steps(job_id):

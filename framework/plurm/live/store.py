@@ -46,6 +46,7 @@ from plurm.live.codec import (
 )
 from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 from plurm.model.job import Job
+from plurm.model.usage import step_usage, with_usage
 
 __all__ = ["CONTROLLER_STARTS", "StateStore", "StoreError"]
 
@@ -238,7 +239,19 @@ class StateStore:
                 self.record_step(step)
 
     def record_step(self, step: StepRecord) -> None:
+        """Insert or replace a step. A step without usage figures keeps those recorded
+        before (the batch step is rewritten from the job at every change; its figures come
+        from the node at the job's end)."""
         with self.transaction():
+            if step.max_rss is None and step.total_cpu is None:
+                row = self._db.execute(
+                    "SELECT data FROM acct_steps WHERE job_id = ? AND step = ?",
+                    (step.job_id, step.step_key),
+                ).fetchone()
+                if row is not None:
+                    usage = step_usage(step_from_dict(json.loads(row[0])))
+                    if usage is not None:
+                        step = with_usage(step, usage)
             self._db.execute(
                 "INSERT OR REPLACE INTO acct_steps (job_id, step, data) VALUES (?, ?, ?)",
                 (step.job_id, step.step_key, _dumps(step_to_dict(step))),

@@ -50,8 +50,10 @@ STATE_CODES: dict[str, str] = {
 @attrs.frozen
 class StepRecord:
     """One job step: ``step`` is ``"batch"``, ``"extern"`` or the step number. Usage
-    fields are None when nothing gathered them (jobacct_gather/none): ``max_rss`` in bytes,
-    ``ave_cpu`` and ``total_cpu`` in CPU seconds."""
+    fields are None when nothing gathered them (jobacct_gather/none): sizes (``max_rss``,
+    ``ave_rss``, ``max_vmsize``, ``ave_vmsize``) in bytes, pages as counts of major page
+    faults, CPU times in seconds; the ``_node``/``_task`` fields say where a maximum (or
+    MinCPU's minimum) was seen (:class:`plurm.model.usage.StepUsage`)."""
 
     job_id: int
     step: str | int
@@ -71,6 +73,22 @@ class StepRecord:
     max_rss: int | None = None
     ave_cpu: float | None = None
     total_cpu: float | None = None
+    max_rss_node: str | None = None
+    max_rss_task: int | None = None
+    ave_rss: float | None = None
+    max_vmsize: int | None = None
+    max_vmsize_node: str | None = None
+    max_vmsize_task: int | None = None
+    ave_vmsize: float | None = None
+    max_pages: int | None = None
+    max_pages_node: str | None = None
+    max_pages_task: int | None = None
+    ave_pages: float | None = None
+    min_cpu: float | None = None
+    min_cpu_node: str | None = None
+    min_cpu_task: int | None = None
+    user_cpu: float | None = None
+    system_cpu: float | None = None
 
     @property
     def step_key(self) -> str:
@@ -250,6 +268,7 @@ _FINAL = {
     JobState.TIMEOUT: "TIMEOUT",
     JobState.PREEMPTED: "PREEMPTED",
     JobState.NODE_FAIL: "NODE_FAIL",
+    JobState.OUT_OF_MEMORY: "OUT_OF_MEMORY",
 }
 #: Endings by the controller's kill: the job line shows 0:0, its batch step CANCELLED
 #: with the signal that ended the script (Slurm 22.05: ``TIMEOUT 0:0``, ``.batch

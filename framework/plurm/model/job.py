@@ -35,6 +35,7 @@ class JobState(enum.Enum):
     TIMEOUT = "TO"
     PREEMPTED = "PR"
     NODE_FAIL = "NF"
+    OUT_OF_MEMORY = "OOM"
 
     # Members are singletons that compare by identity: hash them by identity too, in C.
     # (Enum's own __hash__ is Python code, and states key dicts at every state change.)
@@ -92,6 +93,7 @@ class PendingReason(enum.Enum):
     BAD_CONSTRAINTS = "BadConstraints"
     NODE_DOWN = "NodeDown"
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
+    OUT_OF_MEMORY = "OutOfMemory"
     TIME_LIMIT = "TimeLimit"
     #: A dependency that can never be satisfied (Slurm 22.05 keeps such a job pending unless
     #: DependencyParameters=kill_invalid_depend).
@@ -208,6 +210,9 @@ class JobRequest:
     nice: int = 0
     #: Simulation: the exit code when the job ends by itself (``--wrap='exit N'``).
     sim_exit_code: int = 0
+    #: Simulation: the memory the job uses, MiB per CPU (a trace's used memory), for
+    #: jobacct_gather plugins to sample (None: not known).
+    sim_mem_per_cpu: int | None = None
     command: str = ""
     #: The command came from --wrap (scontrol shows Command=(null) then).
     wrapped: bool = False

@@ -75,6 +75,10 @@ class SimExecutor:
         #: Told when a slurmd starts again (it registers) and when one stops.
         self.on_register: Callable[[str], None] = lambda name: None
         self.on_silence: Callable[[], None] = lambda: None
+        #: Told of every job that starts (jobacct_gather's polls, when a plugin samples).
+        self.on_start: Callable[[Job], None] | None = None
+        #: Told of a job ended for its memory (Controller.job_ended as OUT_OF_MEMORY).
+        self.on_out_of_memory: Callable[[int], None] = lambda job_id: None
 
     def ping(self, names: Sequence[str]) -> frozenset[str]:
         return frozenset(name for name in names if name not in self.stopped_slurmd)
@@ -129,6 +133,23 @@ class SimExecutor:
         if job.request.sim_wall_clock and runtime is not None:
             self._deadline[job.job_id] = self.clock.now() + runtime
         self._arm(job)
+        if self.on_start is not None:
+            self.on_start(job)
+
+    def out_of_memory(self, job: Job) -> None:
+        """The job went over its memory limit: it is SIGKILLed now and ends OUT_OF_MEMORY,
+        as slurmstepd ends it."""
+        self._record(job, "KILL (OOM)")
+        self._disarm(job)
+        job_id = job.job_id
+        self._stopped(job_id)
+
+        def ended() -> None:
+            self._timers.pop(job_id, None)
+            self._remaining.pop(job_id, None)
+            self.on_out_of_memory(job_id)
+
+        self._timers[job_id] = self.clock.call_at(self.clock.now(), ended)
 
     def suspend(self, job: Job) -> None:
         self._record(job, "STOP")

@@ -100,6 +100,10 @@ class Simulation:
         self.executor.on_register = self.controller.node_registered
         self.executor.on_silence = self.controller.nodes_may_be_silent
         self.executor.on_release = self.controller.nodes_released
+        if self.plugins.acct_gather_active():
+            from plurm.sim.gather import SimGather
+
+            SimGather(self.config, self.plugins, self.clock, self.executor, self.controller)
         self.client = LocalClient(self.controller, advance=self.clock.run_until)
 
     def run_until(self, when: float) -> None:

@@ -319,6 +319,11 @@ class _Recorder:
             self.transitions.append(Transition(now, job.job_id, old.name, new.name, mode))
 
 
+def _used_memory(kilobytes: int | None) -> int | None:
+    """SWF's used memory (field 7, KB per processor) in whole MiB per CPU."""
+    return math.ceil(kilobytes / 1024) if kilobytes is not None and kilobytes > 0 else None
+
+
 def _request(
     job: CleanJob, config: SlurmConfig, mapping: TraceMapping, high: bool, cpus_per_node: int
 ) -> JobRequest:
@@ -339,6 +344,7 @@ def _request(
         qos=qos,
         time_limit=max(1, math.ceil(job.requested_time / 60)),
         sim_runtime=float(job.run_time),
+        sim_mem_per_cpu=_used_memory(record.used_memory),
         **sizing,
     )
 

@@ -274,7 +274,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=300)
     parser.add_argument("--parallel", type=int, default=4, help="submitters in round two")
     parser.add_argument("--slurm", action="store_true", help="measure real Slurm 22.05")
-    parser.add_argument("--sched", default="", help="SchedulerParameters (default sched_interval=1)")
+    parser.add_argument(
+        "--sched", default="", help="SchedulerParameters (default sched_interval=1)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-live-"))

@@ -14,7 +14,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pluggy._callers import _multicall
@@ -23,11 +23,13 @@ from plurm._markers import NAME
 from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptMode
 from plurm.hookspecs import SPEC_MODULES
-from plurm.model.backfill import BackfillStart, BackfillView
-from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
+
+if TYPE_CHECKING:  # (a command that loads only its auth plugin imports no cluster model)
+    from plurm.model.backfill import BackfillStart, BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobState
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
 

@@ -8,7 +8,10 @@ import attrs
 
 from plurm.errors import PlurmError
 
-__all__ = ["SIMULATED", "CommandError", "CommandResult", "Invocation"]
+__all__ = ["COMMAND_NAMES", "SIMULATED", "CommandError", "CommandResult", "Invocation"]
+
+#: Slurm's commands Plurm has: each is the module ``plurm.commands.<name>``, with ``run``.
+COMMAND_NAMES = ("sacct", "sbatch", "squeue", "sinfo", "scancel", "scontrol")
 
 
 @attrs.frozen

@@ -11,15 +11,17 @@ message either way.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from plurm.conf.model import SlurmConfig
-from plurm.controller import Controller
 from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
+
+if TYPE_CHECKING:
+    from plurm.controller import Controller
 
 __all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
 

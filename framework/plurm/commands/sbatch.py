@@ -24,8 +24,7 @@ from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
 from plurm.conf.model import SlurmConfig
-from plurm.controller import RequestError
-from plurm.errors import HostlistError, NumberError
+from plurm.errors import HostlistError, NumberError, RequestError
 from plurm.inputfile import MAX_SCRIPT_BYTES, read_text
 from plurm.model.job import JobRequest
 from plurm.numbers import (

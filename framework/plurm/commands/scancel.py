@@ -9,7 +9,7 @@ from pathlib import Path
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
-from plurm.controller import RequestError
+from plurm.errors import RequestError
 from plurm.numbers import is_digits
 
 __all__ = ["run"]

@@ -11,8 +11,7 @@ from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
-from plurm.controller import RequestError
-from plurm.errors import HostlistError
+from plurm.errors import HostlistError, RequestError
 from plurm.model.job import Job, JobState, PendingReason
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 

@@ -20,14 +20,27 @@ submission to the last job's end. The end is read two ways: as recorded by the c
 (Plurm: its accounting store's end_time, to the microsecond; Slurm: jobcomp/filetxt's
 EndTime, whole seconds, so the figure is within a second) and as observed (the moment the
 last job's record appeared, polled every 20 ms). Every job must end COMPLETED.
+
+The machine may be shared, so it also prints CPU time, which load does not inflate much:
+the submitting commands' (user + system, per sbatch) and the daemons' with their children
+(per job: Plurm's plurmctld, and all plurmd with the job processes they started; Slurm's
+slurmctld, and all slurmd, whose slurmstepd are not their children and so not counted),
+read from /proc.
+
+Plurm's commands run from compiled bytecode, as from an installed wheel: the benchmark sets
+PYTHONPYCACHEPREFIX to a directory of its own and lets Python write it (an editable install
+has no bytecode of its own, and PYTHONDONTWRITEBYTECODE would make every command compile
+every module it imports).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -58,8 +71,27 @@ def free_ports(count: int) -> list[int]:
     return ports
 
 
+def _cpu_of(pid: int) -> float:
+    """A process's CPU seconds with its reaped children's (utime, stime, cutime, cstime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 class Cluster:
     """What the benchmark needs of a running cluster."""
+
+    def daemon_cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the controller and of all node daemons together."""
+        pids = self.daemon_pids()
+        ctld = sum(_cpu_of(pid) for name, pid in pids.items() if "ctld" in name)
+        nodes = sum(_cpu_of(pid) for name, pid in pids.items() if "ctld" not in name)
+        return {"ctld": ctld, "nodes": nodes}
+
+    def daemon_pids(self) -> dict[str, int]:
+        raise NotImplementedError
 
     name = ""
     root: Path
@@ -93,6 +125,10 @@ class PlurmCluster(Cluster):
         self._db = sqlite3.connect(
             f"{(root / 'state' / 'plurmctld.sqlite').as_uri()}?mode=ro", uri=True
         )
+
+    def daemon_pids(self) -> dict[str, int]:
+        state = self.root / "state"
+        return {path.stem: int(path.read_text().split()[0]) for path in state.glob("plurm*.pid")}
 
     def ends(self, ids: set[int]) -> dict[int, tuple[float, str]]:
         import json
@@ -184,6 +220,13 @@ class SlurmCluster(Cluster):
             raise SystemExit(f"Slurm's nodes did not come up: {states}")
         self._jobcomp = root / "jobcomp.txt"
 
+    def daemon_pids(self) -> dict[str, int]:
+        pids = {}
+        for path in self._pids:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                pids[path.stem] = int(path.read_text().split()[0])
+        return pids
+
     def ends(self, ids: set[int]) -> dict[int, tuple[float, str]]:
         out: dict[int, tuple[float, str]] = {}
         try:
@@ -248,6 +291,8 @@ def wait_ends(cluster: Cluster, ids: set[int], timeout: float = 600) -> tuple[di
 
 
 def run_round(cluster: Cluster, jobs: int, submitters: int) -> dict[str, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    daemons = cluster.daemon_cpu()
     started = time.time()
     if submitters == 1:
         ids = [submit_one(cluster) for _ in range(jobs)]
@@ -255,7 +300,11 @@ def run_round(cluster: Cluster, jobs: int, submitters: int) -> dict[str, float]:
         with concurrent.futures.ThreadPoolExecutor(submitters) as pool:
             ids = list(pool.map(lambda _: submit_one(cluster), range(jobs)))
     submitted = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    commands = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     ends, seen = wait_ends(cluster, set(ids))
+    time.sleep(1.5)  # the daemons' last reports and reaping, before their CPU is read
+    daemons_after = cluster.daemon_cpu()
     bad = {job_id: state for job_id, (_, state) in ends.items() if state != "COMPLETED"}
     if bad:
         raise SystemExit(f"jobs that did not complete: {sorted(bad.items())[:10]}")
@@ -266,6 +315,9 @@ def run_round(cluster: Cluster, jobs: int, submitters: int) -> dict[str, float]:
         "e2e_observed": jobs / (seen - started),
         "submit_s": submitted - started,
         "observed_s": seen - started,
+        "sbatch_ms": commands / jobs * 1000,
+        "ctld_ms": (daemons_after["ctld"] - daemons["ctld"]) / jobs * 1000,
+        "nodes_ms": (daemons_after["nodes"] - daemons["nodes"]) / jobs * 1000,
     }
 
 
@@ -280,6 +332,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-live-"))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     (root / "out").mkdir()
     make: Callable[[Path, str], Cluster] = SlurmCluster if args.slurm else PlurmCluster
     cluster = make(root, args.sched or "sched_interval=1")
@@ -295,6 +349,11 @@ def main() -> None:
                 f"({figures['submit_s']:.2f} s); end to end {figures['e2e_recorded']:5.1f} jobs/s "
                 f"recorded, {figures['e2e_observed']:5.1f} observed "
                 f"({figures['observed_s']:.2f} s)"
+            )
+            print(
+                f"  {'':14} CPU: {figures['sbatch_ms']:.0f} ms per sbatch; per job "
+                f"{figures['ctld_ms']:.1f} ms controller, {figures['nodes_ms']:.1f} ms node "
+                f"daemons and job processes (load average {os.getloadavg()[0]:.1f})"
             )
     finally:
         cluster.stop()

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from plurm.conf.model import SlurmConfig
-from plurm.model.acct import AcctQuery, JobRecord, records_from_jobs
-from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (sbatch, scancel need only the protocol: no cluster model to import)
     from plurm.controller import Controller
+    from plurm.model.acct import AcctQuery, JobRecord
+    from plurm.model.cluster import Cluster
 
 __all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
 
@@ -140,6 +140,8 @@ class LocalClient:
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         """A simulation keeps no accounting store: the records come from its jobs."""
+        from plurm.model.acct import records_from_jobs
+
         view = self.view()
         jobs = view.cluster.jobs.values()
         records = records_from_jobs(jobs, view.now, alloc_cpus=alloc_cpus(view))

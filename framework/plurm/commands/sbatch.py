@@ -15,12 +15,12 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH
 from plurm.conf.model import SlurmConfig
@@ -36,6 +36,9 @@ from plurm.numbers import (
     parse_float,
     parse_time_limit,
 )
+
+if TYPE_CHECKING:
+    from plurm.commands.client import ClusterClient
 
 __all__ = ["parse_request", "run"]
 

@@ -36,12 +36,12 @@ second round trip.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import pickle
 import stat
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,8 @@ def _stamp(path: str) -> _Stamp:
 def _code_stamp() -> str:
     """Plurm's code as it is on disk: its files' names, sizes and modification times."""
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256(f"{_LAYOUT} {sys.version} {root}".encode())
+    # kept whole, not hashed: compared for equality only (hashlib would load OpenSSL)
+    parts = [f"{_LAYOUT} {sys.version} {root}"]
     stack = [str(root)]
     while stack:
         with os.scandir(stack.pop()) as entries:
@@ -83,8 +84,8 @@ def _code_stamp() -> str:
                         stack.append(entry.path)
                 elif entry.name.endswith((".py", ".lark")):
                     st = entry.stat(follow_symlinks=False)
-                    digest.update(f"{entry.path} {st.st_size} {st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+                    parts.append(f"{entry.path} {st.st_size} {st.st_mtime_ns}")
+    return "\n".join(parts)
 
 
 def _sources(config: SlurmConfig, main: Path) -> list[str]:
@@ -95,7 +96,8 @@ def _sources(config: SlurmConfig, main: Path) -> list[str]:
 
 
 def _entry(main: Path) -> Path:
-    return cache_dir() / f"conf-{hashlib.sha256(str(main).encode()).hexdigest()[:24]}.pickle"
+    # two paths with one checksum share a file, which each then finds naming the other path
+    return cache_dir() / f"conf-{zlib.crc32(os.fsencode(main)):08x}.pickle"
 
 
 def _read(entry: Path, main: Path, code: str) -> dict[str, Any] | None:
@@ -206,7 +208,7 @@ def _resolve(config: SlurmConfig) -> Resolved | None:
 
 def _plugins_stamp() -> str:
     """The directories plugins are found in, as they are now."""
-    digest = hashlib.sha256(os.environ.get("PLURM_DISABLED_PLUGINS", "").encode())
+    parts = [os.environ.get("PLURM_DISABLED_PLUGINS", "")]
     for place in sys.path:
         if not place or place == ".":
             continue  # the working directory (python -c): no place to install plugins
@@ -214,8 +216,8 @@ def _plugins_stamp() -> str:
             st = os.stat(place)
         except OSError:
             continue
-        digest.update(f"{place} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}\n".encode())
-    return digest.hexdigest()
+        parts.append(f"{place} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}")
+    return "\n".join(parts)
 
 
 def _sources_guess(main: Path) -> list[str]:

@@ -26,12 +26,13 @@ import attrs
 
 from plurm.conf.model import PartitionSpec
 from plurm.errors import PlurmError
-from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 from plurm.model.job import Job, JobRequest
 from plurm.model.node import NodeCondition
 
 if TYPE_CHECKING:
     import cattrs
+
+    from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 
 __all__ = [
     "FORMAT_VERSION",
@@ -301,7 +302,7 @@ def _plain(value: Any) -> Any:
     return {name: _plain(getattr(value, name)) for name in names}
 
 
-def _encode(value: object, cls: type[Any]) -> dict[str, Any]:
+def _encode(value: object) -> dict[str, Any]:
     encoded = _plain(value)
     assert isinstance(encoded, dict)
     return encoded
@@ -323,7 +324,7 @@ def _decode(data: object, cls: type[T], what: str) -> T:
 
 def job_to_dict(job: Job) -> dict[str, Any]:
     """A job as JSON-able values (its request nested under ``request``)."""
-    return _encode(job, Job)
+    return _encode(job)
 
 
 def job_from_dict(data: object) -> Job:
@@ -332,7 +333,7 @@ def job_from_dict(data: object) -> Job:
 
 
 def request_to_dict(request: JobRequest) -> dict[str, Any]:
-    return _encode(request, JobRequest)
+    return _encode(request)
 
 
 def request_from_dict(data: object) -> JobRequest:
@@ -340,7 +341,7 @@ def request_from_dict(data: object) -> JobRequest:
 
 
 def partition_to_dict(partition: PartitionSpec) -> dict[str, Any]:
-    return _encode(partition, PartitionSpec)
+    return _encode(partition)
 
 
 def partition_from_dict(data: object) -> PartitionSpec:
@@ -348,7 +349,7 @@ def partition_from_dict(data: object) -> PartitionSpec:
 
 
 def condition_to_dict(condition: NodeCondition) -> dict[str, Any]:
-    return _encode(condition, NodeCondition)
+    return _encode(condition)
 
 
 def condition_from_dict(data: object) -> NodeCondition:
@@ -357,25 +358,31 @@ def condition_from_dict(data: object) -> NodeCondition:
 
 def record_to_dict(record: JobRecord) -> dict[str, Any]:
     """An accounting record (its steps nested under ``steps``)."""
-    return _encode(record, JobRecord)
+    return _encode(record)
 
 
 def record_from_dict(data: object) -> JobRecord:
+    from plurm.model.acct import JobRecord
+
     return _decode(data, JobRecord, "record")
 
 
 def step_to_dict(step: StepRecord) -> dict[str, Any]:
-    return _encode(step, StepRecord)
+    return _encode(step)
 
 
 def step_from_dict(data: object) -> StepRecord:
+    from plurm.model.acct import StepRecord
+
     return _decode(data, StepRecord, "step")
 
 
 def query_to_dict(query: AcctQuery) -> dict[str, Any]:
     """A sacct selection (plurmctld answers it from the accounting store)."""
-    return _encode(query, AcctQuery)
+    return _encode(query)
 
 
 def query_from_dict(data: object) -> AcctQuery:
+    from plurm.model.acct import AcctQuery
+
     return _decode(data, AcctQuery, "query")

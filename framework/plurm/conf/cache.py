@@ -174,7 +174,10 @@ def load_for_command(
     from plurm import conf
 
     main = Path(os.path.abspath(path))
-    code = _code_stamp()
+    try:
+        code = _code_stamp()
+    except OSError:  # Plurm's own files cannot be listed: no cache, parse
+        return conf.load(path), None
     entry = _entry(main)
     saved = _read(entry, main, code)
     if saved is not None:

@@ -20,6 +20,7 @@ whatever the input.
     * TraceError               - a workload trace (SWF) that cannot be read: a malformed job line,
                                  or a file that is missing, unreadable or a corrupt gzip stream
         * TraceErrorGroup      - several malformed lines, found in one pass over the trace
+    * RequestError             - a command the controller refuses, with Slurm's message
     * CompareError             - a comparison file (plurm compare) that is malformed, or a run of
                                  it whose configuration Plurm refuses; names the file and the run
 
@@ -48,6 +49,7 @@ __all__ = [
     "InputFileError",
     "NumberError",
     "PlurmError",
+    "RequestError",
     "SourceLocation",
     "TraceError",
     "TraceErrorGroup",
@@ -61,6 +63,16 @@ class PlurmError(Exception):
 class AuthError(PlurmError):
     """An auth plugin could not make a credential (its daemon missing or dead, a key not
     readable); the message says why, in the plugin's words."""
+
+
+class RequestError(PlurmError):
+    """A command the controller refuses; ``message`` is Slurm's text for it. (Defined here,
+    not in the controller, so that a command can catch it without importing the controller;
+    ``plurm.controller`` re-exports it.)"""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class NumberError(PlurmError, ValueError):

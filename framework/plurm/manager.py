@@ -15,7 +15,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pluggy._callers import _multicall
@@ -26,14 +26,16 @@ from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptMode
 from plurm.errors import raise_collected
 from plurm.hookspecs import SPEC_MODULES
-from plurm.model.backfill import BackfillStart, BackfillView
-from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
 from plurm.model.traits import PreemptTraits
 from plurm.model.usage import StepUsage
 from plurm.params import check_options
 from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, Registry
+
+if TYPE_CHECKING:  # (a command that loads only its auth plugin imports no cluster model)
+    from plurm.model.backfill import BackfillStart, BackfillView
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import Job, JobState
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
 

@@ -18,10 +18,10 @@ Environment:
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,6 +29,9 @@ from plurm._markers import HOOK_API_VERSION, NAME
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
 from plurm.params import PluginOption, declared_options, option_values
+
+if TYPE_CHECKING:  # importlib.metadata (and the email parser it imports) loads on first scan
+    from importlib import metadata
 
 __all__ = [
     "GROUPS",
@@ -39,6 +42,7 @@ __all__ = [
     "PluginLoadError",
     "PluginNotFoundError",
     "Registry",
+    "import_factory",
 ]
 
 #: slurm.conf's plugin type prefixes and their entry-point groups.
@@ -122,10 +126,15 @@ class Registry:
         entry_points: Iterable[metadata.EntryPoint] | None = None,
         disabled: Iterable[str] | None = None,
         factories: dict[str, Callable[[PluginContext], object]] | None = None,
+        sources: dict[str, str] | None = None,
     ) -> None:
-        #: Factories given directly (tests, embedding): they win over entry points.
+        #: Factories given directly (tests, embedding, a command's cached resolution): they
+        #: win over entry points. ``sources`` names where each came from (for messages).
         self.factories = dict(factories or {})
+        self._sources = dict(sources or {})
         if entry_points is None:
+            from importlib import metadata
+
             found = metadata.entry_points()
             entry_points = [
                 ep for group in set(GROUPS.values()) for ep in found.select(group=group)
@@ -168,7 +177,8 @@ class Registry:
         """Import, check and build the plugin named by ``type_string``."""
         if type_string in self.factories:
             _split(type_string)
-            return self._build(type_string, self.factories[type_string], "given directly", config)
+            source = self._sources.get(type_string, "given directly")
+            return self._build(type_string, self.factories[type_string], source, config)
         entry = self.entry_point(type_string)
         distribution = _distribution(entry)
         try:
@@ -227,6 +237,22 @@ class Registry:
                 f"{type_string}: cannot import {entry.value} from {_distribution(entry)}: "
                 f"{type(error).__name__}: {error}"
             ) from error
+
+    def resolve(self, type_string: str) -> tuple[str, str]:
+        """Where ``type_string``'s plugin comes from: its entry point's value
+        (``module:attribute``) and its distribution, for :func:`import_factory`."""
+        entry = self.entry_point(type_string)
+        return entry.value, _distribution(entry)
+
+
+def import_factory(value: str) -> object:
+    """What an entry point's value (``module:attribute.path``) names, as
+    ``EntryPoint.load`` finds it."""
+    module_name, _, attribute = value.split("[", 1)[0].partition(":")
+    found: object = importlib.import_module(module_name.strip())
+    for part in filter(None, attribute.strip().split(".")):
+        found = getattr(found, part)
+    return found
 
 
 def _distribution(entry: metadata.EntryPoint) -> str:

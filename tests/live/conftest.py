@@ -129,7 +129,13 @@ def make_cluster(
     )
     conf = root / "slurm.conf"
     conf.write_text(text)
-    env = dict(os.environ, SLURM_CONF=str(conf), PATH=f"{BIN}:{os.environ.get('PATH', '')}")
+    # the commands' configuration cache (plurm.conf.cache) stays in the test's directory
+    env = dict(
+        os.environ,
+        SLURM_CONF=str(conf),
+        PATH=f"{BIN}:{os.environ.get('PATH', '')}",
+        XDG_CACHE_HOME=str(root / "cache"),
+    )
     return LiveCluster(root, conf, env)
 
 

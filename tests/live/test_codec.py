@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plurm import conf
+from plurm.conf.model import PartitionSpec
 from plurm.live.codec import (
     FORMAT_VERSION,
     CodecError,
@@ -168,6 +169,26 @@ def test_partitions_round_trip(conf_dir: str) -> None:
         decoded = partition_from_dict(_json(partition_to_dict(partition)))
         assert decoded == partition
         assert decoded.location == partition.location
+
+
+def test_the_encoder_gives_what_cattrs_unstructures() -> None:
+    """Encoding is a small function of its own (commands need not import cattrs); it gives
+    exactly the dicts the converter that decodes them would give."""
+    from plurm.live.codec import _converter, job_to_dict, record_to_dict
+    from plurm.model.acct import JobRecord, records_from_jobs
+
+    converter = _converter()
+    jobs = [_job(), Job(1, JobRequest(), 0.0, "debug")]
+    for job in jobs:
+        assert job_to_dict(job) == converter.unstructure(job, Job)
+        assert request_to_dict(job.request) == converter.unstructure(job.request, JobRequest)
+    for record in records_from_jobs(jobs, 200.0, alloc_cpus=lambda job: 3):
+        assert record_to_dict(record) == converter.unstructure(record, JobRecord)
+    for conf_dir in ("seed-three-partitions", "seed-suspend-gang", "sdsc-sp2"):
+        for partition in conf.load(REPO / "conf" / conf_dir / "slurm.conf").partitions:
+            assert partition_to_dict(partition) == converter.unstructure(partition, PartitionSpec)
+    condition = NodeCondition(down=True, drain=True, reason="disk", since=7.0, failed=True)
+    assert condition_to_dict(condition) == converter.unstructure(condition, NodeCondition)
 
 
 def test_condition_round_trip() -> None:

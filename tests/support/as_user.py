@@ -20,15 +20,29 @@ def main() -> int:
     import encodings.idna  # noqa: F401  (http.client's host encoding)
     import hashlib  # noqa: F401
     import http.client  # noqa: F401
+    import importlib
     import json  # noqa: F401
+    import pickle  # noqa: F401  (the command's configuration cache)
     import shlex  # noqa: F401
     import socket  # noqa: F401
     import urllib.parse  # noqa: F401
     from importlib import metadata
 
     import plurm.commands.dispatch as dispatch
+    import plurm.conf
+    import plurm.conf.cache
     import plurm.live.client as client
-    import plurm.manager  # noqa: F401
+    import plurm.live.codec
+    import plurm.live.snapshot
+    import plurm.live.updates
+    import plurm.manager
+    from plurm.commands.base import COMMAND_NAMES
+    from plurm.live.settings import find_conf
+
+    for command in COMMAND_NAMES:
+        importlib.import_module(f"plurm.commands.{command}")
+    # the parser and its grammar file, loaded once: the user's own cache is empty
+    plurm.conf.load(str(find_conf()))
 
     for group in ("plurm.auth",):
         for entry in metadata.entry_points(group=group):

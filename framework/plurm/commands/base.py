@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
 from plurm.errors import PlurmError
 
-__all__ = ["SIMULATED", "CommandError", "CommandResult", "Invocation"]
+__all__ = [
+    "COMMAND_NAMES",
+    "SIMULATED",
+    "SLURM_VERSION",
+    "VERSION_LINE",
+    "CommandError",
+    "CommandResult",
+    "Invocation",
+    "version_asked",
+]
+
+#: Slurm's commands Plurm has: each is the module ``plurm.commands.<name>``, with ``run``.
+COMMAND_NAMES = ("sacct", "sbatch", "squeue", "sinfo", "scancel", "scontrol", "sstat")
+#: The Slurm release Plurm stands for (scontrol show config, every command's --version).
+SLURM_VERSION = "22.05.8"
+#: What every command prints for ``--version`` (``-V``).
+VERSION_LINE = f"slurm {SLURM_VERSION}"
+
+
+def version_asked(name: str, argv: Sequence[str]) -> bool:
+    """Whether a command line asks for the version: ``-V`` or ``--version`` among its
+    options (sbatch's end at its script, every command's at ``--``), or ``scontrol
+    version``. The command then prints it and does nothing else, as Slurm's do."""
+    if name == "scontrol" and argv[:1] == ["version"]:
+        return True
+    for word in argv:
+        if word in ("-V", "--version"):
+            return True
+        if word == "--" or (name == "sbatch" and not word.startswith("-")):
+            return False
+    return False
 
 
 @attrs.frozen

@@ -11,25 +11,21 @@ message either way.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from plurm.conf.model import SlurmConfig
-from plurm.controller import Controller, RequestError
-from plurm.controller.estimates import WillRun
-from plurm.model.acct import AcctQuery, JobRecord, JobSelector, StepRecord, records_from_jobs
-from plurm.model.cluster import Cluster
+from plurm.errors import RequestError
 from plurm.model.job import Job, JobRequest, JobState
 
-__all__ = [
-    "ClusterClient",
-    "ClusterView",
-    "LocalClient",
-    "WillRun",
-    "alloc_cpus",
-    "cpus_in_use",
-]
+if TYPE_CHECKING:  # (sbatch, scancel need only the protocol: no cluster model to import)
+    from plurm.controller import Controller
+    from plurm.controller.estimates import WillRun
+    from plurm.model.acct import AcctQuery, JobRecord, StepRecord
+    from plurm.model.cluster import Cluster
+
+__all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
 
 
 @attrs.frozen(eq=False)
@@ -224,11 +220,15 @@ class LocalClient:
         job = self.controller.job(job_id)
         if job.state is not JobState.RUNNING and job.state is not JobState.SUSPENDED:
             return None
+        from plurm.model.acct import AcctQuery, JobSelector
+
         query = AcctQuery(jobs=(JobSelector(job_id),))
         return [step for record in self.records(query) for step in record.steps]
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
         """A simulation keeps no accounting store: the records come from its jobs."""
+        from plurm.model.acct import records_from_jobs
+
         view = self.view()
         jobs = view.cluster.jobs.values()
         records = records_from_jobs(jobs, view.now, alloc_cpus=alloc_cpus(view))

@@ -11,14 +11,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue, sstat
-from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
+from plurm.commands.base import (
+    SIMULATED,
+    VERSION_LINE,
+    CommandError,
+    CommandResult,
+    Invocation,
+    version_asked,
+)
 from plurm.commands.client import ClusterClient
-from plurm.commands.showconfig import SLURM_VERSION
 
 __all__ = ["COMMANDS", "VERSION_LINE", "run_command", "version_asked"]
-
-#: What every command prints for ``--version`` (``-V``): the Slurm release Plurm stands for.
-VERSION_LINE = f"slurm {SLURM_VERSION}"
 
 Command = Callable[[Sequence[str], ClusterClient, Path, Invocation], CommandResult]
 
@@ -52,17 +55,3 @@ def run_command(
     except CommandError as error:
         text = error.text if error.text.endswith("\n") else error.text + "\n"
         return CommandResult(error.status, "", text)
-
-
-def version_asked(name: str, argv: Sequence[str]) -> bool:
-    """Whether a command line asks for the version: ``-V`` or ``--version`` among its
-    options (sbatch's end at its script, every command's at ``--``), or ``scontrol
-    version``. The command then prints it and does nothing else, as Slurm's do."""
-    if name == "scontrol" and argv[:1] == ["version"]:
-        return True
-    for word in argv:
-        if word in ("-V", "--version"):
-            return True
-        if word == "--" or (name == "sbatch" and not word.startswith("-")):
-            return False
-    return False

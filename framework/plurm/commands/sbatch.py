@@ -16,17 +16,16 @@ import shlex
 import signal as signal_mod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH, clock_time
 from plurm.conf.model import SlurmConfig
-from plurm.controller import RequestError
-from plurm.errors import HostlistError, NumberError
+from plurm.errors import HostlistError, NumberError, RequestError
 from plurm.inputfile import MAX_SCRIPT_BYTES, read_text
 from plurm.model.job import JobRequest
 from plurm.numbers import (
@@ -38,6 +37,9 @@ from plurm.numbers import (
     parse_float,
     parse_time_limit,
 )
+
+if TYPE_CHECKING:
+    from plurm.commands.client import ClusterClient
 
 __all__ = ["begin_time", "parse_request", "run"]
 

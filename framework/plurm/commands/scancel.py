@@ -5,12 +5,15 @@ from __future__ import annotations
 import signal
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
-from plurm.controller import RequestError
+from plurm.errors import RequestError
 from plurm.numbers import MAX_NUMBER_TEXT, is_digits
+
+if TYPE_CHECKING:
+    from plurm.commands.client import ClusterClient
 
 __all__ = ["run"]
 

@@ -7,13 +7,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from plurm import hostlist
-from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
+from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
-from plurm.controller import RequestError
-from plurm.errors import HostlistError
+from plurm.errors import HostlistError, RequestError
 from plurm.model.job import Job, JobState, PendingReason, dependency_text
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
@@ -629,9 +628,7 @@ def run(
         raise CommandError("scontrol: error: no command given")
     verb = argv[0].lower()
     if verb == "version":
-        from plurm.commands.showconfig import SLURM_VERSION
-
-        return CommandResult(0, f"slurm {SLURM_VERSION}\n")
+        return CommandResult(0, VERSION_LINE + "\n")
     if verb == "show" and len(argv) > 1 and argv[1].lower() in ("config", "conf"):
         from plurm.commands.showconfig import show_config
 

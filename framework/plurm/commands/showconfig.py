@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from plurm.commands.base import SLURM_VERSION
 from plurm.commands.client import ClusterView
 from plurm.commands.timefmt import clock_time
 from plurm.conf.model import SlurmConfig
@@ -16,7 +17,6 @@ from plurm.conf.model import SlurmConfig
 __all__ = ["SLURM_VERSION", "show_config"]
 
 #: The Slurm release whose behaviour Plurm follows (scontrol show config, --version).
-SLURM_VERSION = "22.05.8"
 
 
 def _null(text: str | None) -> str:

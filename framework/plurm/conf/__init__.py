@@ -23,8 +23,6 @@ from pathlib import Path
 
 import attrs
 
-from plurm.conf.accounts import read_accounts
-from plurm.conf.build import build_config
 from plurm.conf.model import (
     AccountSpec,
     Association,
@@ -39,9 +37,6 @@ from plurm.conf.model import (
     SchedulerParameters,
     SlurmConfig,
 )
-from plurm.conf.plurmconf import read_plurm_conf
-from plurm.conf.qos import read_qos
-from plurm.conf.reader import read_config
 from plurm.conf.values import (
     OverSubscribe,
     OverSubscribeKind,
@@ -107,6 +102,14 @@ def parse_text(
     for plurm.conf (Plurm's own settings); when None, the file beside ``path`` is read if
     present.
     """
+    # The parser (lark and its grammar) loads here, not with the package: a command that
+    # finds its configuration in the cache (plurm.conf.cache) never needs it.
+    from plurm.conf.accounts import read_accounts
+    from plurm.conf.build import build_config
+    from plurm.conf.plurmconf import read_plurm_conf
+    from plurm.conf.qos import read_qos
+    from plurm.conf.reader import read_config
+
     main = Path(path)
     raw = read_config(main, text=text)
     config, errors = build_config(raw)

@@ -22,7 +22,7 @@ from plurm.controller.health import NodeHealth
 from plurm.controller.queue import PendingByPartition, PendingQueue
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.victims import VictimPool
-from plurm.errors import PlurmError
+from plurm.errors import RequestError
 from plurm.manager import Plugins
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
@@ -59,14 +59,6 @@ _PRIORITY = PendingReason.PRIORITY
 _RESOURCES = PendingReason.RESOURCES
 _NODES_RESERVED = PendingReason.NODES_RESERVED
 _NO_REASON = PendingReason.NONE
-
-
-class RequestError(PlurmError):
-    """A command the controller refuses; ``message`` is Slurm's text for it."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @attrs.define

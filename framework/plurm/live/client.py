@@ -5,33 +5,44 @@ A command reads the same slurm.conf as the daemons (``SLURM_CONF``, else
 /etc/slurm/slurm.conf) to find the controller and the auth plugin, sends its request signed
 as the user who runs it, and renders the controller's answer with the same command module
 a simulation uses, so that both print the same bytes.
+
+Each command is a new process, so what it imports is most of what it costs: it imports its
+own command module only, takes its configuration from the per-user cache while the files
+are unchanged (:mod:`plurm.conf.cache`), and imports the codec and the snapshot only for
+the calls that need them.
 """
 
 from __future__ import annotations
 
 import grp
+import importlib
 import os
 import pwd
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plurm import conf
-from plurm.commands.base import CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterView, WillRun
+from plurm.commands.base import (
+    COMMAND_NAMES,
+    VERSION_LINE,
+    CommandError,
+    CommandResult,
+    Invocation,
+    version_asked,
+)
 from plurm.conf.model import SlurmConfig
 from plurm.errors import PlurmError
-from plurm.live.codec import query_to_dict, record_from_dict, request_to_dict, step_from_dict
 from plurm.live.rpc import RpcError, Signer, call
 from plurm.live.settings import LiveSettings, find_conf
-from plurm.live.snapshot import view_from_dict
-from plurm.live.updates import job_changes_to_dict, partition_changes_to_dict
 from plurm.manager import Plugins
-from plurm.model.acct import AcctQuery, JobRecord, StepRecord
-from plurm.model.job import JobRequest
-from plurm.model.usage import StepUsage, UsageError, with_usage
+
+if TYPE_CHECKING:
+    from plurm.commands.client import ClusterView
+    from plurm.controller.estimates import WillRun
+    from plurm.model.acct import AcctQuery, JobRecord, StepRecord
+    from plurm.model.job import JobRequest
 
 __all__ = ["RpcClient", "main"]
 
@@ -39,10 +50,14 @@ __all__ = ["RpcClient", "main"]
 class RpcClient:
     """Implements :class:`~plurm.commands.client.ClusterClient` over RPC."""
 
-    def __init__(self, config: SlurmConfig) -> None:
+    def __init__(
+        self, config: SlurmConfig, auth: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
+        """``auth``: where the auth plugins come from, when already known (the command
+        cache's); else they are looked up among the installed entry points."""
         self._config = config
         self.settings = LiveSettings.from_config(config)
-        self.signer = Signer(Plugins.load(config, roles=("auth",)))
+        self.signer = Signer(_auth_plugins(config, auth))
         self._now: float | None = None
 
     @property
@@ -62,9 +77,13 @@ class RpcClient:
         return epoch_seconds(time.time())
 
     def view(self) -> ClusterView:
+        from plurm.live.snapshot import view_from_dict
+
         return view_from_dict(self._config, self.call("view", {}))
 
     def submit(self, request: JobRequest) -> int:
+        from plurm.live.codec import request_to_dict
+
         answer = self.call("submit", {"request": request_to_dict(request)})
         return int(answer["job_id"])
 
@@ -90,12 +109,18 @@ class RpcClient:
         self.call("requeue", {"job_id": job_id})
 
     def update_partition(self, name: str, changes: Mapping[str, Any]) -> None:
+        from plurm.live.updates import partition_changes_to_dict
+
         self.call("update_partition", {"name": name, "changes": partition_changes_to_dict(changes)})
 
     def update_nodes(self, names: Sequence[str], state: str | None, reason: str | None) -> None:
         self.call("update_nodes", {"names": list(names), "state": state, "reason": reason})
 
     def job_usage(self, job_id: int) -> list[StepRecord] | None:
+        from plurm.live.codec import step_from_dict
+        from plurm.model.acct import StepRecord
+        from plurm.model.usage import StepUsage, UsageError, with_usage
+
         answer = self.call("sstat", {"job_id": job_id})
         if not answer.get("running"):
             return None
@@ -115,10 +140,14 @@ class RpcClient:
         ]
 
     def records(self, query: AcctQuery) -> list[JobRecord]:
+        from plurm.live.codec import query_to_dict, record_from_dict
+
         answer = self.call("acct", {"query": query_to_dict(query)})
         return [record_from_dict(item) for item in answer["records"]]
 
     def update_job(self, job_id: int, changes: Mapping[str, Any]) -> None:
+        from plurm.live.updates import job_changes_to_dict
+
         self.call("update_job", {"job_id": job_id, "changes": job_changes_to_dict(changes)})
 
     def token(self, username: str | None, lifespan: int) -> str:
@@ -130,6 +159,9 @@ class RpcClient:
         return token
 
     def will_run(self, request: JobRequest) -> WillRun:
+        from plurm.controller.estimates import WillRun
+        from plurm.live.codec import request_to_dict
+
         answer = self.call("will_run", {"request": request_to_dict(request)})
         try:
             return WillRun(
@@ -155,6 +187,21 @@ class RpcClient:
         time.sleep(seconds)
 
 
+def _auth_plugins(config: SlurmConfig, auth: Mapping[str, tuple[str, str]] | None) -> Plugins:
+    from plurm.registry import Registry, import_factory
+
+    if auth is not None:
+        try:
+            factories = {name: import_factory(value) for name, (value, _) in auth.items()}
+        except (ImportError, AttributeError):
+            pass  # moved since it was cached: the ordinary lookup reports it if it is gone
+        else:
+            sources = {name: source for name, (_, source) in auth.items()}
+            registry = Registry(entry_points=(), factories=factories, sources=sources)  # type: ignore[arg-type]
+            return Plugins.load(config, roles=("auth",), registry=registry)
+    return Plugins.load(config, roles=("auth",))
+
+
 def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
     """This process's user, environment and host."""
     uid, gid = os.getuid(), os.getgid()
@@ -171,14 +218,18 @@ def invocation(stdin: Callable[[], bytes] | None = None) -> Invocation:
 
 def run(name: str, argv: Sequence[str]) -> int:
     """Run Slurm's command ``name`` against the live cluster; its exit status."""
-    from plurm.commands.dispatch import COMMANDS, VERSION_LINE, version_asked
+    from plurm.conf import cache
 
     if version_asked(name, argv):
         sys.stdout.write(VERSION_LINE + "\n")
         return 0
     try:
-        client = RpcClient(conf.load(str(find_conf())))
-        result = COMMANDS[name](argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
+        if name not in COMMAND_NAMES:
+            raise CommandError(f"{name}: command not found", 127)
+        command: Callable[..., CommandResult]
+        command = importlib.import_module(f"plurm.commands.{name}").run
+        client = RpcClient(*cache.load_for_command(find_conf()))
+        result = command(argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
     except CommandError as error:
         result = CommandResult(
             error.status, "", error.text if error.text.endswith("\n") else error.text + "\n"

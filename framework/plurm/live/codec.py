@@ -8,9 +8,11 @@ names the field (``$.request.min_nodes``): wrong types, unknown enum values, mis
 required fields, unknown fields, booleans where a number is expected, NaN and infinities
 where a time is expected, and integers that do not fit in 64 bits are all refused.
 
-The work is done by cattrs (attrs classes to and from dicts) with strict hooks for the
-scalar types; :data:`FORMAT_VERSION` changes whenever an encoded form changes in a way an
-older decoder would refuse or misread.
+Decoding is done by cattrs (dicts to attrs classes) with strict hooks for the scalar
+types, its converter built on the first decode; encoding is one small recursive function
+over the attrs fields (:func:`_plain`), so that a command that only sends a request
+(sbatch) never imports cattrs. :data:`FORMAT_VERSION` changes whenever an encoded form
+changes in a way an older decoder would refuse or misread.
 """
 
 from __future__ import annotations
@@ -18,17 +20,19 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn
 
 from plurm.conf.model import PartitionSpec
 from plurm.errors import PlurmError
-from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 from plurm.model.job import Job, JobRequest
 from plurm.model.node import NodeCondition
+
+if TYPE_CHECKING:
+    import cattrs
+
+    from plurm.model.acct import AcctQuery, JobRecord, StepRecord
 
 __all__ = [
     "FORMAT_VERSION",
@@ -142,6 +146,9 @@ def _origin(cls: Any) -> Any:
 
 
 def _make_converter() -> cattrs.Converter:
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn
+
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     converter.register_structure_hook(int, _int)
     converter.register_structure_hook(float, _float)
@@ -240,6 +247,8 @@ def _enum_value(member: enum.Enum) -> Any:
 
 def _describe(error: BaseException, _: Any) -> str:
     """One problem in words, for cattrs.transform_error."""
+    import cattrs
+
     if isinstance(error, cattrs.ForbiddenExtraKeysError):
         return f"unknown fields ({', '.join(sorted(error.extra_fields))})"
     if isinstance(error, KeyError):
@@ -248,22 +257,62 @@ def _describe(error: BaseException, _: Any) -> str:
 
 
 def _first_message(error: cattrs.BaseValidationError, path: str) -> str:
+    import cattrs
+
     messages = cattrs.transform_error(error, path=path, format_exception=_describe)
     return messages[0] if messages else str(error)
 
 
-_CONVERTER = _make_converter()
+_CONVERTER: cattrs.Converter | None = None
 
 
-def _encode(value: object, cls: type[Any]) -> dict[str, Any]:
-    encoded = _CONVERTER.unstructure(value, cls)
+def _converter() -> cattrs.Converter:
+    global _CONVERTER
+    if _CONVERTER is None:
+        _CONVERTER = _make_converter()
+    return _CONVERTER
+
+
+#: Each attrs class's field names, in order.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-able values: an attrs object as a dict of its fields, an enum as its
+    value, a tuple as a list (items encoded), a frozenset as a list sorted by repr (a tuple
+    in it as a list), a mapping as a dict; anything else as it is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is tuple or kind is list:
+        return [_plain(item) for item in value]
+    if kind is frozenset or kind is set:
+        return sorted(([*item] if type(item) is tuple else item for item in value), key=repr)
+    if kind is dict:
+        return dict(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    names = _FIELDS.get(kind)
+    if names is None:
+        if not attrs.has(kind):
+            if isinstance(value, Mapping):
+                return dict(value)
+            return value
+        names = _FIELDS[kind] = tuple(field.name for field in attrs.fields(kind))
+    return {name: _plain(getattr(value, name)) for name in names}
+
+
+def _encode(value: object) -> dict[str, Any]:
+    encoded = _plain(value)
     assert isinstance(encoded, dict)
     return encoded
 
 
 def _decode(data: object, cls: type[T], what: str) -> T:
+    import cattrs
+
     try:
-        return _CONVERTER.structure(data, cls)
+        return _converter().structure(data, cls)
     except cattrs.BaseValidationError as error:
         messages = cattrs.transform_error(error, path=what, format_exception=_describe)
         raise CodecError(f"invalid {what}: " + "; ".join(messages)) from None
@@ -275,7 +324,7 @@ def _decode(data: object, cls: type[T], what: str) -> T:
 
 def job_to_dict(job: Job) -> dict[str, Any]:
     """A job as JSON-able values (its request nested under ``request``)."""
-    return _encode(job, Job)
+    return _encode(job)
 
 
 def job_from_dict(data: object) -> Job:
@@ -284,7 +333,7 @@ def job_from_dict(data: object) -> Job:
 
 
 def request_to_dict(request: JobRequest) -> dict[str, Any]:
-    return _encode(request, JobRequest)
+    return _encode(request)
 
 
 def request_from_dict(data: object) -> JobRequest:
@@ -292,7 +341,7 @@ def request_from_dict(data: object) -> JobRequest:
 
 
 def partition_to_dict(partition: PartitionSpec) -> dict[str, Any]:
-    return _encode(partition, PartitionSpec)
+    return _encode(partition)
 
 
 def partition_from_dict(data: object) -> PartitionSpec:
@@ -300,7 +349,7 @@ def partition_from_dict(data: object) -> PartitionSpec:
 
 
 def condition_to_dict(condition: NodeCondition) -> dict[str, Any]:
-    return _encode(condition, NodeCondition)
+    return _encode(condition)
 
 
 def condition_from_dict(data: object) -> NodeCondition:
@@ -309,25 +358,31 @@ def condition_from_dict(data: object) -> NodeCondition:
 
 def record_to_dict(record: JobRecord) -> dict[str, Any]:
     """An accounting record (its steps nested under ``steps``)."""
-    return _encode(record, JobRecord)
+    return _encode(record)
 
 
 def record_from_dict(data: object) -> JobRecord:
+    from plurm.model.acct import JobRecord
+
     return _decode(data, JobRecord, "record")
 
 
 def step_to_dict(step: StepRecord) -> dict[str, Any]:
-    return _encode(step, StepRecord)
+    return _encode(step)
 
 
 def step_from_dict(data: object) -> StepRecord:
+    from plurm.model.acct import StepRecord
+
     return _decode(data, StepRecord, "step")
 
 
 def query_to_dict(query: AcctQuery) -> dict[str, Any]:
     """A sacct selection (plurmctld answers it from the accounting store)."""
-    return _encode(query, AcctQuery)
+    return _encode(query)
 
 
 def query_from_dict(data: object) -> AcctQuery:
+    from plurm.model.acct import AcctQuery
+
     return _decode(data, AcctQuery, "query")

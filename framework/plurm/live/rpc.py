@@ -9,25 +9,27 @@ method's handler with the verified :class:`Caller`. An answer is ``{"result": ..
 ``{"error": {"kind": ..., "message": ...}}`` with a 4xx or 5xx status.
 
 Servers run on aiohttp. The daemons call each other with aiohttp's client
-(:class:`AsyncRpc`); Slurm's commands, which live for one call, use the standard library's
-``http.client`` (:func:`call`), which starts in a fraction of aiohttp's import time.
+(:class:`AsyncRpc`); Slurm's commands, which live for one call, send it over a plain socket
+(:func:`call`: one request, ``Connection: close``, the answer read to its Content-Length or
+to the end), which imports nothing beyond ``socket`` (``http.client`` would bring the email
+parser and ``ssl``, a tenth of a command's start-up).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import http.client
 import json
 import logging
 import os
+import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plurm.errors import AuthError, PlurmError
+from plurm.errors import AuthError, PlurmError, RequestError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -157,8 +159,6 @@ def rpc_routes(app: web.Application, signer: Signer, handlers: Mapping[str, Hand
     with its traceback and answered as an internal error: the daemon keeps running."""
     from aiohttp import web
 
-    from plurm.controller import RequestError
-
     async def dispatch(request: web.Request) -> web.Response:
         method = request.match_info["method"]
         try:
@@ -216,8 +216,6 @@ def _result(status: int, body: bytes) -> Any:
         message = str(refusal.get("message", "error"))
         kind = str(refusal.get("kind", "bad_request"))
         if kind == "request":
-            from plurm.controller import RequestError
-
             raise RequestError(message)
         raise RpcError(message, kind, status)
     if status != 200 or "result" not in answer:
@@ -236,22 +234,92 @@ def call(
     """Call ``method`` at ``url`` and wait for its result (for short-lived commands)."""
     body = encode(message)
     parts = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
-    headers = {
-        "Content-Type": "application/json",
-        PROTOCOL_HEADER: str(PROTOCOL),
-        CREDENTIAL_HEADER: signer.sign(body),
-    }
+    host = parts.hostname or ""
+    port = parts.port or 80
+    head = (
+        f"POST /rpc/{urllib.parse.quote(method)} HTTP/1.1\r\n"
+        f"Host: {host}:{port}\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        f"{PROTOCOL_HEADER}: {PROTOCOL}\r\n"
+        f"{CREDENTIAL_HEADER}: {signer.sign(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode("latin-1")
     try:
-        connection.request("POST", f"/rpc/{method}", body=body, headers=headers)
-        response = connection.getresponse()
-        data = response.read(MAX_BODY + 1)
-        status = response.status
-    except (TimeoutError, OSError, http.client.HTTPException) as error:
+        with _connect(host, port, timeout) as sock:
+            sock.sendall(head + body)
+            status, data = _read_response(sock)
+    except (TimeoutError, OSError) as error:
         raise RpcError(f"{url}: {error}", "unreachable", 0) from None
-    finally:
-        connection.close()
     return _result(status, data)
+
+
+def _connect(host: str, port: int, timeout: float) -> socket.socket:
+    """A connected socket (as socket.create_connection, but an ASCII host is looked up as
+    bytes: a str would load the idna codec and unicodedata into every command)."""
+    address: bytes | str = host.encode("ascii") if host.isascii() else host
+    error: OSError = OSError(f"cannot resolve {host}")
+    for family, kind, proto, _, place in socket.getaddrinfo(address, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(place)
+        except OSError as failed:
+            sock.close()
+            error = failed
+            continue
+        return sock
+    raise error
+
+
+def _read_response(sock: socket.socket) -> tuple[int, bytes]:
+    """An HTTP/1.1 answer's status and body (read to its Content-Length, through chunked
+    transfer coding, or to the end of the connection), at most :data:`MAX_BODY` bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk or len(data) > MAX_CREDENTIAL * 4:
+            raise OSError("connection closed before the answer's headers")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    words = lines[0].split(" ", 2)
+    if len(words) < 2 or not words[0].startswith("HTTP/") or not words[1].isdigit():
+        raise OSError(f"not an HTTP answer: {lines[0][:80]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = headers.get("content-length")
+    chunks = [rest]
+    size = len(rest)
+    limit = MAX_BODY + 1
+    if length is not None and length.isdigit():
+        limit = min(int(length), limit)
+    while size < limit:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    body = b"".join(chunks)[:limit]
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    return int(words[1]), body
+
+
+def _unchunk(data: bytes) -> bytes:
+    out: list[bytes] = []
+    while True:
+        size_line, _, data = data.partition(b"\r\n")
+        try:
+            size = int(size_line.split(b";")[0], 16)
+        except ValueError:
+            raise OSError("bad chunked answer") from None
+        if size == 0:
+            return b"".join(out)
+        out.append(data[:size])
+        data = data[size + 2 :]
 
 
 class AsyncRpc:

@@ -36,8 +36,7 @@ from types import FrameType
 from typing import Any
 
 from plurm import conf
-from plurm.commands.base import CommandError
-from plurm.commands.dispatch import VERSION_LINE
+from plurm.commands.base import VERSION_LINE, CommandError
 from plurm.commands.options import Option, parse_options
 from plurm.controller import RequestError
 from plurm.errors import PlurmError

@@ -46,6 +46,7 @@ __all__ = [
     "parse_int",
     "parse_time_limit",
     "parse_uint",
+    "time_form_seconds",
 ]
 
 UINT16_MAX = 0xFFFF
@@ -162,6 +163,28 @@ _TIME_FORMS = re.compile(
 _INFINITE_WORDS = frozenset({"infinite", "unlimited", "-1"})
 
 
+def time_form_seconds(text: str) -> int | None:
+    """The seconds a Slurm time form stands for (``M``, ``M:S``, ``H:M:S``, ``D-H``,
+    ``D-H:M``, ``D-H:M:S``, ASCII digits only), or None when ``text`` is not one. Fields are
+    not range-checked one by one (``1:60:15`` is 7215 s, as in Slurm)."""
+    match = _TIME_FORMS.fullmatch(text)
+    if match is None:
+        return None
+    groups = {key: int(value or 0) for key, value in match.groupdict().items() if value is not None}
+    if "days" in groups:
+        return (
+            groups["days"] * 86400
+            + groups["dh"] * 3600
+            + groups.get("dm", 0) * 60
+            + groups.get("ds", 0)
+        )
+    if "c" in groups:
+        return groups["a"] * 3600 + groups["b"] * 60 + groups["c"]
+    if "b" in groups:
+        return groups["a"] * 60 + groups["b"]
+    return groups["a"] * 60
+
+
 def parse_time_seconds(text: str, *, maximum: int = MAX_TIME_MINUTES * 60) -> int | None:
     """A Slurm time string in seconds; None means INFINITE.
 
@@ -174,23 +197,9 @@ def parse_time_seconds(text: str, *, maximum: int = MAX_TIME_MINUTES * 60) -> in
         raise _too_long(text, "time")
     if text.lower() in _INFINITE_WORDS:
         return None
-    match = _TIME_FORMS.fullmatch(text)
-    if match is None:
+    seconds = time_form_seconds(text)
+    if seconds is None:
         raise NumberError(f"time {text!r} is not a valid time")
-    groups = {key: int(value or 0) for key, value in match.groupdict().items() if value is not None}
-    if "days" in groups:
-        seconds = (
-            groups["days"] * 86400
-            + groups["dh"] * 3600
-            + groups.get("dm", 0) * 60
-            + groups.get("ds", 0)
-        )
-    elif "c" in groups:
-        seconds = groups["a"] * 3600 + groups["b"] * 60 + groups["c"]
-    elif "b" in groups:
-        seconds = groups["a"] * 60 + groups["b"]
-    else:
-        seconds = groups["a"] * 60
     if seconds > maximum:
         raise NumberError(f"time {text} is out of range (at most {maximum} seconds)")
     return seconds

@@ -12,7 +12,7 @@ import re
 
 import attrs
 
-from plurm.numbers import MAX_NUMBER_TEXT, leading_int
+from plurm.numbers import MAX_NUMBER_TEXT, leading_int, time_form_seconds
 
 __all__ = [
     "INFINITE",
@@ -101,13 +101,6 @@ def parse_bool(text: str) -> bool:
     raise BadValue(f'"{text}" is not a valid boolean')
 
 
-_TIME_FORMS = re.compile(
-    r"(?:(?P<days>[0-9]+)-(?P<dh>[0-9]*)(?::(?P<dm>[0-9]+)(?::(?P<ds>[0-9]+))?)?)"
-    r"|(?:(?P<a>[0-9]+)(?::(?P<b>[0-9]+)(?::(?P<c>[0-9]+))?)?)",
-    re.ASCII,
-)
-
-
 def parse_time(text: str, *, unit: str, wrap: bool = False) -> int | None:
     """A Slurm time string in ``unit`` ("seconds" or "minutes"); None means INFINITE.
 
@@ -119,23 +112,9 @@ def parse_time(text: str, *, unit: str, wrap: bool = False) -> int | None:
     word = text.lower()
     if word in _INFINITE_WORDS or word == "-1":
         return None
-    match = _TIME_FORMS.fullmatch(text) if len(text) <= MAX_NUMBER_TEXT else None
-    if match is None:
+    seconds = time_form_seconds(text) if len(text) <= MAX_NUMBER_TEXT else None
+    if seconds is None:
         raise BadValue(f'"{text}" is not a valid time')
-    groups = {key: int(value or 0) for key, value in match.groupdict().items() if value is not None}
-    if "days" in groups:
-        seconds = (
-            groups["days"] * 86400
-            + groups["dh"] * 3600
-            + groups.get("dm", 0) * 60
-            + groups.get("ds", 0)
-        )
-    elif "c" in groups:
-        seconds = groups["a"] * 3600 + groups["b"] * 60 + groups["c"]
-    elif "b" in groups:
-        seconds = groups["a"] * 60 + groups["b"]
-    else:
-        seconds = groups["a"] * 60
     if wrap:
         # For partition time limits Slurm counts the seconds in 32 bits before rounding up
         # to minutes, so a huge value wraps (MaxTime=99999999 becomes 28417211 minutes).

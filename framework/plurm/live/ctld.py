@@ -33,7 +33,6 @@ from plurm import conf
 from plurm._markers import hookimpl
 from plurm.commands.client import LocalClient, alloc_cpus
 from plurm.controller import Controller, RequestError
-from plurm.errors import PlurmError
 from plurm.live.access import Access
 from plurm.live.admission import check_request
 from plurm.live.codec import (
@@ -43,7 +42,7 @@ from plurm.live.codec import (
     request_from_dict,
     step_to_dict,
 )
-from plurm.live.daemon import daemonize, setup_logging
+from plurm.live.daemon import common_flags, run_daemon
 from plurm.live.executor import LiveExecutor
 from plurm.live.restapi import add_rest_routes
 from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
@@ -622,28 +621,12 @@ def _group_name(gid: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plurmctld", description="Plurm's controller daemon")
-    parser.add_argument("-D", action="store_true", help="run in the foreground")
+    common_flags(parser)
     parser.add_argument("-c", action="store_true", help="clear the saved state (start clean)")
-    parser.add_argument("-f", metavar="FILE", help="the slurm.conf to read")
-    parser.add_argument("-v", action="count", default=0, help="more logging (repeatable)")
-    parser.add_argument("-L", metavar="LOGFILE", help="log to this file")
     args = parser.parse_args(argv)
-    path = find_conf(args.f)
-    setup_logging(args.v, args.L)
-    try:
-        daemon = ControllerDaemon(path, clear=args.c)
-    except (PlurmError, OSError) as error:
-        print(f"plurmctld: fatal: {error}", file=sys.stderr)
-        return 1
-    if not args.D:
-        daemonize()
-    try:
-        asyncio.run(daemon.serve())
-    except OSError as error:
-        logger.critical("plurmctld: %s", error)
-        print(f"plurmctld: fatal: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return run_daemon(
+        "plurmctld", args, lambda: ControllerDaemon(find_conf(args.f), clear=args.c).serve
+    )
 
 
 if __name__ == "__main__":

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
 
-__all__ = ["daemonize", "setup_logging"]
+from plurm.errors import PlurmError
+
+__all__ = ["daemonize", "run_daemon", "setup_logging"]
 
 
 def setup_logging(verbosity: int, path: str | None) -> None:
@@ -32,3 +38,35 @@ def daemonize() -> None:
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
+
+
+def common_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags both daemons take, as Slurm's do: -D, -f FILE, -v..., and -L LOGFILE."""
+    parser.add_argument("-D", action="store_true", help="run in the foreground")
+    parser.add_argument("-f", metavar="FILE", help="the slurm.conf to read")
+    parser.add_argument("-v", action="count", default=0, help="more logging (repeatable)")
+    parser.add_argument("-L", metavar="LOGFILE", help="log to this file")
+
+
+def run_daemon(
+    name: str, args: argparse.Namespace, make: Callable[[], Callable[[], Coroutine[Any, Any, None]]]
+) -> int:
+    """Start a daemon: logging, ``make()`` (which reads the configuration and returns the
+    daemon's serve coroutine function), detaching unless -D, then its event loop. A
+    configuration or system error before it serves ends it with a ``NAME: fatal:`` line
+    and exit status 1, as Slurm's daemons do."""
+    setup_logging(args.v, args.L)
+    try:
+        serve = make()
+    except (PlurmError, OSError) as error:
+        print(f"{name}: fatal: {error}", file=sys.stderr)
+        return 1
+    if not args.D:
+        daemonize()
+    try:
+        asyncio.run(serve())
+    except OSError as error:
+        logging.getLogger(f"plurm.live.{name}").critical("%s: %s", name, error)
+        print(f"{name}: fatal: {error}", file=sys.stderr)
+        return 1
+    return 0

@@ -30,7 +30,7 @@ from typing import Any
 
 from plurm import conf
 from plurm.errors import PlurmError
-from plurm.live.daemon import daemonize, setup_logging
+from plurm.live.daemon import common_flags, run_daemon
 from plurm.live.gather import NodeGather
 from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
 from plurm.live.launcher import Launcher, LaunchError, LaunchSpec, RunningJob, session_pids
@@ -528,26 +528,9 @@ def _write_atomic(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plurmd", description="Plurm's node daemon")
     parser.add_argument("-N", metavar="NodeName", required=True, help="this daemon's node")
-    parser.add_argument("-D", action="store_true", help="run in the foreground")
-    parser.add_argument("-f", metavar="FILE", help="the slurm.conf to read")
-    parser.add_argument("-v", action="count", default=0, help="more logging (repeatable)")
-    parser.add_argument("-L", metavar="LOGFILE", help="log to this file")
+    common_flags(parser)
     args = parser.parse_args(argv)
-    setup_logging(args.v, args.L)
-    try:
-        daemon = NodeDaemon(find_conf(args.f), args.N)
-    except (PlurmError, OSError) as error:
-        print(f"plurmd: fatal: {error}", file=sys.stderr)
-        return 1
-    if not args.D:
-        daemonize()
-    try:
-        asyncio.run(daemon.serve())
-    except OSError as error:
-        logger.critical("plurmd: %s", error)
-        print(f"plurmd: fatal: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return run_daemon("plurmd", args, lambda: NodeDaemon(find_conf(args.f), args.N).serve)
 
 
 if __name__ == "__main__":

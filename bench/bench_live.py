@@ -43,7 +43,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -52,23 +51,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from plurm.testing.ports import free_ports
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SELECT = "SelectType=select/cons_res\nSelectTypeParameters=CR_CPU"
 SUBMITTED = re.compile(r"(\d+)")
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def _cpu_of(pid: int) -> float:

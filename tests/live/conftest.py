@@ -5,7 +5,6 @@ with ``plurm cluster down``'s, which stops every process they started by pid."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,21 +15,9 @@ import attrs
 import pytest
 
 from plurm.live import local
+from plurm.testing.ports import free_ports
 
 BIN = Path(sys.executable).parent
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports nothing listens on now (the kernel's choice, released at once)."""
-    sockets = []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 CONF = """\

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.live.conftest import free_ports
+from plurm.testing.ports import free_ports
 
 PROBE = """
 import sys

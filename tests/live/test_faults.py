@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from plurm import conf
 from plurm.commands.dispatch import run_command
 from plurm.controller import RequestError
+from plurm.gather.procfs import start_time
 from plurm.live.client import RpcClient, invocation
 from plurm.live.codec import (
     CodecError,
@@ -33,7 +34,7 @@ from plurm.live.codec import (
     request_to_dict,
 )
 from plurm.live.ctld import ControllerDaemon
-from plurm.live.noded import LaunchFieldError, NodeDaemon, _start_time
+from plurm.live.noded import LaunchFieldError, NodeDaemon
 from plurm.live.rpc import (
     CREDENTIAL_HEADER,
     MAX_BODY,
@@ -55,7 +56,7 @@ def _kill9(cluster: LiveCluster, daemon: str) -> int:
     """SIGKILL the daemon its pid file names (checked by start time); its pid."""
     pid_text, start_text = (cluster.root / "state" / f"{daemon}.pid").read_text().split()
     pid = int(pid_text)
-    assert _start_time(pid) == int(start_text), f"{daemon} is not running"
+    assert start_time(pid) == int(start_text), f"{daemon} is not running"
     os.kill(pid, signal.SIGKILL)
     # the test process started it (through local.up): reap it, so that it is gone
     with contextlib.suppress(ChildProcessError):
@@ -214,7 +215,7 @@ def bad(steady: tuple[LiveCluster, int]) -> Iterator[LiveCluster]:
     yield cluster
     for name, text in pids.items():
         pid, start = map(int, text.split())
-        assert _start_time(pid) == start and _alive(pid), f"{name} died"
+        assert start_time(pid) == start and _alive(pid), f"{name} died"
     jobs = RpcClient(conf.load(str(cluster.conf))).view().cluster.jobs
     assert jobs[job_id].state is JobState.RUNNING
 

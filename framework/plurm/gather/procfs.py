@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["PAGE_SIZE", "ProcStat", "read_stat", "scan", "task_of"]
+__all__ = ["PAGE_SIZE", "ProcStat", "read_stat", "scan", "start_time", "stat_fields", "task_of"]
 
 #: Bytes per memory page (RSS is counted in pages).
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -39,15 +39,33 @@ class ProcStat:
         return (self.pid, self.start)
 
 
-def read_stat(pid: int) -> ProcStat | None:
-    """Process ``pid`` now; None when it is gone (or a zombie: it holds no memory)."""
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (``[0]`` the state, ``[3]``
+    the session, ``[19]`` the start time), or None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read()
     except OSError:
         return None
     # The command name is in parentheses and may hold anything: split after the last ")".
-    fields = data[data.rfind(b")") + 2 :].split()
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot), to tell it from a later process
+    with the same pid; None when it is gone."""
+    fields = stat_fields(pid)
+    try:
+        return None if fields is None else int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def read_stat(pid: int) -> ProcStat | None:
+    """Process ``pid`` now; None when it is gone (or a zombie: it holds no memory)."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return None
     try:
         if fields[0] in (b"Z", b"X"):
             return None

@@ -55,6 +55,7 @@ from typing import ClassVar, Literal
 import attrs
 
 from plurm.errors import PlurmError
+from plurm.gather.procfs import stat_fields
 
 __all__ = [
     "SUSPEND_GRACE",
@@ -157,13 +158,9 @@ def job_dir(spool_dir: str | os.PathLike[str], job_id: int) -> Path:
 
 def _stat_fields(pid: int) -> tuple[str, int] | None:
     """(state, session id) of a process from /proc/PID/stat, None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            data = stat.read()
-    except OSError:
+    fields = stat_fields(pid)
+    if fields is None:
         return None
-    # The command name is in parentheses and may hold anything: split after the last ")".
-    fields = data[data.rfind(b")") + 2 :].split()
     try:
         return fields[0].decode(), int(fields[3])
     except (IndexError, ValueError):

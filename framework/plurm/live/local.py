@@ -22,7 +22,8 @@ from pathlib import Path
 
 from plurm import conf
 from plurm.errors import PlurmError
-from plurm.live.noded import NodeDaemon, _start_time
+from plurm.gather.procfs import start_time, stat_fields
+from plurm.live.noded import NodeDaemon
 from plurm.live.rpc import RpcError, Signer, call
 from plurm.live.settings import LiveSettings
 from plurm.manager import Plugins
@@ -49,7 +50,7 @@ def _alive(state: Path, name: str) -> int | None:
         pid, start = int(pid_text), int(start_text)
     except (OSError, ValueError):
         return None
-    if _start_time(pid) != start:
+    if start_time(pid) != start:
         return None
     if _zombie(pid):
         with contextlib.suppress(ChildProcessError):
@@ -59,11 +60,8 @@ def _alive(state: Path, name: str) -> int | None:
 
 
 def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2 :].startswith("Z")
+    fields = stat_fields(pid)
+    return fields is None or fields[:1] == [b"Z"]
 
 
 def _spawn(state: Path, name: str, argv: list[str]) -> int:
@@ -79,7 +77,7 @@ def _spawn(state: Path, name: str, argv: list[str]) -> int:
         )
     finally:
         log.close()
-    start = _start_time(process.pid)
+    start = start_time(process.pid)
     _pid_file(state, name).write_text(f"{process.pid} {start}\n")
     return process.pid
 

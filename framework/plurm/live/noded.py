@@ -30,6 +30,7 @@ from typing import Any
 
 from plurm import conf
 from plurm.errors import PlurmError
+from plurm.gather.procfs import start_time
 from plurm.live.daemon import common_flags, run_daemon
 from plurm.live.gather import NodeGather
 from plurm.live.jobenv import JobEnvInfo, expand_pattern, job_environment
@@ -56,16 +57,6 @@ def real_memory() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 1
-
-
-def _start_time(pid: int) -> int | None:
-    """A process's start time (clock ticks since boot), to tell it from a later one."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[19])
 
 
 class NodeDaemon:
@@ -117,7 +108,7 @@ class NodeDaemon:
                 "attempt": attempt,
                 "pid": job.pid,
                 "sid": job.sid,
-                "start": _start_time(job.pid),
+                "start": start_time(job.pid),
             }
             for job_id, (attempt, job) in self.jobs.items()
         }
@@ -141,7 +132,7 @@ class NodeDaemon:
                 pid, sid, start = int(item["pid"]), int(item["sid"]), item["start"]
             except (KeyError, TypeError, ValueError):
                 continue
-            if start is not None and _start_time(pid) != start:
+            if start is not None and start_time(pid) != start:
                 continue  # gone, or a later process has its pid
             for member in session_pids(sid):
                 try:

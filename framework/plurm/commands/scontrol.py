@@ -284,18 +284,12 @@ def tres_text(job: Job, view: ClusterView) -> str:
 def _node_state(name: str, used: int, view: ClusterView) -> str:
     """scontrol's State=: the base state by the node's CPUs in use (or DOWN), then +DRAIN
     and +NOT_RESPONDING."""
-    cluster = view.cluster
-    condition = cluster.node_down.get(name)
-    if condition is not None and condition.down:
-        base = "DOWN"
-    elif used <= 0:
-        base = "IDLE"
-    elif used >= cluster.node(name).cpus:
-        base = "ALLOCATED"
-    else:
-        base = "MIXED"
-    drain = "+DRAIN" if condition is not None and condition.drain else ""
-    return base + drain + ("+NOT_RESPONDING" if name in cluster.not_responding else "")
+    status = view.cluster.node_status(name, used)
+    return (
+        status.base.value
+        + ("+DRAIN" if status.drain else "")
+        + ("+NOT_RESPONDING" if status.not_responding else "")
+    )
 
 
 def _alloc_tres(name: str, used: int, view: ClusterView) -> str:

@@ -84,19 +84,9 @@ def node_states(view: ClusterView) -> dict[str, str]:
     alloc = cpus_in_use(view)
     states = {}
     for name in cluster.config.node_names:
-        used = alloc.get(name, 0)
-        condition = cluster.node_down.get(name)
-        if condition is not None and condition.drain:
-            state = "drng" if used else "drain"
-        elif condition is not None:
-            state = "down"
-        elif used <= 0:
-            state = "idle"
-        elif used >= cluster.node(name).cpus:
-            state = "alloc"
-        else:
-            state = "mix"
-        states[name] = state + ("*" if name in cluster.not_responding else "")
+        status = cluster.node_status(name, alloc.get(name, 0))
+        state = ("drng" if status.in_use else "drain") if status.drain else status.base.compact
+        states[name] = state + ("*" if status.not_responding else "")
     return states
 
 

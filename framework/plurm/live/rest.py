@@ -480,21 +480,9 @@ def cancel_response(errors: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
 
 def _node_state(name: str, cluster: Cluster, used: int) -> tuple[str, list[str]]:
     """The base state in lower case and the flags, as slurmrestd prints them."""
-    condition = cluster.node_down.get(name)
-    if condition is not None and condition.down:
-        base = "down"
-    elif used <= 0:
-        base = "idle"
-    elif used >= cluster.node(name).cpus:
-        base = "allocated"
-    else:
-        base = "mixed"
-    flags = []
-    if condition is not None and condition.drain:
-        flags.append("DRAIN")
-    if name in cluster.not_responding:
-        flags.append("NOT_RESPONDING")
-    return base, flags
+    status = cluster.node_status(name, used)
+    flags = ["DRAIN"] * status.drain + ["NOT_RESPONDING"] * status.not_responding
+    return status.base.value.lower(), flags
 
 
 def node_json(name: str, cluster: Cluster, cpus_in_use: Mapping[str, int]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import attrs
 from plurm.conf.model import NodeSpec, PartitionSpec, QosSpec, SlurmConfig
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState
-from plurm.model.node import NodeCondition, after_contact, configured
+from plurm.model.node import NodeCondition, NodeState, NodeStatus, after_contact, configured
 from plurm.model.traits import PreemptTraits
 
 __all__ = ["DEFAULT_QOS", "Cluster", "NodeBits", "mask_of_indexes"]
@@ -195,6 +195,24 @@ class Cluster:
         """Nodes whose slurmd missed the controller's last ping (sinfo's ``*``, scontrol's
         +NOT_RESPONDING); no new job starts on them."""
         return self._not_responding
+
+    def node_status(self, name: str, cpus_used: int) -> NodeStatus:
+        """Node ``name``'s state as the commands show it, given the CPUs its jobs use."""
+        condition = self._node_down.get(name)
+        if condition is not None and condition.down:
+            base = NodeState.DOWN
+        elif cpus_used <= 0:
+            base = NodeState.IDLE
+        elif cpus_used >= self.config.node(name).cpus:
+            base = NodeState.ALLOCATED
+        else:
+            base = NodeState.MIXED
+        return NodeStatus(
+            base=base,
+            drain=condition is not None and condition.drain,
+            not_responding=name in self._not_responding,
+            in_use=cpus_used > 0,
+        )
 
     @property
     def out_of_service(self) -> int:

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidNodeState",
     "NodeCondition",
     "NodeState",
+    "NodeStatus",
     "admin_update",
     "after_contact",
     "configured",
@@ -75,6 +76,20 @@ class NodeCondition:
     def state(self) -> NodeState:
         """The state this condition alone gives the node (drain wins, as in sinfo)."""
         return NodeState.DRAIN if self.drain else NodeState.DOWN
+
+
+@attrs.frozen
+class NodeStatus:
+    """What a command shows of one node at one moment: its base state (DOWN, or IDLE,
+    MIXED or ALLOCATED by its CPUs in use), whether it is drained, and whether its slurmd
+    does not respond. Each command prints it its own way: scontrol as ``DOWN+DRAIN``, sinfo
+    as ``drain`` (drain wins there) or ``drng`` while jobs still hold the node, slurmrestd
+    as a lower-case base and a list of flags."""
+
+    base: NodeState
+    drain: bool
+    not_responding: bool
+    in_use: bool
 
 
 class InvalidNodeState(PlurmError):

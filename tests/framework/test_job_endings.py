@@ -85,6 +85,18 @@ def test_a_cancelled_pending_job_keeps_its_reason(cluster: TestCluster) -> None:
     assert cluster.command("squeue -t all -h -j 2 -o '%T %r'").stdout == "CANCELLED Resources\n"
 
 
+def test_squeue_j_lists_every_state_unless_t_names_some(cluster: TestCluster) -> None:
+    cluster.command("sbatch -N 2 --wrap='sleep 300'")
+    cluster.command("sbatch -N 2 --wrap='sleep 300'")
+    cluster.run_until(2)
+    cluster.command("scancel 2")
+    assert (
+        cluster.command("squeue -h -j 1,2 -o '%i %T'").stdout == "2 CANCELLED\n1 RUNNING\n"
+    )  # by state: CA before R
+    assert cluster.command("squeue -h -j 1,2 -t R -o '%i %T'").stdout == "1 RUNNING\n"
+    assert cluster.command("squeue -h -j 1,2 -t CA -o '%i %T'").stdout == "2 CANCELLED\n"
+
+
 def test_admin_suspension_zeroes_priority_and_resume_reprioritizes(cluster: TestCluster) -> None:
     for _ in range(2):
         cluster.command("sbatch --wrap='sleep 300'")

@@ -449,10 +449,12 @@ def run(
     for job in cluster.jobs.values():
         if job.state.finished and job.end_time is not None and job.end_time + age < now:
             continue  # purged after MinJobAge, as slurmctld does
-        if ids is not None:
-            if job.job_id not in ids and job.array_job_id not in ids:
-                continue
-        elif job.state not in (states if states is not None else default_states):
+        if ids is not None and job.job_id not in ids and job.array_job_id not in ids:
+            continue
+        # -j lists its jobs in every state unless -t names some, as squeue does
+        if states is not None and job.state not in states:
+            continue
+        if states is None and ids is None and job.state not in default_states:
             continue
         if "partition" in values and job.partition not in str(values["partition"]).split(","):
             continue

@@ -17,6 +17,7 @@ import os
 import pwd
 import re
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -123,6 +124,7 @@ def guarded() -> Iterator[Guarded]:
             signer.stdin.close()
             signer.wait(timeout=30)
             cluster.down()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -123,3 +123,43 @@ def test_slurm_user_may_use_root_only(tmp_path: Path) -> None:
     )
     request = attrs.evolve(JobBuilder().build(), uid=os.getuid(), user=me)
     assert sim.submit(request) == 1
+
+
+COORDINATED = (
+    "Account=lab Coordinators=Alice\n"
+    "Account=lab_sub Parent=lab\n"
+    "Account=lab_sub2 Parent=lab_sub\n"
+    "Account=other\n"
+    "User=alice Account=lab\n"
+    "User=bob Account=lab_sub,other\n"
+    "User=carol Account=other\n"
+)
+
+
+def _accounts(tmp_path: Path, text: str) -> conf.SlurmConfig:
+    return conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n1\nPartitionName=p Nodes=n1\n",
+        path=tmp_path / "slurm.conf",
+        accounts_text=text,
+    )
+
+
+def test_coordinators_of_an_account_coordinate_its_sub_accounts(tmp_path: Path) -> None:
+    from plurm.controller.access import coordinated_accounts
+
+    config = _accounts(tmp_path, COORDINATED)
+    specs = {spec.name: spec for spec in config.accounts}
+    assert specs["lab"].coordinators == ("alice",)  # stored lower-case, as slurmdbd does
+    assert specs["lab_sub"].coordinators == ()
+    assert coordinated_accounts(config.accounts, "alice") == {"lab", "lab_sub", "lab_sub2"}
+    assert coordinated_accounts(config.accounts, "bob") == frozenset()
+    both = _accounts(tmp_path, COORDINATED + "Account=other2 Parent=other Coordinators=bob,alice\n")
+    assert coordinated_accounts(both.accounts, "alice") == {"lab", "lab_sub", "lab_sub2", "other2"}
+    assert coordinated_accounts(both.accounts, "bob") == {"other2"}  # not its parent
+
+
+def test_a_coordinator_must_be_a_user(tmp_path: Path) -> None:
+    with pytest.raises(ConfError, match="account lab: coordinator dave is not a user"):
+        _accounts(tmp_path, "Account=lab Coordinators=dave\nUser=alice Account=lab\n")
+    with pytest.raises(ConfError, match="Coordinators"):
+        _accounts(tmp_path, "Account=lab\nUser=alice Account=lab Coordinators=lab\n")

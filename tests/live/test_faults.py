@@ -398,6 +398,14 @@ def test_a_missing_or_forged_credential_is_refused(bad: LiveCluster) -> None:
 
 
 @live
+def test_auth_none_says_once_that_it_checks_nothing(bad: LiveCluster) -> None:
+    for daemon in ("plurmctld", "plurmd-n1"):
+        log = (bad.root / "state" / f"{daemon}.log").read_text()
+        assert log.count("auth/none: credentials are not checked") == 1, daemon
+        assert "for trusted single-user setups only: use auth/munge" in log
+
+
+@live
 def test_a_wrong_protocol_version_and_an_unknown_method_are_refused(bad: LiveCluster) -> None:
     settings = _settings(bad)
     for url in (settings.ctld_url, settings.nodes["n1"].url):

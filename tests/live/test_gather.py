@@ -182,6 +182,40 @@ def test_cgroup_gathers_or_says_once_why_it_cannot(tmp_path: Path) -> None:
         live.down()
 
 
+def test_a_cgroups_memory_limit_is_enforced_by_the_kernel(tmp_path: Path) -> None:
+    """With a cgroup per job, the kernel ends a job over its --mem at once: the sampler,
+    every 60 s here, has no part in it. The job ends OUT_OF_MEMORY, as Slurm's does."""
+    from plurm_jobacct_gather_cgroup import CgroupTree
+
+    probe = CgroupTree.probe("probe-test")
+    if isinstance(probe, str):
+        pytest.skip(f"this machine gives the node daemon no memory cgroup: {probe}")
+    probe.base.rmdir()
+    extra = EXTRA.replace("jobacct_gather/linux", "jobacct_gather/cgroup").replace(
+        "task=1", "task=60"
+    )
+    live = make_cluster(tmp_path, nodes=1, extra=extra)
+    try:
+        live.up()
+        job_id = live.sbatch("--mem=100", str(_script(live, "hog400.sh", 400, 60)))
+        live.wait_for(
+            lambda: live.state(job_id) not in ("PENDING", "RUNNING", "COMPLETING", ""),
+            20,
+            "the job's end",
+        )
+        rows = _sacct(live, job_id, "JobID,State,ExitCode,Elapsed")
+        assert rows[0][1:3] == ["OUT_OF_MEMORY", "0:125"], rows
+        assert rows[1][:3] == [f"{job_id}.batch", "OUT_OF_MEMORY", "0:125"]
+        hours, minutes, seconds = (int(part) for part in rows[0][3].split(":"))
+        assert hours == minutes == 0 and seconds < 20  # not the sampler's 60 s
+        log = (live.root / "state" / "plurmd-n1.log").read_text()
+        assert f"job_id={job_id}: detected 1 oom-kill event(s) in " in log
+        assert "exceeded memory limit" not in log  # the sampler never saw it
+        assert not (probe.base / f"job_{job_id}").exists()  # its cgroup is gone
+    finally:
+        live.down()
+
+
 def test_a_finished_steps_figures_show_while_its_job_runs_on(cluster: LiveCluster) -> None:
     hold = _script(cluster, "hold60.sh", 60, 2)
     script = cluster.root / "onestep.sh"

@@ -3,7 +3,9 @@ users the test makes. Jobs run as their submitter; the other user's scancel, sco
 suspend|update|requeue fail with Slurm's text and leave the job as it was, the owner's
 succeed; RootOnly refuses a user's sbatch -p; forged, altered and replayed credentials sent
 to plurmctld's port are refused while it keeps serving; ``scontrol token`` gives a JWT the
-REST API accepts and that a wrong key or another user's name does not pass."""
+REST API accepts and that a wrong key or another user's name does not pass. With accounting
+(accounts.conf), alice coordinates the account ``lab``: she may act on bob's jobs charged
+to its sub-account ``lab_sub`` as bob may, not on his jobs of the account ``other``."""
 
 from __future__ import annotations
 
@@ -106,6 +108,7 @@ def setup() -> Iterator[Setup]:
                     f"AuthInfo=socket={daemon.socket}\n"
                     "AuthAltTypes=auth/jwt\n"
                     f"AuthAltParameters=jwt_key={key}\n"
+                    "AccountingStorageType=accounting_storage/slurmdbd\n"
                 ),
                 partitions=(
                     "PartitionName=debug Nodes=n[1-4] Default=YES State=UP\n"
@@ -113,6 +116,15 @@ def setup() -> Iterator[Setup]:
                 ),
             )
             (root / "slurm.conf").chmod(0o644)
+            alice, bob = users
+            (root / "accounts.conf").write_text(
+                f"Account=lab Coordinators={alice.name}\n"
+                "Account=lab_sub Parent=lab\n"
+                "Account=other\n"
+                f"User={alice.name} Account=lab\n"
+                f"User={bob.name} Account=lab_sub,other\n"
+            )
+            (root / "accounts.conf").chmod(0o644)
             try:
                 cluster.up()
                 yield Setup(cluster, daemon, users[0], users[1], key)
@@ -140,8 +152,10 @@ def _pids_of(uid: int, marker: str) -> list[int]:
     return found
 
 
-def _submit(setup: Setup, user: User, seconds: str) -> int:
-    done = setup.run_as(user, "sbatch", "--parsable", "-t", "10", f"--wrap=sleep {seconds}")
+def _submit(setup: Setup, user: User, seconds: str, *options: str) -> int:
+    done = setup.run_as(
+        user, "sbatch", "--parsable", "-t", "10", *options, f"--wrap=sleep {seconds}"
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout.strip())
 
@@ -190,6 +204,52 @@ def test_root_may_act_on_a_users_job(setup: Setup) -> None:
     cluster.run("scontrol", "resume", str(job))
     cluster.run("scancel", str(job))
     cluster.wait_for(lambda: cluster.state(job) == "CANCELLED", what="root's cancel")
+
+
+def test_a_coordinator_acts_on_its_accounts_jobs_as_their_owner(setup: Setup) -> None:
+    cluster, alice, bob = setup.cluster, setup.alice, setup.bob
+    job = _submit(setup, bob, "303")  # charged to lab_sub, bob's default account
+    cluster.wait_for(lambda: cluster.state(job) == "RUNNING", what="bob's job runs")
+    assert "Account=lab_sub " in cluster.run("scontrol", "show", "job", str(job)).stdout
+    waiting = _submit(setup, bob, "304", "--begin=now+3600")
+    elsewhere = _submit(setup, bob, "305", "-A", "other", "--begin=now+3600")
+
+    # as the owner may: lower a limit, hold and release, requeue, cancel
+    done = setup.run_as(alice, "scontrol", "update", f"JobId={job}", "TimeLimit=5")
+    assert done.returncode == 0, done.stderr
+    assert "TimeLimit=00:05:00" in cluster.run("scontrol", "show", "job", str(job)).stdout
+    assert setup.run_as(alice, "scontrol", "hold", str(waiting)).returncode == 0
+    shown = cluster.run("scontrol", "show", "job", str(waiting)).stdout
+    assert "Priority=0 " in shown and "Reason=JobHeldUser" in shown  # not an admin's hold
+    assert setup.run_as(alice, "scontrol", "release", str(waiting)).returncode == 0
+    shown = cluster.run("scontrol", "show", "job", str(waiting)).stdout
+    assert "Priority=0 " not in shown and "JobHeld" not in shown
+    # but no more than the owner: raising a running job's limit and suspending are refused
+    raised = setup.run_as(alice, "scontrol", "update", f"JobId={job}", "TimeLimit=50")
+    assert (raised.returncode, raised.stderr) == (1, f"Access/permission denied for job {job}\n")
+    suspended = setup.run_as(alice, "scontrol", "suspend", str(job))
+    assert suspended.stderr == f"Access/permission denied for job {job}\n"
+    assert cluster.state(job) == "RUNNING"
+    assert setup.run_as(alice, "scontrol", "requeue", str(job)).returncode == 0
+    cluster.wait_for(
+        lambda: " Restarts=1 " in cluster.run("scontrol", "show", "job", str(job)).stdout,
+        what="the coordinator's requeue",
+    )
+    for target in (job, waiting):
+        assert setup.run_as(alice, "scancel", str(target)).returncode == 0
+        cluster.wait_for(lambda t=target: cluster.state(t) == "CANCELLED", what="her cancel")
+
+    # bob's job of another account is not hers to touch; hers are not bob's
+    refused = setup.run_as(alice, "scancel", str(elsewhere))
+    assert refused.stderr == (
+        f"scancel: error: Kill job error on job id {elsewhere}: Access/permission denied\n"
+    )
+    update = setup.run_as(alice, "scontrol", "update", f"JobId={elsewhere}", "TimeLimit=5")
+    assert update.stderr == f"Invalid user id for job {elsewhere}\n"
+    own = _submit(setup, alice, "306", "--begin=now+3600")
+    assert setup.run_as(bob, "scancel", str(own)).returncode == 1
+    assert cluster.state(elsewhere) == "PENDING" and cluster.state(own) == "PENDING"
+    cluster.run("scancel", str(elsewhere), str(own))
 
 
 def test_root_only_partition_refuses_a_user(setup: Setup) -> None:

@@ -9,6 +9,7 @@ from ``accounts.conf`` beside slurm.conf, in slurm.conf's line syntax, one recor
     User=alice Account=theory,physics DefaultAccount=theory
     User=bob Account=physics QOS=normal
     User=carol Account=physics AdminLevel=Operator
+    Account=biology Coordinators=carol
 
 What ``sacctmgr add cluster`` creates always exists: the account ``root`` (its QOS list is
 ``normal``) and the user ``root`` in it, with ``root`` as its default account. An account's
@@ -20,7 +21,10 @@ account); its default account is the ``DefaultAccount`` given, else the first ac
 was added to. Names are stored lower-case, as slurmdbd stores them. ``AdminLevel`` (``None``,
 ``Operator``, ``Administrator``; sacctmgr also takes ``Admin``) is the user's, as
 ``sacctmgr modify user NAME set adminlevel=...`` sets it: an operator or administrator may
-act on every job, as root may.
+act on every job, as root may. ``Coordinators`` (an account's field, as ``sacctmgr add
+coordinator account=NAME names=USERS`` sets them, and ``sacctmgr list account
+withcoordinator`` shows them) are users each defined on a User= line; a coordinator of an
+account coordinates its sub-accounts too.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ __all__ = ["ADMIN_LEVELS", "ROOT", "read_accounts"]
 #: The account, and the user, ``sacctmgr add cluster`` creates.
 ROOT = "root"
 
-_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS")
+_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS", "Coordinators")
 _USER_FIELDS = ("Account", "DefaultAccount", "QOS", "DefaultQOS", "AdminLevel")
 #: sacctmgr's AdminLevel words, as slurmdbd stores them.
 ADMIN_LEVELS = {
@@ -111,6 +115,7 @@ def read_accounts(
         else:
             accounts[name] = _account(name, values, where)
     _check_accounts(accounts, qos_names, errors)
+    _check_coordinators(accounts, {user for user, _, _ in users}, errors)
     associations, defaults = _associations(users, accounts, qos_names, errors)
     return tuple(accounts.values()), associations, defaults, admins, errors
 
@@ -144,7 +149,22 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 def _account(name: str, values: dict[str, str], where: SourceLocation) -> AccountSpec:
     parent = None if name == ROOT else values.get("parent", ROOT)
     qos = _names(values.get("qos"))
-    return AccountSpec(name, parent, qos, values.get("defaultqos"), location=where)
+    coordinators = _names(values.get("coordinators")) or ()
+    return AccountSpec(name, parent, qos, values.get("defaultqos"), coordinators, location=where)
+
+
+def _check_coordinators(
+    accounts: dict[str, AccountSpec], users: set[str], errors: list[ConfError]
+) -> None:
+    """A coordinator must be a user slurmdbd knows (one with a User= line)."""
+    for spec in accounts.values():
+        for user in spec.coordinators:
+            if user not in users:
+                errors.append(
+                    ConfError(
+                        f"account {spec.name}: coordinator {user} is not a user", spec.location
+                    )
+                )
 
 
 def _check_accounts(

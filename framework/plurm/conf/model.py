@@ -176,7 +176,8 @@ class QosSpec:
 
 @attrs.frozen
 class AccountSpec:
-    """One account from accounts.conf, as ``sacctmgr add account`` makes it.
+    """One account from accounts.conf, as ``sacctmgr add account`` (and ``sacctmgr add
+    coordinator``) make it.
 
     ``qos`` None means the parent's QOS list (the root account's is ``normal``);
     ``default_qos`` None means the parent's default (none at the root).
@@ -186,6 +187,9 @@ class AccountSpec:
     parent: str | None = "root"
     qos: tuple[str, ...] | None = None
     default_qos: str | None = None
+    #: The users who coordinate the account (``sacctmgr add coordinator``): they may act
+    #: on the jobs charged to it and to its sub-accounts.
+    coordinators: tuple[str, ...] = ()
     location: SourceLocation | None = attrs.field(default=None, eq=False)
 
 

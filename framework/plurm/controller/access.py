@@ -6,14 +6,19 @@ belong to one of the groups (root and SlurmUser always may). ``AllowAccounts`` a
 job has one; without accounting it has neither). Each refusal is Slurm's own text; the
 controller raises it as a RequestError, so ``sbatch`` prints "Batch job submission failed:
 ..." in simulation and live alike.
+
+:func:`coordinated_accounts`: the accounts a user coordinates (accounts.conf's
+``Coordinators``), each with its sub-accounts, as slurmdbd hands them to slurmctld; a
+coordinator may act on the jobs charged to them as their owner may.
 """
 
 from __future__ import annotations
 
 import grp
 import pwd
+from collections.abc import Iterable
 
-from plurm.conf.model import PartitionSpec, SlurmConfig
+from plurm.conf.model import AccountSpec, PartitionSpec, SlurmConfig
 from plurm.model.job import JobRequest
 
 __all__ = [
@@ -21,6 +26,7 @@ __all__ = [
     "BAD_ACCOUNT",
     "BAD_GROUP",
     "BAD_QOS",
+    "coordinated_accounts",
     "in_group",
     "partition_refusal",
     "slurm_user_uid",
@@ -80,3 +86,22 @@ def partition_refusal(
         if spec.deny_qos is not None and qos in spec.deny_qos:
             return BAD_QOS
     return None
+
+
+def coordinated_accounts(accounts: Iterable[AccountSpec], user: str) -> frozenset[str]:
+    """The accounts ``user`` coordinates: those naming it in ``Coordinators`` and every
+    account below them."""
+    children: dict[str, list[str]] = {}
+    named: list[str] = []
+    for spec in accounts:
+        if spec.parent is not None:
+            children.setdefault(spec.parent, []).append(spec.name)
+        if user in spec.coordinators:
+            named.append(spec.name)
+    found: set[str] = set()
+    while named:
+        name = named.pop()
+        if name not in found:
+            found.add(name)
+            named.extend(children.get(name, ()))
+    return frozenset(found)

@@ -250,7 +250,8 @@ class ControllerDaemon:
         self.commit()  # the records of jobs changed since the last event, first
         records = self.store.query(query)
         if not self.access.sees_all_jobs(caller.uid):  # PrivateData=jobs
-            records = [record for record in records if record.uid == caller.uid]
+            sees = self.access.sees
+            records = [r for r in records if sees(caller.uid, r.uid, r.account)]
         return {"records": [record_to_dict(r) for r in records]}
 
     def statistics(self) -> dict[str, float]:
@@ -270,11 +271,12 @@ class ControllerDaemon:
 
     def jobs_for(self, uid: int) -> list[Job]:
         """The jobs ``uid`` may see: all visible ones, or with PrivateData=jobs only its
-        own unless it is an operator."""
+        own (and its accounts' as a coordinator) unless it is an operator."""
         jobs = self.visible_jobs()
         if self.access.sees_all_jobs(uid):
             return jobs
-        return [job for job in jobs if job.request.uid == uid]
+        sees = self.access.sees
+        return [job for job in jobs if sees(uid, job.request.uid, job.account)]
 
     def visible_jobs(self) -> list[Job]:
         """The jobs the commands show: all but those finished longer than MinJobAge ago."""
@@ -312,12 +314,16 @@ class ControllerDaemon:
         return job.job_id
 
     def _owned(self, caller: Caller, job_id: object, *, admin: bool = False) -> int:
-        """A job the caller may act on: its own, or any for an operator; ``admin`` verbs
-        (suspend, resume) are for operators only, as in Slurm."""
+        """A job the caller may act on: its own, its accounts' as a coordinator, or any
+        for an operator; ``admin`` verbs (suspend, resume) are for operators only, as in
+        Slurm."""
         if type(job_id) is not int:
             raise RpcError("job_id is not an integer")
         job = self.controller.job(job_id)
-        if not self.access.operator(caller.uid) and (admin or job.request.uid != caller.uid):
+        access = self.access
+        if not access.operator(caller.uid) and (
+            admin or not access.may_act(caller.uid, job.request.uid, job.account)
+        ):
             logger.warning(
                 "Security violation: %s of job_id=%d by uid=%d refused",
                 "admin verb" if admin else "job verb",
@@ -448,6 +454,9 @@ class ControllerDaemon:
             raise RpcError("job_id is not an integer")
         changes = job_changes(message.get("changes"))
         by_uid = 0 if self.access.operator(caller.uid) else caller.uid
+        job = self.controller.cluster.jobs.get(job_id)
+        if by_uid and job is not None and self.access.coordinator(by_uid, job.account):
+            by_uid = job.request.uid  # a coordinator changes what the owner may
         self.controller.update_job(job_id, changes, by_uid=by_uid)
         self.dirty[job_id] = self.controller.job(job_id)
         return {}

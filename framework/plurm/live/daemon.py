@@ -22,9 +22,26 @@ def setup_logging(verbosity: int, path: str | None) -> None:
         logging.FileHandler(path) if path else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("[%(asctime)s] %(name)s: %(levelname)s: %(message)s"))
+    handler.addFilter(_bad_http_request)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def _bad_http_request(record: logging.LogRecord) -> bool:
+    """aiohttp logs a request it cannot parse (garbage on the port, a bad header) as an
+    error with its traceback; the daemon logs it as one warning line with the reason."""
+    error = record.exc_info[1] if record.exc_info else None
+    if error is None or not record.name.startswith("aiohttp."):
+        return True
+    if not any(kind.__name__ == "HttpProcessingError" for kind in type(error).__mro__):
+        return True
+    reason = " ".join(str(error).split())
+    said = record.getMessage().replace("Error handling request", "bad HTTP request")
+    record.msg, record.args = "%s: %s", (said, reason[:300])
+    record.exc_info = record.exc_text = None
+    record.levelno, record.levelname = logging.WARNING, "WARNING"
+    return True
 
 
 def daemonize() -> None:

@@ -171,10 +171,14 @@ class NodeGather:
         self, job_id: int, rusage: resource.struct_rusage | None = None
     ) -> dict[str, StepUsage]:
         """A job's final figures (``rusage``: the batch script's, from its reaping); the
-        job is forgotten."""
+        job is forgotten. A batch step the plugin finds over its memory at the end (a
+        cgroup whose limit the kernel enforced) ends the job OUT_OF_MEMORY."""
         self._reported.pop(job_id, None)
         if self._jobs.pop(job_id, None) is None:
             return {}
+        if "batch" in self.plugins.acct_gather_over_memory(job_id):
+            # ended over its memory since the last sample (a cgroup's limit: the kernel)
+            self.out_of_memory.add(job_id)
         usage = dict(self.plugins.acct_gather_usage(job_id))
         self.plugins.acct_gather_job_end(job_id)
         if rusage is not None:

@@ -104,9 +104,7 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
         found = (
             controller.cluster.jobs.get(int(text)) if text.isascii() and text.isdigit() else None
         )
-        if found is None or not (
-            daemon.access.sees_all_jobs(ids[0]) or found.request.uid == ids[0]
-        ):
+        if found is None or not daemon.access.sees(ids[0], found.request.uid, found.account):
             return answer(rest.job_not_found(text), 404)
         return rest.jobs_response([found], controller.cluster, controller.now)
 
@@ -117,7 +115,7 @@ def add_rest_routes(app: web.Application, daemon: ControllerDaemon) -> None:
         job_id = int(text)
         try:
             job = daemon.controller.job(job_id)
-            if not daemon.access.operator(ids[0]) and job.request.uid != ids[0]:
+            if not daemon.access.may_act(ids[0], job.request.uid, job.account):
                 raise RequestError("Access/permission denied")
             daemon.controller.cancel(job_id)
         except RequestError as error:

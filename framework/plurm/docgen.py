@@ -66,6 +66,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
 API_EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("plurm.conf", "load", "autofunction"),
     ("plurm.conf", "default_path", "autofunction"),
+    ("plurm.conf.model", "NO_EFFECT_KEYS", "autodata"),
     ("plurm.params", "KEYS", "autodata"),
     ("plurm.params", "KINDS", "autodata"),
 )

@@ -15,6 +15,7 @@ import attrs
 from plurm import hostlist
 from plurm.conf import keys
 from plurm.conf.model import (
+    NO_EFFECT_KEYS,
     ConfNotice,
     ControlHost,
     DownNodesSpec,
@@ -95,6 +96,17 @@ def _access_list(text: str) -> tuple[str, ...] | None:
     """AllowAccounts and friends: ``ALL`` (any case) means no restriction."""
     words = _comma_list(text)
     return None if any(word.upper() == "ALL" for word in words) else words
+
+
+#: The keys that name the plugins Plurm runs (policies, accounting, auth).
+_POLICY_PLUGIN_KEYS = (
+    "SelectType",
+    "PreemptType",
+    "SchedulerType",
+    "JobAcctGatherType",
+    "AuthType",
+    "AuthAltTypes",
+)
 
 
 def _option_locations(setting: Setting) -> dict[str, SourceLocation]:
@@ -242,6 +254,7 @@ class _Builder:
                 "AccountingStorageEnforce", parse_accounting_enforce, frozenset()
             ),
             inactive=self.inactive(),
+            plugin_locations=self.plugin_locations(),
             files=tuple(self.raw.files),
         )
         config = self.legacy_gang(config)
@@ -308,6 +321,25 @@ class _Builder:
             if unused:
                 inactive[name] = ",".join(unused)
         return inactive
+
+    def plugin_locations(self) -> dict[str, tuple[str, SourceLocation]]:
+        """Where each plugin type string of the plugin keys was written (the type strings
+        as :meth:`SlurmConfig.plugin_types` spells them)."""
+        found: dict[str, tuple[str, SourceLocation]] = {}
+        for key in (*_POLICY_PLUGIN_KEYS, *NO_EFFECT_KEYS):
+            setting = self.raw.scalars.get(key)
+            if setting is None:
+                continue
+            prefix = NO_EFFECT_KEYS.get(key)
+            offset = 0
+            for word in setting.value.split(","):
+                name = word.strip()
+                if name:
+                    type_string = name if prefix is None or "/" in name else f"{prefix}/{name}"
+                    where = setting.source.locate(setting.index, setting.value_column + offset)
+                    found.setdefault(type_string, (key, where))
+                offset += len(word) + 1
+        return found
 
     # ----------------------------------------------------------------------------- scheduling
 

@@ -58,7 +58,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.conf.values", ("SelectTypeParameters", "CrBase")),
     ("plurm.registry", ("PluginContext",)),
     ("plurm.params", ("PluginOption",)),
-    ("plurm.errors", ("SourceLocation", "AuthError")),
+    ("plurm.errors", ("SourceLocation", "AuthError", "ConfError")),
 )
 
 #: Functions and constants the reference's docstrings point to, for the Sphinx site only
@@ -68,6 +68,7 @@ API_EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("plurm.conf", "default_path", "autofunction"),
     ("plurm.conf.model", "NO_EFFECT_KEYS", "autodata"),
     ("plurm.params", "KEYS", "autodata"),
+    ("plurm.params", "check_options", "autofunction"),
     ("plurm.params", "KINDS", "autodata"),
 )
 

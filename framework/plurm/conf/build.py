@@ -7,6 +7,7 @@ Every problem is collected, so one run reports all of them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -210,9 +211,7 @@ class _Builder:
             nodesets=nodesets,
             down_nodes=down_nodes,
             select_type=self.scalar("SelectType", str, "select/linear"),
-            select_type_parameters=self.scalar(
-                "SelectTypeParameters", parse_select_type_parameters, SelectTypeParameters()
-            ),
+            select_type_parameters=self.select_type_parameters(),
             preempt_type=self.preempt_type(),
             preempt_mode=self.scalar("PreemptMode", parse_preempt_mode, PreemptMode()),
             preempt_exempt_time=self.scalar("PreemptExemptTime", keys.exempt_time, None),
@@ -321,6 +320,21 @@ class _Builder:
             if unused:
                 inactive[name] = ",".join(unused)
         return inactive
+
+    def select_type_parameters(self) -> SelectTypeParameters:
+        """SelectTypeParameters, with the words Slurm does not know kept as plugin options
+        (with where each was written)."""
+        setting = self.raw.scalars.get("SelectTypeParameters")
+        parsed = self.parse(
+            setting,
+            functools.partial(parse_select_type_parameters, plugin_options=True),
+            SelectTypeParameters(),
+        )
+        if setting is None or not parsed.options:
+            return parsed
+        where = _option_locations(setting)
+        locations = {name: where[name] for name in parsed.options if name in where}
+        return attrs.evolve(parsed, locations=locations)
 
     def plugin_locations(self) -> dict[str, tuple[str, SourceLocation]]:
         """Where each plugin type string of the plugin keys was written (the type strings

@@ -22,7 +22,7 @@ from pluggy._callers import _multicall
 from pluggy._hooks import varnames
 
 from plurm._markers import NAME
-from plurm.conf.model import SlurmConfig
+from plurm.conf.model import NO_EFFECT_KEYS, SlurmConfig
 from plurm.conf.values import PreemptMode
 from plurm.errors import raise_collected
 from plurm.hookspecs import SPEC_MODULES
@@ -41,8 +41,9 @@ __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
 
 logger = logging.getLogger(__name__)
 
-#: Plugin types the simulator loads (it sends no messages, so it needs no auth).
-SIMULATOR_ROLES = ("select", "preempt", "sched", "jobacct_gather")
+#: Plugin types the simulator loads (it sends no messages, so it needs no auth): the
+#: policies, and Slurm's plugins that have no effect here (they only say so).
+SIMULATOR_ROLES = ("select", "preempt", "sched", "jobacct_gather", *NO_EFFECT_KEYS.values())
 #: Plugin types the live daemons load.
 DAEMON_ROLES = (*SIMULATOR_ROLES, "auth")
 
@@ -53,6 +54,7 @@ _REQUIRED = {
     "sched": ("sched_queue_order",),
     "jobacct_gather": (),
     "auth": ("auth_create", "auth_verify", "auth_get_ids"),
+    **{prefix: () for prefix in NO_EFFECT_KEYS.values()},
 }
 
 

@@ -12,13 +12,17 @@ A plugin factory lists the options it reads as ``PLURM_OPTIONS``::
             self.max_age = context.options["max_age"]
 
 and a site sets them where Slurm's own options of that plugin type go:
-``PreemptParameters=max_age=7200`` (the default ``key``) or ``SchedulerParameters=...``.
+``PreemptParameters=max_age=7200`` (the default ``key``), ``SchedulerParameters=...`` or
+``SelectTypeParameters=...``.
 ``context.options`` holds the typed value of each (its default when not set).
 
-PreemptParameters options that neither Slurm nor a loaded plugin knows are errors
-(:func:`check_options`, which :meth:`plurm.manager.Plugins.load` and ``plurm conf check``
-run), with the file, line, column and the nearest known option; so is a declared option
-with a value of the wrong kind. SchedulerParameters options Slurm does not know stay
+A select plugin's options go in ``SelectTypeParameters`` beside Slurm's ``CR_*`` words
+(``SelectTypeParameters=CR_Core,pack_limit=4``).
+
+PreemptParameters and SelectTypeParameters options that neither Slurm nor a loaded plugin
+knows are errors (:func:`check_options`, which :meth:`plurm.manager.Plugins.load` and
+``plurm conf check`` run), with the file, line, column and the nearest known option; so is a
+declared option with a value of the wrong kind. SchedulerParameters options Slurm does not know stay
 accepted, as Slurm accepts them, unless a plugin declares them with a kind.
 """
 
@@ -30,12 +34,13 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from plurm.conf.model import PREEMPT_OPTIONS, SlurmConfig
+from plurm.conf.values import SELECT_TYPE_WORDS
 from plurm.errors import ConfError, ConfValueError, SourceLocation
 
 __all__ = ["KEYS", "KINDS", "PluginOption", "check_options", "declared_options", "option_values"]
 
 #: The slurm.conf keys a plugin option may be set in.
-KEYS = ("PreemptParameters", "SchedulerParameters")
+KEYS = ("PreemptParameters", "SchedulerParameters", "SelectTypeParameters")
 #: The kinds of value: ``int`` (a whole number), ``str`` (any text), ``flag`` (no value:
 #: present or not).
 KINDS = ("int", "str", "flag")
@@ -72,6 +77,8 @@ def _written(
 ) -> tuple[Mapping[str, str | None], Mapping[str, SourceLocation]]:
     if key == "PreemptParameters":
         return config.preempt_parameters.options, config.preempt_parameters.locations
+    if key == "SelectTypeParameters":
+        return config.select_type_parameters.options, config.select_type_parameters.locations
     return config.scheduler_parameters.options, config.scheduler_parameters.locations
 
 
@@ -141,21 +148,26 @@ def check_options(
                 errors.append(
                     ConfValueError(key, value, f"{error} ({owner})", _where(config, key, name))
                 )
-    known = set(PREEMPT_OPTIONS) | {n for k, n in owners if k == "PreemptParameters"}
-    for name, setting in config.preempt_parameters.options.items():
-        if name in known:
-            continue
-        found = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-        hint = f"; did you mean {found[0]!r}?" if found else ""
-        loaded = ", ".join(sorted(declared)) or "none"
-        written_as = f"{name}={setting}" if setting is not None else name
-        errors.append(
-            ConfValueError(
-                "PreemptParameters",
-                written_as,
-                f"unknown option {name}: neither Slurm nor the loaded plugins ({loaded}) "
-                f"declare it{hint}",
-                _where(config, "PreemptParameters", name),
+    loaded = ", ".join(sorted(declared)) or "none"
+    for key, slurms in (
+        ("PreemptParameters", PREEMPT_OPTIONS),
+        ("SelectTypeParameters", SELECT_TYPE_WORDS),
+    ):
+        known = set(slurms) | {n for k, n in owners if k == key}
+        written, _ = _written(config, key)
+        for name, setting in written.items():
+            if name in known:
+                continue
+            found = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {found[0]!r}?" if found else ""
+            written_as = f"{name}={setting}" if setting is not None else name
+            errors.append(
+                ConfValueError(
+                    key,
+                    written_as,
+                    f"unknown option {name}: neither Slurm nor the loaded plugins ({loaded}) "
+                    f"declare it{hint}",
+                    _where(config, key, name),
+                )
             )
-        )
     return errors

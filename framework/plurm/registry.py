@@ -18,6 +18,7 @@ Environment:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plurm._markers import HOOK_API_VERSION, NAME
-from plurm.conf.model import SlurmConfig
+from plurm.conf.model import NO_EFFECT_KEYS, SlurmConfig
 from plurm.errors import PlurmError
 from plurm.params import PluginOption, declared_options, option_values
 
@@ -53,6 +54,9 @@ GROUPS = {
     "auth": f"{NAME}.auth",
     "jobacct_gather": f"{NAME}.acct_gather",
     "acct_gather": f"{NAME}.acct_gather",
+    # Slurm's plugins with no effect in simulation (plurm.builtin.no_effect), by the
+    # prefix of their type strings.
+    **{prefix: f"{NAME}.{prefix}" for prefix in NO_EFFECT_KEYS.values()},
 }
 
 
@@ -162,10 +166,12 @@ class Registry:
             if ep.group == group and ep.name == minor and type_string not in self._disabled
         ]
         if not found:
-            installed = ", ".join(self.installed(major)) or "none"
+            known = self.installed(major)
+            near = difflib.get_close_matches(type_string, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else ""
             raise PluginNotFoundError(
                 f"{type_string}: no such plugin is installed (entry point {minor!r} in group "
-                f"{group!r}); installed {major} plugins: {installed}"
+                f"{group!r}); installed {major} plugins: {', '.join(known) or 'none'}{hint}"
             )
         sources = {(_distribution(ep), ep.value) for ep in found}
         if len(sources) > 1:

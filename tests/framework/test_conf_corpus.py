@@ -49,16 +49,40 @@ ACCEPTED = sorted(name for name, v in VERDICTS.items() if v["slurm_22_05"] == "a
 
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_every_accepted_corpus_file_replays_a_session(
-    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Whatever plugins Slurm accepts there (jobacct_gather/linux and cgroup load as
-    explicit no-ops), ``plurm simulate`` replays a session on it."""
-    from plurm.sim.session import Simulation, parse_session
+    """Whatever plugins Slurm accepts there (jobacct_gather/linux and cgroup are real
+    plugins; ProctrackType, TaskPlugin, MpiDefault, ... load as explicit no-ops),
+    ``plurm simulate`` replays a session on it and exits 0. A job is submitted, or sbatch
+    refuses it with Slurm's own message (no default partition, a partition of no nodes)."""
+    from plurm.cli.main import main
 
     monkeypatch.chdir(tmp_path)
-    config = conf.load(CORPUS / name)
-    simulation = Simulation(config)
-    session = "0 sbatch -N1 --wrap='sleep 30'\n2 squeue\n40 sinfo\n"
-    transcript = simulation.run_lines(parse_session("session", session), tmp_path)
+    session = tmp_path / "session"
+    session.write_text("0 sbatch -N1 --wrap='sleep 30'\n2 squeue\n40 sinfo\n")
+    assert main(["simulate", "--conf", str(CORPUS / name), str(session)]) == 0
+    transcript = capsys.readouterr().out
     assert "[t=2s] $ squeue" in transcript and "[t=40s] $ sinfo" in transcript
-    assert "Submitted batch job 1" in transcript or "error" in transcript.lower()
+    submitted = "Submitted batch job 1" in transcript
+    assert submitted or "sbatch: error: Batch job submission failed: " in transcript
+    if submitted:
+        squeue = transcript.split("[t=2s] $ squeue\n", 1)[1].split("[t=40s]", 1)[0]
+        assert squeue.splitlines()[1].split()[0] == "1"  # the job is listed, not lost
+
+
+def test_most_accepted_corpus_files_start_the_job(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusals above are the exception: most corpus clusters run the job (of the 12,
+    3 have no default partition, one's partition names no node, and one's partition is
+    made of NodeSets of no node, where the job waits with reason PartitionConfig)."""
+    from plurm.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    session = tmp_path / "session"
+    session.write_text("0 sbatch -N1 --wrap='sleep 30'\n2 squeue -h -o %T\n")
+    running = 0
+    for name in ACCEPTED:
+        assert main(["simulate", "--conf", str(CORPUS / name), str(session)]) == 0
+        running += capsys.readouterr().out.rstrip().endswith("RUNNING")
+    assert running >= 7

@@ -9,6 +9,7 @@ probe values each. Plurm must agree with both, except where listed below with th
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -245,6 +246,11 @@ def _verdict_here(entry: dict[str, Any], text: str, recorded: bool) -> bool:
     return all(os.path.isdir(d) for d in text.strip('"').split(":") if d)
 
 
+@functools.cache
+def _registry() -> Registry:
+    return Registry()
+
+
 @pytest.mark.parametrize(("section", "name"), PROBED, ids=[f"{s}-{n}" for s, n in PROBED])
 def test_key_accepts_what_slurm_accepts(section: str, name: str, tmp_path: Path) -> None:
     entry = KEYS[section][name]
@@ -264,8 +270,11 @@ def test_key_accepts_what_slurm_accepts(section: str, name: str, tmp_path: Path)
         else:
             line = _RECORD_LINE[section].format(key=name, value=text)
         path.write_text("\n".join([*base, line]) + "\n")
+        # Plurm's verdict is plurm conf check's: the file read, then the options of
+        # SelectTypeParameters and PreemptParameters checked against the plugins it names.
         try:
-            conf.load(path)
+            config = conf.load(path)
+            raise_collected(check_options(config, _registry().declared_for(config)))
             accepted = True
         except ConfError:
             accepted = False

@@ -59,8 +59,8 @@ def test_missing_plugin_is_named_with_the_installed_ones(tmp_path: Path) -> None
 
 
 def test_unknown_plugin_type_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(PluginLoadError, match="unknown plugin type 'topology'"):
-        Registry().load("topology/tree", _config(tmp_path))
+    with pytest.raises(PluginLoadError, match="unknown plugin type 'frobnicate'"):
+        Registry().load("frobnicate/tree", _config(tmp_path))
 
 
 class _Select:
@@ -214,6 +214,7 @@ def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
         "preempt/none",
         "sched/builtin",
         "jobacct_gather/none",
+        "accounting_storage/none",
     )
     gang = Plugins.load(
         _config(tmp_path, "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n")
@@ -224,6 +225,7 @@ def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
         "sched/builtin",
         "sched/gang",
         "jobacct_gather/none",
+        "accounting_storage/none",
     )
 
 

@@ -9,8 +9,8 @@ from typing import TextIO
 from plurm import conf
 from plurm.conf.model import SlurmConfig
 from plurm.conf.render import render
-from plurm.errors import ConfError, raise_collected
-from plurm.manager import SIMULATOR_ROLES
+from plurm.errors import ConfError, ConfValueError, raise_collected
+from plurm.manager import DAEMON_ROLES
 from plurm.params import PluginOption, check_options, option_values
 from plurm.registry import PluginError, PluginNotFoundError, Registry
 
@@ -50,17 +50,24 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _missing(config: SlurmConfig, registry: Registry) -> list[ConfError]:
-    """One error for each plugin the simulator would load that no installed distribution
-    provides (auth plugins are the live daemons' only, and checked when they start)."""
+    """One error for each plugin the simulator or the live daemons would load that no
+    installed distribution provides."""
     errors: list[ConfError] = []
     types = config.plugin_types()
-    for role in SIMULATOR_ROLES:
+    for role in DAEMON_ROLES:
         for type_string in types[role]:
             try:
                 registry.entry_point(type_string)
             except PluginNotFoundError as error:
-                if type_string not in registry.factories:
+                if type_string in registry.factories:
+                    continue
+                written = config.plugin_locations.get(type_string)
+                if written is None:
                     errors.append(ConfError(str(error)))
+                else:
+                    key, where = written
+                    reason = str(error).removeprefix(f"{type_string}: ")
+                    errors.append(ConfValueError(key, type_string, reason, where))
             except PluginError:
                 continue  # provided twice: Plugins.load says so when it loads
     return errors

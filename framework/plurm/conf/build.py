@@ -7,6 +7,7 @@ Every problem is collected, so one run reports all of them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -15,6 +16,7 @@ import attrs
 from plurm import hostlist
 from plurm.conf import keys
 from plurm.conf.model import (
+    NO_EFFECT_KEYS,
     ConfNotice,
     ControlHost,
     DownNodesSpec,
@@ -95,6 +97,17 @@ def _access_list(text: str) -> tuple[str, ...] | None:
     """AllowAccounts and friends: ``ALL`` (any case) means no restriction."""
     words = _comma_list(text)
     return None if any(word.upper() == "ALL" for word in words) else words
+
+
+#: The keys that name the plugins Plurm runs (policies, accounting, auth).
+_POLICY_PLUGIN_KEYS = (
+    "SelectType",
+    "PreemptType",
+    "SchedulerType",
+    "JobAcctGatherType",
+    "AuthType",
+    "AuthAltTypes",
+)
 
 
 def _option_locations(setting: Setting) -> dict[str, SourceLocation]:
@@ -198,9 +211,7 @@ class _Builder:
             nodesets=nodesets,
             down_nodes=down_nodes,
             select_type=self.scalar("SelectType", str, "select/linear"),
-            select_type_parameters=self.scalar(
-                "SelectTypeParameters", parse_select_type_parameters, SelectTypeParameters()
-            ),
+            select_type_parameters=self.select_type_parameters(),
             preempt_type=self.preempt_type(),
             preempt_mode=self.scalar("PreemptMode", parse_preempt_mode, PreemptMode()),
             preempt_exempt_time=self.scalar("PreemptExemptTime", keys.exempt_time, None),
@@ -242,6 +253,7 @@ class _Builder:
                 "AccountingStorageEnforce", parse_accounting_enforce, frozenset()
             ),
             inactive=self.inactive(),
+            plugin_locations=self.plugin_locations(),
             files=tuple(self.raw.files),
         )
         config = self.legacy_gang(config)
@@ -308,6 +320,40 @@ class _Builder:
             if unused:
                 inactive[name] = ",".join(unused)
         return inactive
+
+    def select_type_parameters(self) -> SelectTypeParameters:
+        """SelectTypeParameters, with the words Slurm does not know kept as plugin options
+        (with where each was written)."""
+        setting = self.raw.scalars.get("SelectTypeParameters")
+        parsed = self.parse(
+            setting,
+            functools.partial(parse_select_type_parameters, plugin_options=True),
+            SelectTypeParameters(),
+        )
+        if setting is None or not parsed.options:
+            return parsed
+        where = _option_locations(setting)
+        locations = {name: where[name] for name in parsed.options if name in where}
+        return attrs.evolve(parsed, locations=locations)
+
+    def plugin_locations(self) -> dict[str, tuple[str, SourceLocation]]:
+        """Where each plugin type string of the plugin keys was written (the type strings
+        as :meth:`SlurmConfig.plugin_types` spells them)."""
+        found: dict[str, tuple[str, SourceLocation]] = {}
+        for key in (*_POLICY_PLUGIN_KEYS, *NO_EFFECT_KEYS):
+            setting = self.raw.scalars.get(key)
+            if setting is None:
+                continue
+            prefix = NO_EFFECT_KEYS.get(key)
+            offset = 0
+            for word in setting.value.split(","):
+                name = word.strip()
+                if name:
+                    type_string = name if prefix is None or "/" in name else f"{prefix}/{name}"
+                    where = setting.source.locate(setting.index, setting.value_column + offset)
+                    found.setdefault(type_string, (key, where))
+                offset += len(word) + 1
+        return found
 
     # ----------------------------------------------------------------------------- scheduling
 

@@ -261,8 +261,10 @@ def _task_plugin_param(text: str) -> object:
 
 
 def _select_type_parameters(text: str) -> object:
+    # Words Slurm does not know may be select plugins' options: the loaded plugins claim
+    # them, and plurm.params.check_options refuses the rest, with the nearest word.
     try:
-        return parse_select_type_parameters(text)
+        return parse_select_type_parameters(text, plugin_options=True)
     except BadValue:
         raise BadValue(f"Bad SelectTypeParameter: {text}") from None
 

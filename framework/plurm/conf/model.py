@@ -260,6 +260,28 @@ PREEMPT_OPTIONS = frozenset(
 )
 
 
+#: slurm.conf keys naming Slurm plugins that have no effect in simulation, and the prefix of
+#: their type strings (``MpiDefault=pmi2`` is ``mpi/pmi2``). Each plugin a configuration
+#: names there loads (see ``plurm.builtin.no_effect``), so a missing one is an error.
+NO_EFFECT_KEYS: Mapping[str, str] = {
+    "AccountingStorageType": "accounting_storage",
+    "AcctGatherEnergyType": "acct_gather_energy",
+    "AcctGatherFilesystemType": "acct_gather_filesystem",
+    "AcctGatherInterconnectType": "acct_gather_interconnect",
+    "AcctGatherProfileType": "acct_gather_profile",
+    "CredType": "cred",
+    "JobCompType": "jobcomp",
+    "JobContainerType": "job_container",
+    "LaunchType": "launch",
+    "MpiDefault": "mpi",
+    "PrEpPlugins": "prep",
+    "ProctrackType": "proctrack",
+    "SwitchType": "switch",
+    "TaskPlugin": "task",
+    "TopologyPlugin": "topology",
+}
+
+
 def _node_names(config: SlurmConfig) -> tuple[str, ...]:
     return tuple(name for spec in config.nodes for name in spec.names)
 
@@ -360,6 +382,11 @@ class SlurmConfig:
     admin_levels: Mapping[str, str] = attrs.field(factory=dict)
     #: Keys Plurm accepts but does not act on: canonical key -> value as written.
     inactive: Mapping[str, str] = attrs.field(factory=dict)
+    #: Where each plugin type string slurm.conf names was written: type string -> (key,
+    #: location), for messages about a plugin that is not installed.
+    plugin_locations: Mapping[str, tuple[str, SourceLocation]] = attrs.field(
+        factory=dict, eq=False, repr=False
+    )
     #: Everything Slurm would log without refusing the file.
     notices: tuple[ConfNotice, ...] = attrs.field(default=(), eq=False)
     #: The files read, main file first, in reading order.
@@ -408,18 +435,31 @@ class SlurmConfig:
 
         The sched type lists the scheduler that orders the queue first and, when gang
         scheduling is on, the gang plugin (``sched/gang``) after it; the preempt type lists
-        the PreemptType policy first and the guards of plurm.conf after it.
+        the PreemptType policy first and the guards of plurm.conf after it. The types of
+        :data:`NO_EFFECT_KEYS` list the plugins slurm.conf names there (none when the key is
+        not set, AccountingStorageType's always).
         """
         sched = (
             (self.scheduler_type, "sched/gang") if self.gang_scheduling else (self.scheduler_type,)
         )
-        return {
+        types = {
             "select": (self.select_type,),
             "preempt": (self.preempt_type, *self.preempt_guards),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
             "auth": (self.auth_type, *self.auth_alt_types),
         }
+        for key, prefix in NO_EFFECT_KEYS.items():
+            written = (
+                self.accounting_storage_type
+                if key == "AccountingStorageType"
+                else self.inactive.get(key, "")
+            )
+            names = (word.strip() for word in written.split(","))
+            types[prefix] = tuple(
+                dict.fromkeys(name if "/" in name else f"{prefix}/{name}" for name in names if name)
+            )
+        return types
 
     def node(self, name: str) -> NodeSpec:
         """The NodeName line that defines node ``name``; KeyError when none does."""

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
 
 import attrs
 
+from plurm.errors import SourceLocation
 from plurm.numbers import MAX_NUMBER_TEXT, leading_int, time_form_seconds
 
 __all__ = [
@@ -317,22 +319,40 @@ _CR_FLAGS = {
 }
 
 
+#: The words of SelectTypeParameters Slurm knows, lower case.
+SELECT_TYPE_WORDS = frozenset(_CR_BASES) | frozenset(_CR_FLAGS)
+
+
 @attrs.frozen
 class SelectTypeParameters:
-    """SelectTypeParameters: at most one CR_* base and any flags, spelled as Slurm prints them."""
+    """SelectTypeParameters: at most one CR_* base and any flags, spelled as Slurm prints them,
+    and the options select plugins declare (see :mod:`plurm.params`)."""
 
     base: CrBase | None = None
     flags: frozenset[str] = frozenset()
+    #: The words Slurm does not know, as written (lower-case name -> value or None): options
+    #: a loaded plugin declares, or errors that :func:`plurm.params.check_options` reports.
+    options: Mapping[str, str | None] = attrs.field(factory=dict)
+    #: Where each option was written, for messages.
+    locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
 
     def __str__(self) -> str:
         words = ([self.base.value] if self.base else []) + sorted(self.flags)
+        words += [
+            name if value is None else f"{name}={value}" for name, value in self.options.items()
+        ]
         return ",".join(words) if words else "NONE"
 
 
-def parse_select_type_parameters(text: str) -> SelectTypeParameters:
-    """Comma list, any case; more than one base is an error, as is an unknown word."""
+def parse_select_type_parameters(
+    text: str, *, plugin_options: bool = False
+) -> SelectTypeParameters:
+    """Comma list, any case; more than one base is an error, as is an unknown word, unless
+    ``plugin_options`` (the slurm.conf key, where plugins may declare options): then unknown
+    words are kept as options, for the loaded plugins to claim."""
     base: CrBase | None = None
     flags: set[str] = set()
+    options: dict[str, str | None] = {}
     for token in text.split(","):
         word = token.strip().lower()
         if not word:
@@ -343,11 +363,14 @@ def parse_select_type_parameters(text: str) -> SelectTypeParameters:
             base = _CR_BASES[word]
         elif word in _CR_FLAGS:
             flags.add(_CR_FLAGS[word])
+        elif plugin_options:
+            name, equals, value = token.strip().partition("=")
+            options[name.strip().lower()] = value.strip() if equals else None
         else:
             raise BadValue(f"invalid SelectTypeParameters: {token}")
     if "CR_ONE_TASK_PER_CORE" in flags and base in (CrBase.CPU, CrBase.CPU_MEMORY):
         raise BadValue("CR_ONE_TASK_PER_CORE is not compatible with CR_CPU")
-    return SelectTypeParameters(base, frozenset(flags))
+    return SelectTypeParameters(base, frozenset(flags), options)
 
 
 #: What each AccountingStorageEnforce word turns on, as slurm.conf(5) says (1 and 2 are

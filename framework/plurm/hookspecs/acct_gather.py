@@ -32,8 +32,8 @@ def acct_gather_poll(job: Job, now: float) -> None:
     When called: every JobAcctGatherFrequency seconds for each running job.
 
     :returns: nothing (observers).
-    Purity: may update the plugin's own samples.
-    Slurm equivalent: ``jobacct_gather_p_poll_data``.
+    :Purity: may update the plugin's own samples.
+    :Slurm equivalent: ``jobacct_gather_p_poll_data``.
 
     .. versionadded:: 1.0
     """
@@ -46,8 +46,8 @@ def acct_gather_add_task(job: Job, pid: int) -> None:
     When called: when a task of the job starts.
 
     :returns: nothing.
-    Purity: may update the plugin's own state.
-    Slurm equivalent: ``jobacct_gather_p_add_task``.
+    :Purity: may update the plugin's own state.
+    :Slurm equivalent: ``jobacct_gather_p_add_task``.
 
     .. versionadded:: 1.0
     """
@@ -60,8 +60,8 @@ def acct_gather_stat_job(job: Job) -> dict[str, float] | None:
     When called: by sacct-like reports and at job end.
 
     :returns: the figures, or None when the plugin gathers nothing. Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``jobacct_gather_p_stat_job``.
+    :Purity: pure.
+    :Slurm equivalent: ``jobacct_gather_p_stat_job``.
 
     .. versionadded:: 1.0
     """
@@ -75,8 +75,8 @@ def acct_gather_job_start(job_id: int, sid: int, mem_limit: int | None, node: st
     When called: by plurmd, right after the job's script started.
 
     :returns: nothing.
-    Purity: may update the plugin's own state (and make a cgroup for the job).
-    Slurm equivalent: ``jobacct_gather_p_add_task`` and ``jobacct_gather_set_mem_limit``.
+    :Purity: may update the plugin's own state (and make a cgroup for the job).
+    :Slurm equivalent: ``jobacct_gather_p_add_task`` and ``jobacct_gather_set_mem_limit``.
 
     .. versionadded:: 1.7
     """
@@ -90,8 +90,8 @@ def acct_gather_sample(job_id: int, now: float) -> None:
     figures are read.
 
     :returns: nothing.
-    Purity: may update the plugin's own samples.
-    Slurm equivalent: ``jobacct_gather_p_poll_data``.
+    :Purity: may update the plugin's own samples.
+    :Slurm equivalent: ``jobacct_gather_p_poll_data``.
 
     .. versionadded:: 1.7
     """
@@ -105,8 +105,8 @@ def acct_gather_usage(job_id: int) -> Mapping[str, StepUsage] | None:
     When called: at the job's end, and for sstat.
 
     :returns: the figures by step, or None when the plugin does not know the job. Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``jobacct_gather_stat_task``.
+    :Purity: pure.
+    :Slurm equivalent: ``jobacct_gather_stat_task``.
 
     .. versionadded:: 1.7
     """
@@ -120,8 +120,8 @@ def acct_gather_over_memory(job_id: int) -> Sequence[str] | None:
     When called: after each sample.
 
     :returns: step names (``"batch"``, ``"0"``), each once; None or empty: none. Exclusive.
-    Purity: may note that it answered a step.
-    Slurm equivalent: ``_check_mem_limits`` of jobacct_gather.
+    :Purity: may note that it answered a step.
+    :Slurm equivalent: ``_check_mem_limits`` of jobacct_gather.
 
     .. versionadded:: 1.7
     """
@@ -134,8 +134,8 @@ def acct_gather_job_end(job_id: int) -> None:
     When called: by plurmd after the job's figures were read for its end report.
 
     :returns: nothing.
-    Purity: may update the plugin's own state.
-    Slurm equivalent: ``jobacct_gather_fini``.
+    :Purity: may update the plugin's own state.
+    :Slurm equivalent: ``jobacct_gather_fini``.
 
     .. versionadded:: 1.7
     """

@@ -16,8 +16,8 @@ def auth_create(uid: int, gid: int, payload: bytes) -> bytes | None:
     When called: by a command or daemon before it sends a message.
 
     :returns: the credential. Exclusive: first non-None result wins.
-    Purity: pure apart from reading keys.
-    Slurm equivalent: ``auth_p_create``.
+    :Purity: pure apart from reading keys.
+    :Slurm equivalent: ``auth_p_create``.
 
     .. versionadded:: 1.0
     """
@@ -30,8 +30,8 @@ def auth_verify(credential: bytes, payload: bytes) -> bool | None:
     When called: by a daemon for every message it receives.
 
     :returns: True or False. Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: ``auth_p_verify``.
+    :Purity: pure.
+    :Slurm equivalent: ``auth_p_verify``.
 
     .. versionadded:: 1.0
     """
@@ -44,8 +44,8 @@ def auth_get_ids(credential: bytes) -> tuple[int, int] | None:
     When called: after ``auth_verify``.
 
     :returns: (uid, gid). Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: ``auth_p_get_ids``.
+    :Purity: pure.
+    :Slurm equivalent: ``auth_p_get_ids``.
 
     .. versionadded:: 1.0
     """
@@ -59,9 +59,9 @@ def auth_token_create(username: str, lifespan: int) -> str | None:
     for another user's). Raises :class:`~plurm.errors.AuthError` when no token can be made.
 
     :returns: the token, or None when no loaded plugin makes tokens.
-    Exclusive: first non-None result wins.
-    Purity: pure apart from reading the key.
-    Slurm equivalent: ``auth_p_token_generate`` (auth/jwt).
+        Exclusive: first non-None result wins.
+    :Purity: pure apart from reading the key.
+    :Slurm equivalent: ``auth_p_token_generate`` (auth/jwt).
 
     .. versionadded:: 1.7
     """
@@ -76,9 +76,9 @@ def auth_token_verify(token: str, username: str) -> str | None:
     :class:`~plurm.errors.AuthError` (with the plugin's reason) when the token is refused.
 
     :returns: the user name, or None when no loaded plugin checks tokens.
-    Exclusive: first non-None result wins.
-    Purity: pure apart from reading the key.
-    Slurm equivalent: ``auth_p_verify`` (auth/jwt).
+        Exclusive: first non-None result wins.
+    :Purity: pure apart from reading the key.
+    :Slurm equivalent: ``auth_p_verify`` (auth/jwt).
 
     .. versionadded:: 1.7
     """

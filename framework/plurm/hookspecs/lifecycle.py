@@ -18,8 +18,8 @@ def plurm_job_state_changed(job: Job, old: JobState, new: JobState, cluster: Clu
     When called: after every state change the core makes, in the order it makes them.
 
     :returns: nothing (observers; every implementation is called).
-    Purity: MUST NOT change the job or the cluster.
-    Slurm equivalent: none (slurmctld's job completion and accounting hooks come closest).
+    :Purity: MUST NOT change the job or the cluster.
+    :Slurm equivalent: none (slurmctld's job completion and accounting hooks come closest).
 
     .. versionadded:: 1.0
     """

@@ -33,8 +33,8 @@ def preempt_enabled(cluster: Cluster) -> bool | None:
     :returns: False only if ``preempt_preemptable`` and ``preempt_job_preempt_check`` answer
         False for every pair of jobs on this cluster; True or None (the default when no
         plugin implements it) when they may answer True. Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``slurm_preemption_enabled``.
+    :Purity: pure.
+    :Slurm equivalent: ``slurm_preemption_enabled``.
 
     .. versionadded:: 1.1
     """
@@ -55,8 +55,8 @@ def preempt_by_tier(cluster: Cluster) -> bool | None:
         False for every pair of jobs whose preemptee's partition has a PriorityTier at
         least the preemptor's; False or None (the default when no plugin implements it)
         otherwise. Exclusive.
-    Purity: pure.
-    Slurm equivalent: none (preempt/partition_prio's rule, stated for the core).
+    :Purity: pure.
+    :Slurm equivalent: none (preempt/partition_prio's rule, stated for the core).
 
     .. versionadded:: 1.3
     """
@@ -81,8 +81,8 @@ def preempt_victims_fixed(cluster: Cluster) -> bool | None:
         fine; its run time or the time of day are not); False or None (the default when no
         plugin implements it) otherwise, and the core asks them anew for every walk.
         Exclusive.
-    Purity: pure.
-    Slurm equivalent: none (Slurm builds and sorts its candidate list for every job).
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm builds and sorts its candidate list for every job).
 
     .. versionadded:: 1.5
     """
@@ -108,9 +108,9 @@ def preempt_by_partition(cluster: Cluster) -> bool | None:
         partition has a PriorityTier at least the preemptor's or whose partition's
         PreemptMode is OFF; False or None (the default when no plugin implements it)
         otherwise. Exclusive.
-    Purity: pure.
-    Slurm equivalent: select/cons_res's ``preempt_by_part`` (Slurm compares PreemptType
-    with the name of its partition_prio plugin; here the plugin says it).
+    :Purity: pure.
+    :Slurm equivalent: select/cons_res's ``preempt_by_part`` (Slurm compares PreemptType
+        with the name of its partition_prio plugin; here the plugin says it).
 
     Use in local plugins: a policy that answers ``preempt_preemptable`` as partition_prio
     does answers True here too, and then gets partition_prio's placements under cons_res
@@ -137,9 +137,9 @@ def preempt_suspend_in_partition(cluster: Cluster) -> bool | None:
     :returns: True when victims are chosen by something other than the partition (a QOS, an
         account, ...) and may be suspended; False or None (the default when no plugin
         implements it) otherwise. Exclusive.
-    Purity: pure.
-    Slurm equivalent: select/cons_res's ``preempt_by_qos`` (the extra row Slurm adds when
-    PreemptType names its qos plugin).
+    :Purity: pure.
+    :Slurm equivalent: select/cons_res's ``preempt_by_qos`` (the extra row Slurm adds when
+        PreemptType names its qos plugin).
 
     .. versionadded:: 1.7
     """
@@ -153,8 +153,8 @@ def preempt_preemptable(preemptor: Job, preemptee: Job, cluster: Cluster) -> boo
     or suspended job; or, when ``preempt_victims_fixed``, once per candidate select reads.
 
     :returns: True or False. Exclusive: first non-None result wins.
-    Purity: pure; MUST NOT change anything.
-    Slurm equivalent: ``preempt_p_preemptable``.
+    :Purity: pure; MUST NOT change anything.
+    :Slurm equivalent: ``preempt_p_preemptable``.
 
     .. versionadded:: 1.0
     """
@@ -175,8 +175,8 @@ def preempt_veto(preemptor: Job, preemptee: Job, cluster: Cluster) -> bool | Non
 
     :returns: True to veto the pair; False or None to leave the policy's answer.
         Broadcast: any True vetoes, whatever the others answer.
-    Purity: pure; MUST NOT change anything.
-    Slurm equivalent: none (Slurm has one preempt plugin; a site changes its source).
+    :Purity: pure; MUST NOT change anything.
+    :Slurm equivalent: none (Slurm has one preempt plugin; a site changes its source).
 
     Use in local plugins: a guard keeps a class of jobs from ever being a victim (jobs
     past an age, an account's jobs) under whatever policy the site runs.
@@ -193,8 +193,8 @@ def preempt_mode(job: Job, cluster: Cluster) -> PreemptMode | None:
     ``preempt_victims_fixed``, once when the job starts instead of for each candidate.
 
     :returns: the mode, without the GANG and PRIORITY flags. Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_MODE)``, later ``preempt_p_get_mode``.
+    :Purity: pure.
+    :Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_MODE)``, later ``preempt_p_get_mode``.
 
     .. versionadded:: 1.0
     """
@@ -208,8 +208,8 @@ def preempt_priority(job: Job, cluster: Cluster) -> int | None:
     once when the job starts (and again after a partition update).
 
     :returns: an integer key. Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_PRIO)``, later ``preempt_p_get_prio``.
+    :Purity: pure.
+    :Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_PRIO)``, later ``preempt_p_get_prio``.
 
     .. versionadded:: 1.0
     """
@@ -222,8 +222,8 @@ def preempt_grace_time(job: Job, cluster: Cluster) -> int | None:
     When called: when the core preempts the job by CANCEL or REQUEUE.
 
     :returns: seconds. Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_GRACE_TIME)``.
+    :Purity: pure.
+    :Slurm equivalent: ``preempt_p_get_data(PREEMPT_DATA_GRACE_TIME)``.
 
     .. versionadded:: 1.0
     """
@@ -236,8 +236,8 @@ def preempt_job_preempt_check(preemptor: Job, preemptee: Job, cluster: Cluster) 
     When called: while the sched plugin orders the pending queue, for pairs of pending jobs.
 
     :returns: True when the first could preempt the second. Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``preempt_p_job_preempt_check``.
+    :Purity: pure.
+    :Slurm equivalent: ``preempt_p_job_preempt_check``.
 
     .. versionadded:: 1.0
     """

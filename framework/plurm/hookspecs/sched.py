@@ -42,8 +42,8 @@ def sched_queue_order(
         when it says jobs preempt only lower tiers (``preempt_by_tier``), it is a
         ``plurm.model.job.PreemptsByTier``, which an order by tier need not call.
     :returns: the same jobs, ordered. Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).
+    :Purity: pure.
+    :Slurm equivalent: ``sort_job_queue2`` in slurmctld (not a plugin there).
 
     .. versionadded:: 1.0
     """
@@ -69,8 +69,8 @@ def sched_queue_key(
         plugin implements it) when the order is not a key order, or depends on anything
         else (time, usage): the core then calls ``sched_queue_order`` every pass.
         Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: none (Slurm builds and sorts its job queue for every pass).
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm builds and sorts its job queue for every pass).
 
     .. versionadded:: 1.6
     """
@@ -86,8 +86,8 @@ def sched_backfill_interval(cluster: Cluster) -> int | None:
     When called: once at start-up.
 
     :returns: seconds (``bf_interval``). Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: the period of the sched/backfill thread.
+    :Purity: pure.
+    :Slurm equivalent: the period of the sched/backfill thread.
 
     .. versionadded:: 1.0
     """
@@ -113,8 +113,8 @@ def sched_backfill(
         ``may_preempt_in``: see ``BackfillView``).
     :returns: the jobs to start, each with its nodes, in the order to start them. The core
         starts each one whose nodes the select plugin still grants. Exclusive.
-    Purity: pure; plans (reservations) live only inside one call.
-    Slurm equivalent: ``_attempt_backfill`` in the sched/backfill plugin.
+    :Purity: pure; plans (reservations) live only inside one call.
+    :Slurm equivalent: ``_attempt_backfill`` in the sched/backfill plugin.
 
     .. versionadded:: 1.0
     """
@@ -133,8 +133,8 @@ def sched_gang_job_start(job: Job, cluster: Cluster) -> GangDecision | None:
     it next scans the job list.
 
     :returns: the jobs to suspend, resume or preempt as a consequence, or None.
-    Purity: updates the gang plugin's own state only; the core applies the decision.
-    Slurm equivalent: ``gs_job_start``.
+    :Purity: updates the gang plugin's own state only; the core applies the decision.
+    :Slurm equivalent: ``gs_job_start``.
 
     .. versionadded:: 1.0
     """
@@ -150,8 +150,8 @@ def sched_gang_job_fini(job: Job, cluster: Cluster) -> GangDecision | None:
     longer run when it scans the job list), so it may come twice for one job.
 
     :returns: a decision, or None.
-    Purity: updates the gang plugin's own state only.
-    Slurm equivalent: ``gs_job_fini``.
+    :Purity: updates the gang plugin's own state only.
+    :Slurm equivalent: ``gs_job_fini``.
 
     .. versionadded:: 1.0
     """
@@ -166,8 +166,8 @@ def sched_gang_job_resized(job: Job, cluster: Cluster) -> GangDecision | None:
     When called: after ``select_job_resized``.
 
     :returns: a decision, or None.
-    Purity: updates the gang plugin's own state only.
-    Slurm equivalent: none; Plurm's gang plugin keeps its own copy of each job's
+    :Purity: updates the gang plugin's own state only.
+    :Slurm equivalent: none; Plurm's gang plugin keeps its own copy of each job's
         resources, which this keeps in step with the job's.
 
     .. versionadded:: 1.4
@@ -181,8 +181,8 @@ def sched_gang_reconfig(cluster: Cluster) -> GangDecision | None:
     When called: after ``scontrol update`` changed a partition.
 
     :returns: a decision, or None.
-    Purity: updates the gang plugin's own state only.
-    Slurm equivalent: ``gs_reconfig``.
+    :Purity: updates the gang plugin's own state only.
+    :Slurm equivalent: ``gs_reconfig``.
 
     .. versionadded:: 1.0
     """
@@ -195,8 +195,8 @@ def sched_gang_timeslice_interval(cluster: Cluster) -> int | None:
     When called: once at start-up and after a reconfig.
 
     :returns: seconds (SchedulerTimeSlice). Exclusive: first non-None result wins.
-    Purity: pure.
-    Slurm equivalent: the period of gang.c's timeslicer thread.
+    :Purity: pure.
+    :Slurm equivalent: the period of gang.c's timeslicer thread.
 
     .. versionadded:: 1.0
     """
@@ -209,8 +209,8 @@ def sched_gang_timeslice(cluster: Cluster) -> GangDecision | None:
     When called: every ``sched_gang_timeslice_interval`` seconds while jobs are allocated.
 
     :returns: a decision, or None.
-    Purity: updates the gang plugin's own state only.
-    Slurm equivalent: gang.c's ``_timeslicer_thread`` and ``_cycle_job_list``.
+    :Purity: updates the gang plugin's own state only.
+    :Slurm equivalent: gang.c's ``_timeslicer_thread`` and ``_cycle_job_list``.
 
     .. versionadded:: 1.0
     """

@@ -28,8 +28,8 @@ def select_node_init(cluster: Cluster) -> bool | None:
 
     :param cluster: the configuration and (empty) live state.
     :returns: True once initialised. Exclusive: first non-None result wins.
-    Purity: may set up the plugin's own state; must not change ``cluster``.
-    Slurm equivalent: ``select_p_node_init``.
+    :Purity: may set up the plugin's own state; must not change ``cluster``.
+    :Slurm equivalent: ``select_p_node_init``.
 
     .. versionadded:: 1.0
     """
@@ -42,8 +42,8 @@ def select_reconfigure(cluster: Cluster) -> bool | None:
     When called: after the core applied the change to ``cluster.partitions``.
 
     :returns: True once done. Exclusive: first non-None result wins.
-    Purity: may update the plugin's own state only.
-    Slurm equivalent: ``select_p_reconfigure``.
+    :Purity: may update the plugin's own state only.
+    :Slurm equivalent: ``select_p_reconfigure``.
 
     .. versionadded:: 1.0
     """
@@ -79,9 +79,9 @@ def select_job_test(
     :param cluster: configuration and live state, to read.
     :returns: a SelectResult (SUCCESS with nodes and victims, BUSY or NEVER).
         Exclusive: first non-None result wins.
-    Purity: a dry run; MUST NOT change the plugin's state (the core calls
+    :Purity: a dry run; MUST NOT change the plugin's state (the core calls
         ``select_job_begin`` if it starts the job).
-    Slurm equivalent: ``select_p_job_test``.
+    :Slurm equivalent: ``select_p_job_test``.
 
     .. versionadded:: 1.0
     """
@@ -94,8 +94,8 @@ def select_node_alloc(cluster: Cluster) -> dict[str, int] | None:
     When called: when a command shows node states (idle, mix, alloc).
 
     :returns: node name -> allocated CPUs (nodes left out have none). Exclusive.
-    Purity: pure.
-    Slurm equivalent: ``select_p_select_nodeinfo_set_all``.
+    :Purity: pure.
+    :Slurm equivalent: ``select_p_select_nodeinfo_set_all``.
 
     .. versionadded:: 1.0
     """
@@ -111,8 +111,8 @@ def select_job_begin(job: Job, cluster: Cluster) -> bool | None:
     When called: when the core starts the job, after ``select_job_test`` chose its nodes.
 
     :returns: True once committed. Exclusive: first non-None result wins.
-    Purity: updates the plugin's state only.
-    Slurm equivalent: ``select_p_job_begin``.
+    :Purity: updates the plugin's state only.
+    :Slurm equivalent: ``select_p_job_begin``.
 
     .. versionadded:: 1.0
     """
@@ -128,8 +128,8 @@ def select_job_resources(job: Job, cluster: Cluster) -> frozenset[tuple[str, int
 
     :returns: the pairs, or None when the plugin allocates whole nodes. Exclusive: first
         non-None result wins.
-    Purity: pure.
-    Slurm equivalent: the job's ``job_resrcs`` core bitmap, which ``gang.c`` reads.
+    :Purity: pure.
+    :Slurm equivalent: the job's ``job_resrcs`` core bitmap, which ``gang.c`` reads.
 
     .. versionadded:: 1.2
     """
@@ -142,8 +142,8 @@ def select_job_fini(job: Job, cluster: Cluster) -> bool | None:
     When called: when the job leaves its nodes.
 
     :returns: True once released. Exclusive: first non-None result wins.
-    Purity: updates the plugin's state only.
-    Slurm equivalent: ``select_p_job_fini``.
+    :Purity: updates the plugin's state only.
+    :Slurm equivalent: ``select_p_job_fini``.
 
     .. versionadded:: 1.0
     """
@@ -161,8 +161,8 @@ def select_job_resized(job: Job, nodes: Sequence[str], cluster: Cluster) -> bool
     :param nodes: the released nodes, in node-table order.
     :returns: True once released. Exclusive: first non-None result wins. A plugin that does
         not implement it keeps the nodes until ``select_job_fini``.
-    Purity: updates the plugin's state only.
-    Slurm equivalent: ``select_p_job_resized`` (one node at a time); as observed on 22.05,
+    :Purity: updates the plugin's state only.
+    :Slurm equivalent: ``select_p_job_resized`` (one node at a time); as observed on 22.05,
         a completing job's nodes are freed one by one as their teardown ends.
 
     .. versionadded:: 1.4
@@ -177,8 +177,8 @@ def select_job_suspend(job: Job, indefinite: bool, cluster: Cluster) -> bool | N
     the job still counts against OverSubscribe) or by an admin (True).
 
     :returns: True once recorded. Exclusive: first non-None result wins.
-    Purity: updates the plugin's state only.
-    Slurm equivalent: ``select_p_job_suspend``.
+    :Purity: updates the plugin's state only.
+    :Slurm equivalent: ``select_p_job_suspend``.
 
     .. versionadded:: 1.0
     """
@@ -191,8 +191,8 @@ def select_job_resume(job: Job, indefinite: bool, cluster: Cluster) -> bool | No
     When called: after the core resumed the job.
 
     :returns: True once recorded. Exclusive: first non-None result wins.
-    Purity: updates the plugin's state only.
-    Slurm equivalent: ``select_p_job_resume``.
+    :Purity: updates the plugin's state only.
+    :Slurm equivalent: ``select_p_job_resume``.
 
     .. versionadded:: 1.0
     """

@@ -152,7 +152,8 @@ class Cluster:
     # ----------------------------------------------------------------------------- nodes
 
     def bitmap(self, mask: int) -> NodeBitmap:
-        """The nodes of ``mask`` as a :class:`NodeBitmap` (which reads as their names)."""
+        """The nodes of ``mask`` as a :class:`~plurm.model.bitmap.NodeBitmap` (which reads as
+        their names)."""
         return NodeBitmap(mask, self.config.node_names)
 
     def mask_of(self, names: Iterable[str]) -> int:

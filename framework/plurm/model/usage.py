@@ -71,7 +71,7 @@ class StepUsage:
 
     @classmethod
     def from_dict(cls, data: object) -> StepUsage:
-        """The usage ``data`` encodes; :class:`UsageError` when it is not one."""
+        """The usage ``data`` encodes; :class:`~plurm.model.usage.UsageError` when it is not one."""
         if not isinstance(data, Mapping):
             raise UsageError("usage is not a mapping")
         values: dict[str, Any] = {}

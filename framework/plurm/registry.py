@@ -2,8 +2,8 @@
 
 ``SelectType=select/linear`` names the entry point ``linear`` in the group ``plurm.select``,
 exactly as Slurm turns it into the file ``select_linear.so``. Built-in plugins (``sched/builtin``,
-``preempt/none``, ``auth/none``, ``jobacct_gather/none``) are entry points of the ``plurm``
-distribution itself, so they load the same way as a third party's.
+``preempt/none``, ``auth/none``, ``jobacct_gather/none``, ``priority/basic``) are entry points
+of the ``plurm`` distribution itself, so they load the same way as a third party's.
 
 An entry point names a *factory*: a class or function that takes a :class:`PluginContext` and
 returns the object whose ``@hookimpl`` methods are registered. The factory declares the hook
@@ -53,6 +53,7 @@ GROUPS = {
     "auth": f"{NAME}.auth",
     "jobacct_gather": f"{NAME}.acct_gather",
     "acct_gather": f"{NAME}.acct_gather",
+    "priority": f"{NAME}.priority",
 }
 
 

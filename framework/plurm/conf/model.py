@@ -414,6 +414,7 @@ class SlurmConfig:
             "preempt": (self.preempt_type, *self.preempt_guards),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
+            "priority": (self.priority_type,),
             "auth": (self.auth_type, *self.auth_alt_types),
         }
 

@@ -7,11 +7,14 @@ Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 
 from __future__ import annotations
 
+import attrs
+
 from plurm.conf.model import PartitionSpec
 from plurm.controller.access import partition_refusal, slurm_user_uid
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.priority import PriorityFactors, PriorityReport
 
 #: The states in which a job keeps the recalculation going: it waits or holds resources.
 _LIVE = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
@@ -135,6 +138,24 @@ class SubmissionMixin(ControllerBase):
                 self._arm_priority_recalc()
 
         self._priority_timer = self.timer.call_at(self._next_tick(period), run)
+
+    def priority_report(self) -> PriorityReport:
+        """sprio's and sshare's view: the priority plugin's weights, the factors of each
+        pending job that is not held (by job id) and its fair-share tree, as of now."""
+        self._tick()
+        plugins, cluster = self.plugins, self.cluster
+        weights = plugins.priority_weights(cluster)
+        jobs: list[PriorityFactors] = []
+        if weights is not None:
+            for job in sorted(cluster.jobs_in(_PENDING), key=lambda j: j.job_id):
+                if job.priority == 0:
+                    continue
+                found = plugins.priority_factors(job, cluster)
+                if found is not None:
+                    direct = job.job_id in self._fixed_priority
+                    jobs.append(attrs.evolve(found, priority=job.priority, direct=direct))
+        shares = plugins.priority_shares(cluster)
+        return PriorityReport(weights, tuple(jobs), None if shares is None else tuple(shares))
 
     def _recalc_priorities(self) -> None:
         """Apply the plugin's new priorities to the pending jobs that are not held and

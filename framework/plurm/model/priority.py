@@ -3,9 +3,11 @@ and the fair-share tree (sshare)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
-__all__ = ["PriorityFactors", "PriorityWeights", "ShareRow"]
+__all__ = ["PriorityFactors", "PriorityReport", "PriorityWeights", "ShareRow", "report_from_dict"]
 
 
 @attrs.frozen
@@ -68,3 +70,39 @@ class ShareRow:
     #: TRES-minutes of the association's running jobs still to run (sshare's TRESRunMins),
     #: as (TRES name, minutes) pairs.
     tres_run_mins: tuple[tuple[str, int], ...] = ()
+
+
+@attrs.frozen
+class PriorityReport:
+    """What sprio and sshare read: the weights (None: the policy has no factors), the
+    factors of each pending job that is not held (by job id), and the fair-share tree
+    (None: the policy keeps no shares)."""
+
+    weights: PriorityWeights | None
+    jobs: tuple[PriorityFactors, ...] = ()
+    shares: tuple[ShareRow, ...] | None = None
+
+
+def _pairs(value: Any) -> tuple[tuple[str, float], ...]:
+    return tuple((str(name), float(number)) for name, number in value)
+
+
+def report_from_dict(data: Any) -> PriorityReport:
+    """A report from its ``attrs.asdict`` form (live mode's answer); KeyError, TypeError
+    or ValueError when it is malformed."""
+    weights = data["weights"]
+    shares = data["shares"]
+    return PriorityReport(
+        None
+        if weights is None
+        else PriorityWeights(**{**weights, "tres": _pairs(weights["tres"])}),
+        tuple(PriorityFactors(**{**job, "tres": _pairs(job["tres"])}) for job in data["jobs"]),
+        None
+        if shares is None
+        else tuple(
+            ShareRow(
+                **{**row, "tres_run_mins": tuple((str(n), int(v)) for n, v in row["tres_run_mins"])}
+            )
+            for row in shares
+        ),
+    )

@@ -8,11 +8,12 @@ every account above it.
 
 Fair Tree, as Slurm's fair_tree.html describes it: at each level, every association gets a
 Level Fairshare ``LF = S / U``, ``S`` its shares over the shares of all its siblings and
-``U`` its usage over theirs (``LF`` is infinite without usage). Walking the tree from the
-root, each level's associations are visited in descending ``LF``; a user association gets
-the next rank (counting down from the number of user associations), an account is walked
-into at once. Users tied on ``LF`` share a rank; the children of tied accounts are merged
-and ranked as one level. The factor is ``rank / number of user associations``.
+``U`` its usage over theirs (``LF`` is infinite without usage, 0 without shares). Walking
+the tree from the root, each level's associations are visited in descending ``LF``; a user
+association gets the next rank (counting down from the number of user associations), an
+account is walked into at once. Users tied on ``LF`` share a rank; the children of tied
+accounts are merged and ranked together (each keeping the ``LF`` it has among its own
+siblings). The factor is ``rank / number of user associations``.
 
 Classic (classic_fair_share.html): normalized shares are the product, down the path from
 the root, of each association's shares over its siblings'; normalized usage is its usage
@@ -147,6 +148,8 @@ def level_values(level: list[Node]) -> dict[Key, tuple[float, float, float]]:
 
 
 def _lf(share: float, used: float) -> float:
+    if share <= 0.0:
+        return 0.0  # no shares: behind everyone with shares, used or not
     if used <= 0.0:
         return math.inf
     return share / used
@@ -162,11 +165,13 @@ def fair_tree(
     factors: dict[Key, float] = {}
     values: dict[Key, tuple[float, float, float]] = {}
     rank = count
+    for node in tree.nodes.values():  # each level's values among its own siblings
+        if node.user is None and (node is tree.root or node.shares is not None):
+            values.update(level_values(_level(node.children)))
+    here = values
 
     def visit(level: list[Node]) -> None:
         nonlocal rank
-        here = level_values(level)
-        values.update(here)
         parents = [node for node in level if node.user is not None and node.shares is None]
         ranked = sorted(
             (node for node in level if node.key in here),

@@ -34,8 +34,9 @@ OPTIONS = (
     Option("local", None, ("local",), takes_value=False),
 )
 
-LONG = "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T"
-LONG_NORM = "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q %20t"
+#: -l (and -l -n) in 22.05: no account or QOS name columns yet (23.02 added them).
+LONG = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T"
+LONG_NORM = "%.15i %9r %.8u %10y %10a %10b %10f %10j %10p %10q %20t"
 
 #: The priority a job's 32 bits reach, which -n's priority is a fraction of.
 _TOP = 0xFFFF_FFFF
@@ -152,6 +153,8 @@ def _weight_text(letter: str, weights: PriorityWeights) -> str:
     lower = letter.lower()
     if letter == "i":
         return "Weights"
+    if lower == "s":  # the site factor's weight: 1 (22.05's -w shows it so)
+        return "1"
     if lower in _FACTORS:
         return str(getattr(weights, _FACTORS[lower][1]))
     if lower == "t":

@@ -113,8 +113,8 @@ def _value(field: _Field, row: ShareRow, cluster: str) -> str | None:
         return _double(row.norm_shares)
     if kind == "raw_usage":
         return str(int(row.raw_usage))
-    if kind == "norm_usage":
-        return _double(row.norm_usage)
+    if kind == "norm_usage":  # blank for the root, as 22.05 prints it
+        return None if row.depth == 0 else _double(row.norm_usage)
     if kind == "effective":
         return _double(row.effective_usage)
     if kind == "fairshare":

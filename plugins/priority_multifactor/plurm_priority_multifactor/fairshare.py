@@ -9,11 +9,17 @@ every account above it.
 Fair Tree, as Slurm's fair_tree.html describes it: at each level, every association gets a
 Level Fairshare ``LF = S / U``, ``S`` its shares over the shares of all its siblings and
 ``U`` its usage over theirs (``LF`` is infinite without usage, 0 without shares). Walking
-the tree from the root, each level's associations are visited in descending ``LF``; a user
-association gets the next rank (counting down from the number of user associations), an
-account is walked into at once. Users tied on ``LF`` share a rank; the children of tied
-accounts are merged and ranked together (each keeping the ``LF`` it has among its own
-siblings). The factor is ``rank / number of user associations``.
+the tree from the root, each level's associations are visited in descending ``LF``, and
+an account is walked into as it comes (sibling accounts tied on ``LF`` and next to each
+other have their children walked together, each keeping the ``LF`` it has among its own
+siblings). Users are counted down from the number of user associations, one each as they
+are visited; a user takes the count it is visited at as its rank, unless it is tied: its
+``LF`` equals the one visited before it at its level, or it is first at a level reached
+through a tied account; then it keeps the rank the one before it had. The factor is
+``rank / number of user associations``. (Real Slurm 22.05: with root's own user, ``acct``'s
+root user, and accounts ``heavy`` and ``light`` of equal shares where only heavy's user has
+used the cluster, the three others are tied at infinite LF and all get 1.0, heavy's user
+0.25: tests/data/priority/fairshare-light-first.json.)
 
 Classic (classic_fair_share.html): normalized shares are the product, down the path from
 the root, of each association's shares over its siblings'; normalized usage is its usage
@@ -160,40 +166,50 @@ def fair_tree(
 ) -> tuple[dict[Key, float], dict[Key, tuple[float, float, float]]]:
     """The Fair Tree factor of each user association, and (S, U, LF) of every association
     at its level."""
-    users = tree.users()
-    count = len(users)
+    count = len(tree.users())
     factors: dict[Key, float] = {}
     values: dict[Key, tuple[float, float, float]] = {}
-    rank = count
     for node in tree.nodes.values():  # each level's values among its own siblings
         if node.user is None and (node is tree.root or node.shares is not None):
             values.update(level_values(_level(node.children)))
-    here = values
+    #: [the rank tied users share, users still to rank]
+    counter = [count, count]
 
-    def visit(level: list[Node]) -> None:
-        nonlocal rank
-        parents = [node for node in level if node.user is not None and node.shares is None]
+    def visit(level: list[Node], tied_above: bool) -> None:
         ranked = sorted(
-            (node for node in level if node.key in here),
-            key=lambda node: (-here[node.key][2], node.user is None, node.user or node.account),
+            (node for node in level if node.key in values),
+            key=lambda node: (-values[node.key][2], node.user is None, node.user or node.account),
         )
+        previous: float | None = None
         index = 0
         while index < len(ranked):
-            lf = here[ranked[index].key][2]
-            tied = [node for node in ranked[index:] if here[node.key][2] == lf]
-            index += len(tied)
-            tied_users = [node for node in tied if node.user is not None]
-            for node in tied_users:
-                factors[node.key] = rank / count if count else 0.0
-            rank -= len(tied_users)
-            merged = [child for node in tied if node.user is None for child in node.children]
-            if merged:
-                visit(_level(merged))
-        for node in parents:  # Fairshare=parent users: their account's place
-            assert node.parent is not None
-            factors[node.key] = factors.get(node.parent.key, _account_factor(node, factors))
+            node = ranked[index]
+            lf = values[node.key][2]
+            tied = tied_above if index == 0 else lf == previous
+            previous = lf
+            if node.user is not None:
+                if not tied:
+                    counter[0] = counter[1]
+                factors[node.key] = counter[0] / count
+                counter[1] -= 1
+                index += 1
+                continue
+            # an account: with the accounts right after it that tie with it, their
+            # children ranked together
+            group = [node]
+            while (
+                index + len(group) < len(ranked)
+                and ranked[index + len(group)].user is None
+                and values[ranked[index + len(group)].key][2] == lf
+            ):
+                group.append(ranked[index + len(group)])
+            index += len(group)
+            visit(_level([child for account in group for child in account.children]), tied)
+        for node in level:  # Fairshare=parent users: their account's place
+            if node.user is not None and node.shares is None:
+                factors[node.key] = _account_factor(node, factors)
 
-    visit(_level(tree.root.children))
+    visit(_level(tree.root.children), False)
     return factors, values
 
 

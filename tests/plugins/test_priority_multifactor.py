@@ -427,3 +427,25 @@ def test_the_recorded_fair_share_scenario_replays_as_slurm_ran_it(
     assert shows[1] == wanted[1]  # sprio -w
     assert _mask_sshare(shows[2]) == _mask_sshare(wanted[2])
     assert _mask_sshare(shows[3]) == _mask_sshare(wanted[3])
+
+
+def test_the_report_survives_live_modes_json(make_cluster: Make, job: Job) -> None:
+    """plurmctld answers sprio and sshare with the report as JSON (attrs.asdict); the client
+    rebuilds the same report."""
+    import json
+
+    from plurm.model.priority import report_from_dict, report_to_dict
+
+    cluster = make_cluster(
+        _conf("PriorityWeightFairshare=100\nPriorityWeightTRES=CPU=50,Mem=10"),
+        accounts_text=ACCOUNTS,
+    )
+    cluster.submit(job().user("hank").account("heavy").tasks(8).runtime(600))
+    cluster.run_until(100)
+    cluster.submit(job().user("lily").account("light").tasks(8).runtime(600))
+    cluster.run_until(130)
+    report = cluster.controller.priority_report()
+    assert report.jobs and report.shares and report.weights is not None
+    assert any(row.level_fs == math.inf for row in report.shares)  # light: no usage
+    wire = json.loads(json.dumps(report_to_dict(report), allow_nan=False))
+    assert report_from_dict(wire) == report

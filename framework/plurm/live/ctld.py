@@ -503,7 +503,9 @@ class ControllerDaemon:
         return {"starts": {str(job_id): start for job_id, start in starts.items()}}
 
     def _priorities(self, caller: Caller, message: dict[str, Any]) -> Any:
-        return attrs.asdict(self.controller.priority_report(), recurse=True)
+        from plurm.model.priority import report_to_dict
+
+        return report_to_dict(self.controller.priority_report())
 
     # ------------------------------------------------------------------ nodes
 

@@ -3,11 +3,19 @@ and the fair-share tree (sshare)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
 
-__all__ = ["PriorityFactors", "PriorityReport", "PriorityWeights", "ShareRow", "report_from_dict"]
+__all__ = [
+    "PriorityFactors",
+    "PriorityReport",
+    "PriorityWeights",
+    "ShareRow",
+    "report_from_dict",
+    "report_to_dict",
+]
 
 
 @attrs.frozen
@@ -87,6 +95,18 @@ def _pairs(value: Any) -> tuple[tuple[str, float], ...]:
     return tuple((str(name), float(number)) for name, number in value)
 
 
+def _finite(instance: object, field: object, value: Any) -> Any:
+    """JSON has no infinity (a Level FS without usage): it travels as the text ``inf``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def report_to_dict(report: PriorityReport) -> dict[str, Any]:
+    """The report as strict JSON can carry it (live mode's answer)."""
+    return attrs.asdict(report, recurse=True, value_serializer=_finite)
+
+
 def report_from_dict(data: Any) -> PriorityReport:
     """A report from its ``attrs.asdict`` form (live mode's answer); KeyError, TypeError
     or ValueError when it is malformed."""
@@ -101,7 +121,11 @@ def report_from_dict(data: Any) -> PriorityReport:
         if shares is None
         else tuple(
             ShareRow(
-                **{**row, "tres_run_mins": tuple((str(n), int(v)) for n, v in row["tres_run_mins"])}
+                **{
+                    **row,
+                    "level_fs": None if row["level_fs"] is None else float(row["level_fs"]),
+                    "tres_run_mins": tuple((str(n), int(v)) for n, v in row["tres_run_mins"]),
+                }
             )
             for row in shares
         ),

@@ -449,3 +449,21 @@ def test_the_report_survives_live_modes_json(make_cluster: Make, job: Job) -> No
     assert any(row.level_fs == math.inf for row in report.shares)  # light: no usage
     wire = json.loads(json.dumps(report_to_dict(report), allow_nan=False))
     assert report_from_dict(wire) == report
+
+
+def test_calculate_running_recalculates_running_jobs_and_admin_priority_stays(
+    make_cluster: Make, job: Job
+) -> None:
+    flags = "PriorityWeightAge=1000\nPriorityMaxAge=0:10:00\nPriorityCalcPeriod=1\n"
+    for extra, running_grows in (("", False), ("PriorityFlags=CALCULATE_RUNNING\n", True)):
+        cluster = make_cluster(_conf(flags + extra), accounts_text=ACCOUNTS)
+        running = cluster.submit(job().user("hank").account("heavy").tasks(8).runtime(3600))
+        pending = cluster.submit(job().user("lily").account("light").tasks(8).runtime(60))
+        fixed = cluster.submit(job().user("lily").account("light").tasks(8).runtime(60))
+        cluster.run_until(5)
+        assert cluster.command(f"scontrol update JobId={fixed} Priority=7").status == 0
+        started = cluster.job(running).priority
+        cluster.run_until(400)
+        assert cluster.job(pending).priority > 500  # about 6 of the 10 minutes of age
+        assert cluster.job(fixed).priority == 7
+        assert (cluster.job(running).priority > started) is running_grows

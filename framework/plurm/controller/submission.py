@@ -18,6 +18,8 @@ from plurm.model.priority import PriorityFactors, PriorityReport
 
 #: The states in which a job keeps the recalculation going: it waits or holds resources.
 _LIVE = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+#: The states whose jobs take a recalculated priority.
+_RECALCULATED = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
 
 __all__ = ["SubmissionMixin"]
 
@@ -158,18 +160,20 @@ class SubmissionMixin(ControllerBase):
         return PriorityReport(weights, tuple(jobs), None if shares is None else tuple(shares))
 
     def _recalc_priorities(self) -> None:
-        """Apply the plugin's new priorities to the pending jobs that are not held and
-        whose priority no administrator set, refiling each in the queue."""
+        """Apply the plugin's new priorities to the jobs that are not held and whose
+        priority no administrator set: pending ones are refiled in the queue; running and
+        suspended ones (Slurm's CALCULATE_RUNNING) just take it."""
         changed = self.plugins.priority_recalc(self.cluster)
         jobs = self.cluster.jobs
         for job_id, priority in changed.items():
             job = jobs.get(job_id)
-            if job is None or job.state is not _PENDING or job.priority == 0:
+            if job is None or job.priority == 0 or job.state not in _RECALCULATED:
                 continue
             if job_id in self._fixed_priority or job.priority == priority:
                 continue
             job.priority = priority
-            self._file(job)
+            if job.state is _PENDING:
+                self._file(job)
 
     def _partition_for(self, request: JobRequest) -> str:
         if request.partitions:

@@ -94,8 +94,9 @@ def priority_recalc(cluster: Cluster) -> Mapping[int, int] | None:
     When called: on every tick of ``priority_calc_period``.
 
     :returns: job id -> new priority (at least 1) for the jobs whose priority changes;
-        the core applies them to pending jobs that are not held and whose priority no
-        administrator set, and refiles them in the queue. None: nothing changes.
+        the core applies them to pending, running and suspended jobs that are not held and
+        whose priority no administrator set, and refiles the pending ones in the queue.
+        None: nothing changes.
         Exclusive.
     Purity: may change the plugin's own state; MUST NOT change jobs or the cluster.
     Slurm equivalent: priority/multifactor's ``_decay_thread`` and ``_set_priorities``.

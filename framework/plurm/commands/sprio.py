@@ -18,6 +18,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.model.priority import PriorityFactors, PriorityWeights
+from plurm.numbers import is_digits
 
 __all__ = ["format_report", "run"]
 
@@ -223,7 +224,7 @@ def run(
     if "jobs" in values:
         ids = set()
         for word in str(values["jobs"]).split(","):
-            if not word.isdigit():
+            if not is_digits(word):
                 raise CommandError(f"sprio: error: Invalid job id: {word}")
             ids.add(int(word))
         jobs = [job for job in jobs if job.job_id in ids]

@@ -18,6 +18,7 @@ from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocati
 from plurm.commands.client import ClusterClient
 from plurm.commands.options import Option, parse_options
 from plurm.model.priority import ShareRow
+from plurm.numbers import is_digits
 
 __all__ = ["FIELDS", "format_shares", "run"]
 
@@ -80,7 +81,7 @@ def _fields(text: str) -> list[_Field]:
         name, percent, size = word.partition("%")
         for field in FIELDS:
             if field.name.lower().startswith(name.lower()):
-                if percent and size.lstrip("-").isdigit() and int(size):
+                if percent and is_digits(size.removeprefix("-")) and int(size):
                     field = attrs.evolve(field, width=int(size))
                 found.append(field)
                 break

@@ -39,6 +39,7 @@ from plurm.conf.model import AccountSpec, Association
 from plurm.conf.source import SourceFile, split_logical_lines
 from plurm.conf.syntax import Include, Pair, parse_source
 from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueError, SourceLocation
+from plurm.numbers import is_digits
 
 __all__ = ["ADMIN_LEVELS", "ROOT", "read_accounts"]
 
@@ -163,7 +164,7 @@ def _shares(text: str | None, where: SourceLocation, errors: list[ConfError]) ->
         return 1
     if text == "parent":
         return None
-    if text.isdigit() and int(text) <= _MAX_SHARES:
+    if is_digits(text) and int(text) <= _MAX_SHARES:
         return int(text)
     errors.append(ConfValueError("Fairshare", text, "not a number of shares or parent", where))
     return 1

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # (a command that loads only its auth plugin imports no clust
     from plurm.model.backfill import BackfillStart, BackfillView
     from plurm.model.cluster import Cluster
     from plurm.model.job import Job, JobState
+    from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
 
@@ -43,7 +44,14 @@ logger = logging.getLogger(__name__)
 
 #: Plugin types the simulator loads (it sends no messages, so it needs no auth): the
 #: policies, and Slurm's plugins that have no effect here (they only say so).
-SIMULATOR_ROLES = ("select", "preempt", "sched", "jobacct_gather", *NO_EFFECT_KEYS.values())
+SIMULATOR_ROLES = (
+    "select",
+    "preempt",
+    "sched",
+    "jobacct_gather",
+    "priority",
+    *NO_EFFECT_KEYS.values(),
+)
 #: Plugin types the live daemons load.
 DAEMON_ROLES = (*SIMULATOR_ROLES, "auth")
 
@@ -53,6 +61,7 @@ _REQUIRED = {
     "preempt": ("preempt_preemptable", "preempt_mode", "preempt_priority"),
     "sched": ("sched_queue_order",),
     "jobacct_gather": (),
+    "priority": ("priority_job_set",),
     "auth": ("auth_create", "auth_verify", "auth_get_ids"),
     **{prefix: () for prefix in NO_EFFECT_KEYS.values()},
 }
@@ -557,6 +566,37 @@ class Plugins:
     def acct_gather_stat_job(self, job: Job) -> Mapping[str, float] | None:
         stats = self._fast("acct_gather_stat_job")(job)
         return None if stats is None else dict(stats)
+
+    # ----------------------------------------------------------------------------- priority
+
+    def priority_job_set(self, job: Job, cluster: Cluster) -> int:
+        """The priority the plugin gives ``job`` now (at least 1)."""
+        return max(1, int(self._fast("priority_job_set")(job, cluster) or 1))
+
+    def priority_jobs_recovered(self, jobs: Sequence[Job], cluster: Cluster) -> None:
+        self._fast("priority_jobs_recovered")(jobs, cluster)
+
+    def priority_calc_period(self, cluster: Cluster) -> int | None:
+        period = self._fast("priority_calc_period")(cluster)
+        return int(period) if period else None
+
+    def priority_recalc(self, cluster: Cluster) -> dict[int, int]:
+        """New priorities by job id (at least 1 each); empty: none changed."""
+        found = self._fast("priority_recalc")(cluster)
+        return {int(k): max(1, int(v)) for k, v in found.items()} if found else {}
+
+    def priority_job_end(self, job: Job, cluster: Cluster) -> None:
+        self._fast("priority_job_end")(job, cluster)
+
+    def priority_weights(self, cluster: Cluster) -> PriorityWeights | None:
+        return self._fast("priority_weights")(cluster)  # type: ignore[no-any-return]
+
+    def priority_factors(self, job: Job, cluster: Cluster) -> PriorityFactors | None:
+        return self._fast("priority_factors")(job, cluster)  # type: ignore[no-any-return]
+
+    def priority_shares(self, cluster: Cluster) -> list[ShareRow] | None:
+        rows = self._fast("priority_shares")(cluster)
+        return None if rows is None else list(rows)
 
     # ----------------------------------------------------------------------------- lifecycle
 

@@ -2,8 +2,8 @@
 
 ``SelectType=select/linear`` names the entry point ``linear`` in the group ``plurm.select``,
 exactly as Slurm turns it into the file ``select_linear.so``. Built-in plugins (``sched/builtin``,
-``preempt/none``, ``auth/none``, ``jobacct_gather/none``) are entry points of the ``plurm``
-distribution itself, so they load the same way as a third party's.
+``preempt/none``, ``auth/none``, ``jobacct_gather/none``, ``priority/basic``) are entry points
+of the ``plurm`` distribution itself, so they load the same way as a third party's.
 
 An entry point names a *factory*: a class or function that takes a :class:`PluginContext` and
 returns the object whose ``@hookimpl`` methods are registered. The factory declares the hook
@@ -57,6 +57,7 @@ GROUPS = {
     # Slurm's plugins with no effect in simulation (plurm.builtin.no_effect), by the
     # prefix of their type strings.
     **{prefix: f"{NAME}.{prefix}" for prefix in NO_EFFECT_KEYS.values()},
+    "priority": f"{NAME}.priority",
 }
 
 

@@ -102,6 +102,27 @@ def test_policies_keep_the_invariants(
     check_invariants(run_workload(make_cluster, chosen), chosen)
 
 
+#: Combinations also run under priority/multifactor (its weighted factors reorder the
+#: queue every minute; the invariants hold whatever the order).
+MULTIFACTOR = [
+    ("select/linear", "preempt/none", "nogang"),
+    ("select/cons_res", "preempt/partition_prio", "gang"),
+    ("select/cons_res", "preempt/qos", "nogang"),
+]
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("PLURM_COMBINATION")), reason="tox's combo-* envs run their set only"
+)
+@pytest.mark.parametrize("combination", MULTIFACTOR, ids=",".join)
+def test_policies_keep_the_invariants_under_priority_multifactor(
+    make_cluster: Callable[..., TestCluster], combination: Triple
+) -> None:
+    chosen = attrs.evolve(combination_of(combination), priority="priority/multifactor")
+    check_invariants(run_workload(make_cluster, chosen), chosen)
+    check_deterministic(make_cluster, chosen)
+
+
 @pytest.mark.parametrize("combination", _combinations(), ids=",".join)
 def test_the_same_input_gives_the_same_history(
     make_cluster: Callable[..., TestCluster], combination: Triple

@@ -88,13 +88,14 @@ def test_newer_minor_api_version_is_accepted(tmp_path: Path) -> None:
 
 
 def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
-    """1.7 added preempt_by_partition, preempt_suspend_in_partition and preempt_veto: a
-    plugin written for 1.6, which answers none of them, loads and gets their defaults."""
+    """1.7 added preempt_by_partition, preempt_suspend_in_partition and preempt_veto, 1.9 the
+    priority hooks: a plugin written for 1.6, which answers none of them, loads and gets
+    their defaults."""
 
     class Written16(_Select):
         PLURM_HOOK_API = (1, 6)
 
-    assert HOOK_API_VERSION == (1, 7)
+    assert HOOK_API_VERSION == (1, 9)
     loaded = Registry(factories={"select/w16": Written16}).load("select/w16", _config(tmp_path))
     assert loaded.api == (1, 6)
 
@@ -214,6 +215,7 @@ def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
         "preempt/none",
         "sched/builtin",
         "jobacct_gather/none",
+        "priority/basic",
         "accounting_storage/none",
     )
     gang = Plugins.load(
@@ -225,6 +227,7 @@ def test_loaded_plugins_follow_the_configuration(tmp_path: Path) -> None:
         "sched/builtin",
         "sched/gang",
         "jobacct_gather/none",
+        "priority/basic",
         "accounting_storage/none",
     )
 

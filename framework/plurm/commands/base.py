@@ -20,7 +20,17 @@ __all__ = [
 ]
 
 #: Slurm's commands Plurm has: each is the module ``plurm.commands.<name>``, with ``run``.
-COMMAND_NAMES = ("sacct", "sbatch", "squeue", "sinfo", "scancel", "scontrol", "sstat")
+COMMAND_NAMES = (
+    "sacct",
+    "sbatch",
+    "squeue",
+    "sinfo",
+    "scancel",
+    "scontrol",
+    "sstat",
+    "sprio",
+    "sshare",
+)
 #: The Slurm release Plurm stands for (scontrol show config, every command's --version).
 SLURM_VERSION = "22.05.8"
 #: What every command prints for ``--version`` (``-V``).

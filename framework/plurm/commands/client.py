@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # (sbatch, scancel need only the protocol: no cluster model t
     from plurm.controller.estimates import WillRun
     from plurm.model.acct import AcctQuery, JobRecord, StepRecord
     from plurm.model.cluster import Cluster
+    from plurm.model.priority import PriorityReport
 
 __all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
 
@@ -119,6 +120,10 @@ class ClusterClient(Protocol):
         """squeue --start: the expected start of each pending job that has one."""
         ...
 
+    def priorities(self) -> PriorityReport:
+        """sprio and sshare: the priority plugin's weights, factors and shares."""
+        ...
+
     def sleep(self, seconds: float) -> None:
         """Let ``seconds`` pass (sbatch --wait polls the cluster between sleeps)."""
         ...
@@ -204,6 +209,9 @@ class LocalClient:
 
     def expected_starts(self) -> Mapping[int, float]:
         return self.controller.expected_starts()
+
+    def priorities(self) -> PriorityReport:
+        return self.controller.priority_report()
 
     def sleep(self, seconds: float) -> None:
         """Let simulated time pass, up to :data:`MAX_SIMULATED_WAIT` in all (a job that

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, squeue, sstat
+from plurm.commands import sacct, sbatch, scancel, scontrol, sinfo, sprio, squeue, sshare, sstat
 from plurm.commands.base import (
     SIMULATED,
     VERSION_LINE,
@@ -35,6 +35,8 @@ COMMANDS: Mapping[str, Command] = {
     "scancel": scancel.run,
     "scontrol": scontrol.run,
     "sstat": sstat.run,
+    "sprio": sprio.run,
+    "sshare": sshare.run,
 }
 
 

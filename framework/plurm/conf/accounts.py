@@ -10,6 +10,8 @@ from ``accounts.conf`` beside slurm.conf, in slurm.conf's line syntax, one recor
     User=bob Account=physics QOS=normal
     User=carol Account=physics AdminLevel=Operator
     Account=biology Coordinators=carol
+    Account=chem Fairshare=30
+    User=dave Account=chem Fairshare=parent
 
 What ``sacctmgr add cluster`` creates always exists: the account ``root`` (its QOS list is
 ``normal``) and the user ``root`` in it, with ``root`` as its default account. An account's
@@ -24,7 +26,10 @@ was added to. Names are stored lower-case, as slurmdbd stores them. ``AdminLevel
 act on every job, as root may. ``Coordinators`` (an account's field, as ``sacctmgr add
 coordinator account=NAME names=USERS`` sets them, and ``sacctmgr list account
 withcoordinator`` shows them) are users each defined on a User= line; a coordinator of an
-account coordinates its sub-accounts too.
+account coordinates its sub-accounts too. ``Fairshare`` (sacctmgr also takes ``Shares``) is the
+association's shares among its siblings for fair-share priority (default 1), or ``parent``:
+its usage and shares count as its parent account's; a user line's applies to each of its
+associations.
 """
 
 from __future__ import annotations
@@ -32,18 +37,31 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection
 
+import attrs
+
 from plurm.conf.model import AccountSpec, Association
 from plurm.conf.source import SourceFile, split_logical_lines
 from plurm.conf.syntax import Include, Pair, parse_source
 from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueError, SourceLocation
+from plurm.numbers import is_digits
 
 __all__ = ["ADMIN_LEVELS", "ROOT", "read_accounts"]
 
 #: The account, and the user, ``sacctmgr add cluster`` creates.
 ROOT = "root"
 
-_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS", "Coordinators")
-_USER_FIELDS = ("Account", "DefaultAccount", "QOS", "DefaultQOS", "AdminLevel")
+_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS", "Coordinators", "Fairshare", "Shares")
+_USER_FIELDS = (
+    "Account",
+    "DefaultAccount",
+    "QOS",
+    "DefaultQOS",
+    "AdminLevel",
+    "Fairshare",
+    "Shares",
+)
+#: The largest Fairshare sacctmgr takes (a 32-bit value below its NO_VAL markers).
+_MAX_SHARES = 0xFFFF_FFFD
 #: sacctmgr's AdminLevel words, as slurmdbd stores them.
 ADMIN_LEVELS = {
     "none": "None",
@@ -91,6 +109,9 @@ def read_accounts(
             continue
         fields = _ACCOUNT_FIELDS if kind == "account" else _USER_FIELDS
         values = _fields(source, statement.index, statement.pairs[1:], fields, errors)
+        if "shares" in values:
+            values.setdefault("fairshare", values.pop("shares"))
+        shares = _shares(values.get("fairshare"), where, errors)
         name = first.value.lower()
         if not name:
             errors.append(ConfValueError(first.key, "", "a name is needed", where))
@@ -113,7 +134,7 @@ def read_accounts(
         elif name in accounts and name != ROOT:
             errors.append(ConfError(f"account {name} is defined twice", where))
         else:
-            accounts[name] = _account(name, values, where)
+            accounts[name] = attrs.evolve(_account(name, values, where), fairshare=shares)
     _check_accounts(accounts, qos_names, errors)
     _check_coordinators(accounts, {user for user, _, _ in users}, errors)
     associations, defaults = _associations(users, accounts, qos_names, errors)
@@ -140,6 +161,18 @@ def _fields(
             continue
         values[key] = pair.value.lower()
     return values
+
+
+def _shares(text: str | None, where: SourceLocation, errors: list[ConfError]) -> int | None:
+    """A Fairshare value: a count of shares, or ``parent`` (None); 1 when not given."""
+    if text is None:
+        return 1
+    if text == "parent":
+        return None
+    if is_digits(text) and int(text) <= _MAX_SHARES:
+        return int(text)
+    errors.append(ConfValueError("Fairshare", text, "not a number of shares or parent", where))
+    return 1
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -221,7 +254,11 @@ def _associations(
             qos, default = _inherited(accounts, account)
             own = _names(values.get("qos"))
             association = Association(
-                user, account, own if own is not None else qos, values.get("defaultqos", default)
+                user,
+                account,
+                own if own is not None else qos,
+                values.get("defaultqos", default),
+                fairshare=_shares(values.get("fairshare"), where, []),
             )
             for name in (*association.qos, *filter(None, [association.default_qos])):
                 if name not in qos_names:

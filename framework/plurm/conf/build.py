@@ -24,6 +24,7 @@ from plurm.conf.model import (
     NodeSpec,
     PartitionSpec,
     PreemptParameters,
+    PrioritySettings,
     SchedulerParameters,
     SlurmConfig,
 )
@@ -220,6 +221,7 @@ class _Builder:
             scheduler_parameters=self.scheduler_parameters(),
             scheduler_time_slice=self.time_slice(),
             priority_type=self.scalar("PriorityType", str, "priority/basic"),
+            priority=self.priority_settings(),
             auth_type=self.scalar("AuthType", str, "auth/munge"),
             auth_alt_types=self.scalar("AuthAltTypes", _comma_list, ()),
             auth_info=self.scalar("AuthInfo", str, ""),
@@ -356,6 +358,36 @@ class _Builder:
         return found
 
     # ----------------------------------------------------------------------------- scheduling
+
+    def priority_settings(self) -> PrioritySettings:
+        """The Priority* keys (their values were checked with the key tables)."""
+
+        def minutes(key: str, default: int) -> int:
+            value = self.scalar(key, lambda text: parse_time(text, unit="minutes"), None)
+            return default if key not in self.raw.scalars else (value or 0) * 60
+
+        def weight(key: str) -> int:
+            return self.scalar(key, _uint(32), 0)
+
+        return PrioritySettings(
+            weight_age=weight("PriorityWeightAge"),
+            weight_assoc=weight("PriorityWeightAssoc"),
+            weight_fairshare=weight("PriorityWeightFairshare"),
+            weight_jobsize=weight("PriorityWeightJobSize"),
+            weight_partition=weight("PriorityWeightPartition"),
+            weight_qos=weight("PriorityWeightQOS"),
+            weight_tres=self.scalar("PriorityWeightTRES", str, ""),
+            max_age=minutes("PriorityMaxAge", 7 * 86400),
+            favor_small=self.scalar("PriorityFavorSmall", parse_bool, False),
+            decay_half_life=minutes("PriorityDecayHalfLife", 7 * 86400),
+            usage_reset_period=self.scalar("PriorityUsageResetPeriod", str.upper, "NONE"),
+            calc_period=minutes("PriorityCalcPeriod", 300),
+            flags=self.scalar(
+                "PriorityFlags",
+                lambda text: frozenset(w.strip().upper() for w in text.split(",") if w.strip()),
+                frozenset(),
+            ),
+        )
 
     def preempt_type(self) -> str:
         value = self.raw.get("PreemptType")

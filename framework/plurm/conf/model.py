@@ -191,6 +191,8 @@ class AccountSpec:
     #: on the jobs charged to it and to its sub-accounts.
     coordinators: tuple[str, ...] = ()
     location: SourceLocation | None = attrs.field(default=None, eq=False)
+    #: Fairshare: its shares among its siblings (sacctmgr's default 1); None: ``parent``.
+    fairshare: int | None = 1
 
 
 @attrs.frozen
@@ -202,6 +204,9 @@ class Association:
     account: str
     qos: tuple[str, ...] = ("normal",)
     default_qos: str | None = None
+    #: Fairshare: its shares among its account's children (sacctmgr's default 1); None:
+    #: ``parent`` (the user's jobs count as its account's own).
+    fairshare: int | None = 1
 
 
 @attrs.frozen
@@ -221,6 +226,28 @@ class SchedulerParameters:
     options: Mapping[str, str | None] = attrs.field(factory=dict)
     #: Where each option was written, for messages.
     locations: Mapping[str, SourceLocation] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+@attrs.frozen
+class PrioritySettings:
+    """slurm.conf's Priority* keys, typed: what a priority plugin other than priority/basic
+    reads (Slurm 22.05's defaults). Times are seconds; ``max_age`` and ``decay_half_life``
+    0 mean none (no age factor; no decay); ``flags`` are PriorityFlags, upper case;
+    ``weight_tres`` is PriorityWeightTRES as written (``CPU=1000,Mem=2000``)."""
+
+    weight_age: int = 0
+    weight_assoc: int = 0
+    weight_fairshare: int = 0
+    weight_jobsize: int = 0
+    weight_partition: int = 0
+    weight_qos: int = 0
+    weight_tres: str = ""
+    max_age: int = 7 * 86400
+    favor_small: bool = False
+    decay_half_life: int = 7 * 86400
+    usage_reset_period: str = "NONE"
+    calc_period: int = 300
+    flags: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -330,6 +357,8 @@ class SlurmConfig:
     scheduler_parameters: SchedulerParameters = SchedulerParameters()
     scheduler_time_slice: int = 30
     priority_type: str = "priority/basic"
+    #: The Priority* keys (PriorityWeight*, PriorityMaxAge, PriorityFlags, ...).
+    priority: PrioritySettings = PrioritySettings()
     auth_type: str = "auth/munge"
     auth_alt_types: tuple[str, ...] = ()
     #: AuthInfo, as written (auth/munge reads ``socket=PATH`` and ``ttl=N`` from it).
@@ -447,6 +476,7 @@ class SlurmConfig:
             "preempt": (self.preempt_type, *self.preempt_guards),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
+            "priority": (self.priority_type,),
             "auth": (self.auth_type, *self.auth_alt_types),
         }
         for key, prefix in NO_EFFECT_KEYS.items():

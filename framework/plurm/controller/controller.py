@@ -80,7 +80,7 @@ from plurm.controller.preemption import PreemptionMixin
 from plurm.controller.queue import PendingByPartition, PendingQueue
 from plurm.controller.recovery import RecoveryMixin
 from plurm.controller.runtime import Executor, Timer, TimerHandle
-from plurm.controller.submission import BASIC_PRIORITY_TOP, SubmissionMixin
+from plurm.controller.submission import SubmissionMixin
 from plurm.controller.timers import TIME_LIMIT_CHECK, TimersMixin
 from plurm.controller.updates import UpdatesMixin
 from plurm.manager import Plugins
@@ -120,7 +120,9 @@ class Controller(
         self.executor = executor
         self.cluster = Cluster.from_config(config)
         self._next_id = config.first_job_id
-        self._lowest_priority = BASIC_PRIORITY_TOP
+        #: Jobs whose priority an administrator set (scontrol update Priority=): the
+        #: priority plugin's recalculation leaves them alone, as Slurm's does.
+        self._fixed_priority: set[int] = set()
         self._ending: dict[int, _Ending] = {}
         #: When each waiting preemptor first signalled victims (Slurm's back-off).
         self._preempting: dict[int, float] = {}
@@ -177,6 +179,8 @@ class Controller(
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)
         self._gang = plugins.implements("sched_gang_job_start")
         self._backfill_interval = plugins.sched_backfill_interval(self.cluster)
+        self._priority_period = plugins.priority_calc_period(self.cluster)
+        self._priority_timer: TimerHandle | None = None
         self.health = NodeHealth(
             self.cluster,
             timer,

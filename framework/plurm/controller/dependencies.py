@@ -123,7 +123,7 @@ class WaitingMixin(ControllerBase):
                 continue
             if job.reason is PendingReason.JOB_HELD_ADMIN and not admin:
                 raise RequestError("Access/permission denied")
-            job.priority = max(1, self._basic_priority() - job.request.nice)
+            job.priority = self._new_priority(job)
             job.reason = PendingReason.NONE
             self._file(job)
         self._request_pass()

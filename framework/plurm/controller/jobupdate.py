@@ -142,6 +142,7 @@ class JobUpdateMixin(ControllerBase):
             job.requeue = changes["requeue"]
         if "priority" in changes:
             job.priority = changes["priority"]
+            self._fixed_priority.add(job.job_id)
         elif "nice" in changes:
             job.priority = max(1, job.priority + old_nice - updated.nice)
         if charged is not None:

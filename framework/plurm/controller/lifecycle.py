@@ -57,6 +57,7 @@ class LifecycleMixin(ControllerBase):
         self.cluster.set_state(job, state)
         if old is _RUNNING:
             del self._running_ends[job.job_id]
+            self.plugins.priority_job_end(job, self.cluster)
         elif state is _RUNNING:
             self._running_ends[job.job_id] = (
                 job,
@@ -139,7 +140,7 @@ class LifecycleMixin(ControllerBase):
             self._resume(job, indefinite=False)
             return
         job.admin_suspended = False
-        job.priority = self._basic_priority()
+        job.priority = self._new_priority(job)
         self._resume(job, indefinite=True)
         if self._gang:
             self._resumed_unseen.add(job.job_id)

@@ -90,9 +90,8 @@ class RecoveryMixin(ControllerBase):
         ids = [job.job_id + 1 for job in restored]
         self._next_id = max([self._next_id, next_job_id or 0, *ids])
         if restored:
-            self._lowest_priority = min(
-                [self._lowest_priority, *(job.priority + job.request.nice for job in restored)]
-            )
+            plugins.priority_jobs_recovered(restored, cluster)
+            self._arm_priority_recalc()
         # the victim pool and the kept queue are built from the jobs as they are now
         self._check_preemption()
         self._request_pass()

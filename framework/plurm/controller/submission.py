@@ -1,22 +1,27 @@
 """Submission: sbatch's checks and refusals, the partition a job goes to, its priority
-(priority/basic) and node count, and the filing of pending jobs in the queue's indexes.
+(asked of the priority plugin) and node count, and the filing of pending jobs in the queue's
+indexes; the priority plugin's periodic recalculation.
 
 Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 """
 
 from __future__ import annotations
 
+import attrs
+
 from plurm.conf.model import PartitionSpec
 from plurm.controller.access import partition_refusal, slurm_user_uid
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.priority import PriorityFactors, PriorityReport
 
-__all__ = ["BASIC_PRIORITY_TOP", "SubmissionMixin"]
+#: The states in which a job keeps the recalculation going: it waits or holds resources.
+_LIVE = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING)
+#: The states whose jobs take a recalculated priority.
+_RECALCULATED = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
 
-#: priority/basic gives each job one less than the last priority it gave, starting below
-#: 0xFFFF0000, as Slurm 22.05 shows it (job N gets 0xFFFF0000 - N until a resume re-prioritizes).
-BASIC_PRIORITY_TOP = 0xFFFF0000
+__all__ = ["SubmissionMixin"]
 
 
 class SubmissionMixin(ControllerBase):
@@ -43,8 +48,7 @@ class SubmissionMixin(ControllerBase):
         charged = self._validate(request, partition)
         self._check_array(request)
         dependencies = self._parse_dependency(request.dependency) if request.dependency else ()
-        job = self._new_job(request, partition)
-        job.account, job.qos = charged.account, charged.qos
+        job = self._new_job(request, partition, charged)
         if request.array_tasks:
             self._new_array(job)
         if request.begin_time is not None and request.begin_time > self.now:
@@ -56,6 +60,7 @@ class SubmissionMixin(ControllerBase):
         if request.hold or dependencies:
             job.dependencies = dependencies
             self._wait_at_submission(job)
+        self._arm_priority_recalc()
         self._request_pass()
         return job
 
@@ -63,7 +68,7 @@ class SubmissionMixin(ControllerBase):
         """Whether an eligible job of higher priority already waits in the job's partition."""
         return self._by_partition.higher_waits(job, self.now)
 
-    def _new_job(self, request: JobRequest, partition: str) -> Job:
+    def _new_job(self, request: JobRequest, partition: str, charged: Charge | None = None) -> Job:
         part = self.cluster.partition(partition)
         limit = request.time_limit if request.time_limit is not None else part.default_time
         requeue = request.requeue if request.requeue is not None else self.config.job_requeue
@@ -72,12 +77,14 @@ class SubmissionMixin(ControllerBase):
             request=request,
             submit_time=self.now,
             partition=partition,
-            priority=max(1, self._basic_priority() - request.nice),
             eligible_time=self.now,
             time_limit=limit,
             requeue=requeue,
             wanted_nodes=self._wanted_nodes(request, part),
         )
+        if charged is not None:
+            job.account, job.qos = charged.account, charged.qos
+        job.priority = self._new_priority(job)
         self._next_id += 1
         self.cluster.add_job(job)
         self._file(job)
@@ -111,10 +118,62 @@ class SubmissionMixin(ControllerBase):
             self._largest_cpus[part.name] = known
         return max(request.min_nodes, -(-request.cpus // known[1]))
 
-    def _basic_priority(self) -> int:
-        """priority/basic: the later the submission (or admin resume), the lower."""
-        self._lowest_priority -= 1
-        return self._lowest_priority
+    def _new_priority(self, job: Job) -> int:
+        """The priority the priority plugin gives ``job`` now (submission, release, resume);
+        it is the plugin's again, whatever an administrator set before."""
+        self._fixed_priority.discard(job.job_id)
+        return self.plugins.priority_job_set(job, self.cluster)
+
+    def _arm_priority_recalc(self) -> None:
+        """The priority plugin's next recalculation, on its period's next tick since the
+        controller started, while jobs are pending or hold resources (so that an idle
+        simulation ends); a submission arms it again."""
+        period = self._priority_period
+        if period is None or self._priority_timer is not None:
+            return
+
+        def run() -> None:
+            self._priority_timer = None
+            self._tick()
+            self._recalc_priorities()
+            if any(map(self.cluster.jobs_unordered, _LIVE)):
+                self._arm_priority_recalc()
+
+        self._priority_timer = self.timer.call_at(self._next_tick(period), run)
+
+    def priority_report(self) -> PriorityReport:
+        """sprio's and sshare's view: the priority plugin's weights, the factors of each
+        pending job that is not held (by job id) and its fair-share tree, as of now."""
+        self._tick()
+        plugins, cluster = self.plugins, self.cluster
+        weights = plugins.priority_weights(cluster)
+        jobs: list[PriorityFactors] = []
+        if weights is not None:
+            for job in sorted(cluster.jobs_in(_PENDING), key=lambda j: j.job_id):
+                if job.priority == 0:
+                    continue
+                found = plugins.priority_factors(job, cluster)
+                if found is not None:
+                    direct = job.job_id in self._fixed_priority
+                    jobs.append(attrs.evolve(found, priority=job.priority, direct=direct))
+        shares = plugins.priority_shares(cluster)
+        return PriorityReport(weights, tuple(jobs), None if shares is None else tuple(shares))
+
+    def _recalc_priorities(self) -> None:
+        """Apply the plugin's new priorities to the jobs that are not held and whose
+        priority no administrator set: pending ones are refiled in the queue; running and
+        suspended ones (Slurm's CALCULATE_RUNNING) just take it."""
+        changed = self.plugins.priority_recalc(self.cluster)
+        jobs = self.cluster.jobs
+        for job_id, priority in changed.items():
+            job = jobs.get(job_id)
+            if job is None or job.priority == 0 or job.state not in _RECALCULATED:
+                continue
+            if job_id in self._fixed_priority or job.priority == priority:
+                continue
+            job.priority = priority
+            if job.state is _PENDING:
+                self._file(job)
 
     def _partition_for(self, request: JobRequest) -> str:
         if request.partitions:

@@ -8,6 +8,7 @@ module             Slurm table                            entry-point group
 ``sched``          ``sched_p_*`` and gang.c's ``gs_*``    ``plurm.sched``
 ``auth``           ``auth_p_*`` (auth.h)                  ``plurm.auth``
 ``acct_gather``    ``jobacct_gather_p_*``                 ``plurm.acct_gather``
+``priority``       ``priority_p_*`` (priority.h)          ``plurm.priority``
 ``lifecycle``      (none: observers of job state)         any plugin
 =================  =====================================  ======================
 
@@ -18,9 +19,18 @@ exactly one plugin implements them, and the registry checks that.
 
 from __future__ import annotations
 
-from plurm.hookspecs import acct_gather, auth, lifecycle, preempt, sched, select
+from plurm.hookspecs import acct_gather, auth, lifecycle, preempt, priority, sched, select
 
 #: All spec modules, registered on every plugin manager.
-SPEC_MODULES = (select, preempt, sched, auth, acct_gather, lifecycle)
+SPEC_MODULES = (select, preempt, sched, auth, acct_gather, priority, lifecycle)
 
-__all__ = ["SPEC_MODULES", "acct_gather", "auth", "lifecycle", "preempt", "sched", "select"]
+__all__ = [
+    "SPEC_MODULES",
+    "acct_gather",
+    "auth",
+    "lifecycle",
+    "preempt",
+    "priority",
+    "sched",
+    "select",
+]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from plurm.controller.estimates import WillRun
     from plurm.model.acct import AcctQuery, JobRecord, StepRecord
     from plurm.model.job import JobRequest
+    from plurm.model.priority import PriorityReport
 
 __all__ = ["RpcClient", "main"]
 
@@ -180,6 +181,15 @@ class RpcClient:
             return {int(key): float(value) for key, value in answer["starts"].items()}
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise RpcError(f"malformed expected_starts answer: {error!r}") from None
+
+    def priorities(self) -> PriorityReport:
+        from plurm.model.priority import report_from_dict
+
+        answer = self.call("priorities", {})
+        try:
+            return report_from_dict(answer)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise RpcError(f"malformed priorities answer: {error!r}") from None
 
     def sleep(self, seconds: float) -> None:
         import time

@@ -229,6 +229,7 @@ class ControllerDaemon:
             "will_run": event(self._will_run),
             "token": event(self._token),
             "expected_starts": event(self._expected_starts),
+            "priorities": event(self._priorities),
             "register": event(self._register),
             "heartbeat": event(self._heartbeat),
             "job_ended": event(self._job_ended),
@@ -509,6 +510,11 @@ class ControllerDaemon:
     def _expected_starts(self, caller: Caller, message: dict[str, Any]) -> Any:
         starts = self.controller.expected_starts()
         return {"starts": {str(job_id): start for job_id, start in starts.items()}}
+
+    def _priorities(self, caller: Caller, message: dict[str, Any]) -> Any:
+        from plurm.model.priority import report_to_dict
+
+        return report_to_dict(self.controller.priority_report())
 
     # ------------------------------------------------------------------ nodes
 

@@ -97,6 +97,9 @@ class Combination:
     tiers: bool = True
     #: Guards stacked on the preempt plugin (PreemptGuards in plurm.conf).
     guards: tuple[str, ...] = ()
+    #: PriorityType; another than priority/basic gets every factor weighted (age, size,
+    #: partition, QOS) and a one-minute PriorityCalcPeriod, so that priorities move.
+    priority: str = "priority/basic"
 
     @property
     def id(self) -> str:
@@ -143,6 +146,12 @@ def conf_text(combination: Combination) -> str:
                 .replace("Nodes=n[1-6] PriorityTier", "Nodes=n[7-12] PriorityTier")
                 .replace("Nodes=n[3-8] PriorityTier", "Nodes=n[13-18] PriorityTier")
             )
+    if combination.priority != "priority/basic":
+        text += (
+            f"PriorityType={combination.priority}\nPriorityCalcPeriod=1\n"
+            "PriorityWeightAge=1000\nPriorityMaxAge=1:00:00\nPriorityWeightJobSize=500\n"
+            "PriorityWeightPartition=100\nPriorityWeightQOS=2000\n"
+        )
     return text + ("SchedulerTimeSlice=30\n" if gang else "")
 
 

@@ -42,9 +42,9 @@ def priority_job_set(job: Job, cluster: Cluster) -> int | None:
 
     :returns: a priority of at least 1 (0 means held; the core never asks for a held
         job), with the job's ``--nice`` already applied. Exclusive; required.
-    Purity: may change the plugin's own state (priority/basic counts down); MUST NOT
-    change the job or the cluster.
-    Slurm equivalent: ``priority_p_set``.
+    :Purity: may change the plugin's own state (priority/basic counts down); MUST NOT
+        change the job or the cluster.
+    :Slurm equivalent: ``priority_p_set``.
 
     .. versionadded:: 1.9
     """
@@ -58,9 +58,9 @@ def priority_jobs_recovered(jobs: Sequence[Job], cluster: Cluster) -> None:
     When called: once, after recovery, before any new submission.
 
     :returns: nothing (every implementation is called).
-    Purity: may change the plugin's own state only.
-    Slurm equivalent: none (slurmctld's job state load keeps ``lowest_prio`` for
-    priority/basic).
+    :Purity: may change the plugin's own state only.
+    :Slurm equivalent: none (slurmctld's job state load keeps ``lowest_prio`` for
+        priority/basic).
 
     .. versionadded:: 1.9
     """
@@ -79,8 +79,8 @@ def priority_calc_period(cluster: Cluster) -> int | None:
         core calls ``priority_recalc`` on ticks of this period counted from the
         controller's start, only while some job is pending or holds resources (decay over
         an idle stretch is the plugin's to work out from the time that passed). Exclusive.
-    Purity: pure.
-    Slurm equivalent: the sleep of priority/multifactor's decay thread.
+    :Purity: pure.
+    :Slurm equivalent: the sleep of priority/multifactor's decay thread.
 
     .. versionadded:: 1.9
     """
@@ -98,8 +98,8 @@ def priority_recalc(cluster: Cluster) -> Mapping[int, int] | None:
         whose priority no administrator set, and refiles the pending ones in the queue.
         None: nothing changes.
         Exclusive.
-    Purity: may change the plugin's own state; MUST NOT change jobs or the cluster.
-    Slurm equivalent: priority/multifactor's ``_decay_thread`` and ``_set_priorities``.
+    :Purity: may change the plugin's own state; MUST NOT change jobs or the cluster.
+    :Slurm equivalent: priority/multifactor's ``_decay_thread`` and ``_set_priorities``.
 
     .. versionadded:: 1.9
     """
@@ -117,8 +117,8 @@ def priority_job_end(job: Job, cluster: Cluster) -> None:
     When called: right after every change of a job's state away from RUNNING.
 
     :returns: nothing (every implementation is called).
-    Purity: may change the plugin's own state only.
-    Slurm equivalent: ``priority_p_job_end``.
+    :Purity: may change the plugin's own state only.
+    :Slurm equivalent: ``priority_p_job_end``.
 
     .. versionadded:: 1.9
     """
@@ -136,8 +136,8 @@ def priority_weights(cluster: Cluster) -> PriorityWeights | None:
     :returns: the weights; None (the default when no plugin implements it): this policy
         has no factors, and sprio says it is not supported, as Slurm's sprio does for
         priority/basic. Exclusive.
-    Purity: pure.
-    Slurm equivalent: sprio reads ``PriorityWeight*`` from the configuration.
+    :Purity: pure.
+    :Slurm equivalent: sprio reads ``PriorityWeight*`` from the configuration.
 
     .. versionadded:: 1.9
     """
@@ -150,8 +150,8 @@ def priority_factors(job: Job, cluster: Cluster) -> PriorityFactors | None:
     When called: when sprio runs, for each pending job that is not held.
 
     :returns: its factors, each multiplied by its weight; None: none to show. Exclusive.
-    Purity: pure (as of the last ``priority_recalc``).
-    Slurm equivalent: ``priority_p_get_priority_factors_list``.
+    :Purity: pure (as of the last ``priority_recalc``).
+    :Slurm equivalent: ``priority_p_get_priority_factors_list``.
 
     .. versionadded:: 1.9
     """
@@ -165,8 +165,8 @@ def priority_shares(cluster: Cluster) -> Sequence[ShareRow] | None:
 
     :returns: every association with its shares, usage and factors; None: this policy
         keeps no shares. Exclusive.
-    Purity: pure (as of the last ``priority_recalc``).
-    Slurm equivalent: ``assoc_mgr_get_shares`` with ``priority_p_set_assoc_usage``.
+    :Purity: pure (as of the last ``priority_recalc``).
+    :Slurm equivalent: ``assoc_mgr_get_shares`` with ``priority_p_set_assoc_usage``.
 
     .. versionadded:: 1.9
     """

@@ -230,6 +230,13 @@ log_filter: 3328
             "sched_config:1:31",
             "did you mean 'normal_jobs'",
         ),
+        (
+            'preempt_prio: "express_queue, starving_jobs, normal_jobs"\n',
+            "",
+            ConfValueError,
+            "sched_config:1:31",
+            "starving jobs",
+        ),
         ("preemptive_sched: maybe ALL\n", "", ConfValueError, "sched_config:1:19", "boolean"),
         ("preemptive_sched: true prime\n", "", ConfValueError, "sched_config:1:24", "prime time"),
         ("preempt_sort: max_time\n", "", ConfValueError, "sched_config:1:15", "preempt_sort"),

@@ -29,12 +29,16 @@ __all__ = [
     "parse_soft_limits",
 ]
 
-#: The preemption levels Plurm models (PBS's names). ``fairshare`` is refused: Plurm models
-#: no fairshare usage, so no job could ever be over its share.
-LEVELS = ("express_queue", "normal_jobs", "queue_softlimits", "server_softlimits", "starving_jobs")
+#: The preemption levels Plurm models (PBS's names). ``fairshare`` and ``starving_jobs`` are
+#: refused: Plurm models no fairshare usage (no job could ever be over its share) and not
+#: PBS's starving jobs (help_starving_jobs, max_starve).
+LEVELS = ("express_queue", "normal_jobs", "queue_softlimits", "server_softlimits")
 _REFUSED_LEVELS = {
     "fairshare": "Plurm models no fairshare usage, so the fairshare preemption level cannot be "
     "used; remove it from preempt_prio",
+    "starving_jobs": "Plurm does not model PBS's starving jobs (help_starving_jobs, "
+    "max_starve), so the starving_jobs preemption level cannot be used; remove it from "
+    "preempt_prio",
 }
 #: The largest count accepted (PBS keeps these in a C int).
 MAX_COUNT = 2**31 - 1

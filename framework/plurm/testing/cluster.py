@@ -203,11 +203,11 @@ def build_cluster(
     plurm_text: str | None = None,
     files: Mapping[str, str] | None = None,
 ) -> TestCluster:
-    """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
-    added when missing), with qos.conf, accounts.conf and plurm.conf beside it when their
-    texts are given, and ``files`` (name -> text: a policy's own files, such as PBS's
-    sched_config) beside it too. ``plugins`` maps type strings to factories that take the place of installed
-    plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
+    """A cluster from slurm.conf text (ClusterName and SlurmctldHost are added when
+    missing), with qos.conf, accounts.conf and plurm.conf beside it when their texts are
+    given, and ``files`` (name -> text: a policy's own files, such as PBS's sched_config)
+    beside it too. ``plugins`` maps type strings to factories that take the place of
+    installed plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()
     present = {line.split("=", 1)[0].strip().lower() for line in lines if "=" in line}
     header = [line for key, line in BASE_KEYS.items() if key.lower() not in present]

@@ -97,6 +97,11 @@ class Combination:
     tiers: bool = True
     #: Guards stacked on the preempt plugin (PreemptGuards in plurm.conf).
     guards: tuple[str, ...] = ()
+    #: False for a policy that takes its methods from its own files and wants slurm.conf's
+    #: PreemptMode left out (preempt/pbs).
+    preempt_mode: bool = True
+    #: The policy's own files beside slurm.conf: (name, text) pairs.
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -143,6 +148,8 @@ def conf_text(combination: Combination) -> str:
                 .replace("Nodes=n[1-6] PriorityTier", "Nodes=n[7-12] PriorityTier")
                 .replace("Nodes=n[3-8] PriorityTier", "Nodes=n[13-18] PriorityTier")
             )
+    if not combination.preempt_mode:
+        text = text.replace(f"PreemptMode={mode}\n", "", 1)
     return text + ("SchedulerTimeSlice=30\n" if gang else "")
 
 
@@ -249,6 +256,8 @@ def run_workload(
     options: dict[str, Any] = {"qos_text": QOS.format(mid_mode=combination.mid_mode)}
     if plugins:
         options["plugins"] = plugins
+    if combination.files:
+        options["files"] = dict(combination.files)
     if combination.guards:
         options["plurm_text"] = f"PreemptGuards={','.join(combination.guards)}\n"
     cluster = make_cluster(conf_text(combination), observers=(history,), **options)

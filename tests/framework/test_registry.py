@@ -94,9 +94,21 @@ def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
     class Written16(_Select):
         PLURM_HOOK_API = (1, 6)
 
-    assert HOOK_API_VERSION == (1, 7)
+    assert HOOK_API_VERSION == (1, 8)
     loaded = Registry(factories={"select/w16": Written16}).load("select/w16", _config(tmp_path))
     assert loaded.api == (1, 6)
+
+
+def test_a_plugin_written_for_hook_api_1_7_still_loads(tmp_path: Path) -> None:
+    """1.8 added preempt_methods, preempt_candidates, preempt_suspend_releases,
+    preempt_trim_victims, preempt_check_mode and select_job_resumable: a plugin written for
+    1.7, which answers none of them, loads and gets their defaults."""
+
+    class Written17(_Select):
+        PLURM_HOOK_API = (1, 7)
+
+    loaded = Registry(factories={"select/w17": Written17}).load("select/w17", _config(tmp_path))
+    assert loaded.api == (1, 7)
 
 
 def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:

@@ -196,10 +196,14 @@ def test_the_shipped_traces_replay(tmp_path: Path, combination: Triple) -> None:
         oversubscribe="FORCE:1" if gang_on else "NO",
         high_tier=1 if preempt == "preempt/qos" else 2,
     )
+    if not combination_of(combination).preempt_mode:
+        text = text.replace(f"PreemptMode={mode}\n", "", 1)
     path = tmp_path / "slurm.conf"
     path.write_text(text)
     if preempt == "preempt/qos":
         (tmp_path / "qos.conf").write_text("QOS=normal\nQOS=urgent Priority=100 Preempt=normal\n")
+    if preempt == "preempt/pbs":
+        (tmp_path / "qmgr.conf").write_text("create queue high priority=200\n")
     config = conf.load(path)
     mapping = TraceMapping(
         high_priority_fraction=0.1,

@@ -168,3 +168,14 @@ def test_the_seed_articles_example() -> None:
     )
     cpus = re.findall(r"^5 R master (\d+)$", transcript, re.MULTILINE)
     assert cpus == ["6", "6"]
+
+
+def test_preempted_jobs_first_in_the_queue() -> None:
+    _check(
+        _replay(DATA / "preempted-first"),
+        {
+            20: "4 R n2; 3 PD; 2 PD; 1 R n1",
+            # Job 2, requeued by the express job, starts before job 3 (higher priority).
+            315: "3 PD; 1 R n1; 2 R n2",
+        },
+    )

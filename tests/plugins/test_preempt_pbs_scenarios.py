@@ -171,9 +171,13 @@ def test_the_seed_articles_example() -> None:
 
 
 def test_preempted_jobs_first_in_the_queue() -> None:
+    transcript = _replay(DATA / "preempted-first")
+    priorities = {row[0]: int(row[1][0]) for row in _snapshots(transcript)[6].items()}
+    assert priorities["3"] > priorities["1"] > priorities["2"]
     _check(
-        _replay(DATA / "preempted-first"),
+        transcript,
         {
+            6: "3 4294901857; 1 4294901759; 2 4294901758",  # squeue -o '%i %Q'
             20: "4 R n2; 3 PD; 2 PD; 1 R n1",
             # Job 2, requeued by the express job, starts before job 3 (higher priority).
             315: "3 PD; 1 R n1; 2 R n2",

@@ -95,23 +95,51 @@ def test_server_soft_limits_count_every_queue() -> None:
     assert policy.statuses(pbs, _job(3, user="carol"), cluster) == {"server_softlimits"}
 
 
+def _timed(job_id: int, minutes: int | None, partition: str = "normal") -> Job:
+    request = JobRequest(time_limit=minutes, partitions=(partition,))
+    return Job(job_id, request, 0.0, partition, time_limit=minutes, start_time=0.0)
+
+
 def test_percent_left_and_the_ladder() -> None:
     pbs = parse('preempt_order: "SCR 80 SC 50 S"\n', "")
-    job = _job(1, time_limit=600, start_time=0.0)  # 10 h, the reference's example
+    job = _timed(1, 600)  # 10 h, the reference's example
+    cluster = _cluster()
     for hours, percent, letters in ((1, 90, "SCR"), (3, 70, "SC"), (6, 40, "S")):
-        now = hours * 3600.0
-        assert policy.percent_left(job, now) == percent
-        assert policy.methods(pbs, job, now) == letters
-    assert policy.percent_left(job, 11 * 3600.0) == 1  # past its time
-    assert policy.percent_left(_job(2, start_time=0.0), 100.0) is None
-    assert policy.methods(pbs, _job(2, start_time=0.0), 100.0) == "SCR"
+        cluster.now = hours * 3600.0
+        assert policy.percent_left(job, cluster) == percent
+        assert policy.methods(pbs, job, cluster) == letters
+    cluster.now = 11 * 3600.0
+    assert policy.percent_left(job, cluster) == 1  # past its time
+
+
+def test_a_job_without_a_walltime_request_takes_the_first_range() -> None:
+    pbs = parse('preempt_order: "SCR 80 SC 50 S"\n', "")
+    cluster = _cluster()
+    cluster.now = 100_000.0
+    # A MaxTime caps the job's limit but is no request: the first range.
+    job = _timed(1, None)
+    job.time_limit = 1440
+    assert policy.percent_left(job, cluster) is None
+    assert policy.methods(pbs, job, cluster) == "SCR"
+
+
+def test_a_partitions_default_time_is_the_request() -> None:
+    text = SLURM_CONF.replace(
+        "PartitionName=express Nodes=ALL", "PartitionName=express Nodes=ALL DefaultTime=10"
+    )
+    cluster = Cluster.from_config(conf.parse_text(text, qos_text="", plurm_text=""))
+    cluster.now = 420.0
+    assert policy.percent_left(_timed(1, None, "express"), cluster) == 30
 
 
 def test_suspended_time_is_not_used_walltime() -> None:
-    job = _job(1, time_limit=10, start_time=0.0, state=JobState.SUSPENDED)
+    job = _timed(1, 10)
+    job.state = JobState.SUSPENDED
     job.suspend_time = 100.0
     job.pre_suspend_time = 100.0  # ran 100 s, then was suspended
-    assert policy.percent_left(job, 500.0) == 84  # 100 of 600 s used
+    cluster = _cluster()
+    cluster.now = 500.0
+    assert policy.percent_left(job, cluster) == 84  # 100 of 600 s used
 
 
 @pytest.mark.parametrize(

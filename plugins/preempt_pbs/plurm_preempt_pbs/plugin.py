@@ -99,7 +99,7 @@ class PbsPreemption:
         return self.levels.value(bits, policy.queue_priority(self.pbs, job))
 
     def _letters(self, job: Job, cluster: Cluster) -> str:
-        return policy.methods(self.pbs, job, cluster.now)
+        return policy.methods(self.pbs, job, cluster)
 
     # -------------------------------------------------------------------------- hooks
 

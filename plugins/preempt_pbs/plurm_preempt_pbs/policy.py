@@ -14,8 +14,9 @@ the running jobs; the plugin (:mod:`plurm_preempt_pbs.plugin`) answers hooks wit
   that level is an express one. A job that matches no level counts as normal: the value of
   the ``normal_jobs`` level (0 when that is not listed).
 * **Ladder.** ``preempt_order``'s letters for the job's percent of requested walltime left,
-  ``100 - used/requested*100`` (a job past its time counts as 1%, a job without a time limit
-  takes the first range); used time leaves suspended time out.
+  ``100 - used/requested*100`` (a job past its time counts as 1%, a job that requested no
+  walltime takes the first range); used time leaves suspended time out. The request is the
+  job's ``sbatch -t``, else its partition's DefaultTime.
 * **preempt_targets.** A job names them in its comment (``sbatch --comment``) as PBS's
   resource: ``preempt_targets=queue=Q1,queue=Q2`` or ``preempt_targets=NONE``, optionally
   after ``-l``. Only running jobs in a named queue may then be preempted for it; NONE
@@ -117,21 +118,33 @@ def queue_priority(pbs: PbsConfig, job: Job) -> int:
     return queue.priority if queue is not None else 0
 
 
-def percent_left(job: Job, now: float) -> int | None:
-    """Percent of the requested walltime left (1 when past it; None without a limit)."""
-    if job.time_limit is None:
+def requested_walltime(job: Job, cluster: Cluster) -> int | None:
+    """The walltime ``job`` requested, in seconds: its ``sbatch -t``, else its partition's
+    DefaultTime (PBS's queue ``resources_default.walltime``); None when neither is set (a
+    partition's MaxTime is a cap, not a request)."""
+    minutes = job.request.time_limit
+    if minutes is None:
+        partition = cluster.partitions.get(job.partition)
+        if partition is not None and partition.default_time_configured:
+            minutes = partition.default_time
+    return None if minutes is None else minutes * 60
+
+
+def percent_left(job: Job, cluster: Cluster) -> int | None:
+    """Percent of the requested walltime left now (1 when past it; None without a request)."""
+    requested = requested_walltime(job, cluster)
+    if requested is None:
         return None
-    requested = job.time_limit * 60
     if requested <= 0:
         return 1
-    used = job.run_time(now)
+    used = job.run_time(cluster.now)
     left = 100 - math.floor(used * 100 / requested)
     return max(1, min(100, left))
 
 
-def methods(pbs: PbsConfig, job: Job, now: float) -> str:
+def methods(pbs: PbsConfig, job: Job, cluster: Cluster) -> str:
     """The preemption methods tried for ``job`` now, in order."""
-    return pbs.preempt_order.methods(percent_left(job, now))
+    return pbs.preempt_order.methods(percent_left(job, cluster))
 
 
 @attrs.frozen

@@ -14,6 +14,8 @@ import pytest
 from plurm import conf
 from plurm.errors import ConfError
 from plurm.manager import Plugins
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobRequest, JobState
 from tests.conftest import REPO
 
 pytest.importorskip("plurm_preempt_pbs")
@@ -85,3 +87,41 @@ def test_without_pbs_files_the_defaults_apply(tmp_path: Path) -> None:
     (directory / "qmgr.conf").unlink()
     plugins = Plugins.load(conf.load(directory / "slurm.conf"))
     assert "preempt/pbs" in plugins.type_strings()
+
+
+def _plugin(directory: Path) -> tuple[object, Cluster]:
+    from plurm.registry import PluginContext
+    from plurm_preempt_pbs import PbsPreemption
+
+    config = conf.load(directory / "slurm.conf")
+    return PbsPreemption(PluginContext(config, "preempt/pbs")), Cluster.from_config(config)
+
+
+def _running(job_id: int, start: float, partition: str = "normal") -> Job:
+    request = JobRequest(partitions=(partition,), time_limit=10)
+    job = Job(job_id, request, 0.0, partition, start_time=start, time_limit=10)
+    job.state = JobState.RUNNING
+    return job
+
+
+@pytest.mark.parametrize(("sort", "first"), [("", "young"), ("unset sched preempt_sort\n", "old")])
+def test_victims_by_preempt_priority_then_preempt_sort(
+    tmp_path: Path, sort: str, first: str
+) -> None:
+    directory = _copy(tmp_path)
+    with (directory / "qmgr.conf").open("a") as stream:
+        stream.write(sort)
+    plugin, cluster = _plugin(directory)
+    old, young, express = _running(1, 0.0), _running(2, 300.0), _running(3, 400.0, "express")
+    keys = {job.job_id: plugin.preempt_priority(job, cluster) for job in (old, young, express)}  # type: ignore[attr-defined]
+    order = sorted(keys, key=keys.__getitem__)
+    assert order == ([2, 1, 3] if first == "young" else [1, 2, 3])
+
+
+def test_only_strictly_lower_preempt_priority_is_preemptable(tmp_path: Path) -> None:
+    plugin, cluster = _plugin(_copy(tmp_path))
+    normal, other, express = _running(1, 0.0), _running(2, 0.0), _running(3, 0.0, "express")
+    preemptable = plugin.preempt_preemptable  # type: ignore[attr-defined]
+    assert preemptable(express, normal, cluster)
+    assert not preemptable(normal, express, cluster)
+    assert not preemptable(other, normal, cluster)  # the same level: never

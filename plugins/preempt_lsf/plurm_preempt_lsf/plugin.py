@@ -46,7 +46,7 @@ class LsfPreemption:
         raise_collected(
             [
                 ConfError(
-                    f"lsb.queues: queue {queue.name} is no partition of slurm.conf "
+                    f"queue {queue.name} is no partition of slurm.conf "
                     "(an LSF queue is the partition of the same name)",
                     queue.location,
                 )
@@ -209,7 +209,9 @@ class LsfPreemption:
 
     @hookimpl
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return self._queue_preempts(self.queue(preemptor), self.queue(preemptee))
+        """LSF schedules its queues in PRIORITY order: a job of a higher queue goes ahead
+        (whether or not it may preempt the other)."""
+        return self.queue(preemptor).priority > self.queue(preemptee).priority
 
     @hookimpl
     def plurm_job_state_changed(

@@ -125,3 +125,15 @@ def test_only_strictly_lower_preempt_priority_is_preemptable(tmp_path: Path) -> 
     assert preemptable(express, normal, cluster)
     assert not preemptable(normal, express, cluster)
     assert not preemptable(other, normal, cluster)  # the same level: never
+
+
+def test_suspended_jobs_are_no_candidates(tmp_path: Path) -> None:
+    from plurm.conf.values import PreemptBase
+    from plurm.model.select import Candidate
+
+    plugin, cluster = _plugin(_copy(tmp_path))
+    running, suspended = _running(1, 0.0), _running(2, 0.0)
+    suspended.state = JobState.SUSPENDED
+    offered = [Candidate(job, PreemptBase.REQUEUE, 0) for job in (running, suspended)]
+    kept = plugin.preempt_candidates(_running(3, 0.0, "express"), offered, cluster)  # type: ignore[attr-defined]
+    assert [c.job.job_id for c in kept] == [1]

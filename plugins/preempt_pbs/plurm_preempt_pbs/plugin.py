@@ -1,6 +1,7 @@
 """preempt/pbs's hook implementations (the rules are in :mod:`plurm_preempt_pbs.policy`).
 
-* **Who may preempt whom.** A job may preempt a running job whose preempt priority is
+* **Who may preempt whom.** A job may preempt a running job (a suspended one has given its
+  resources away already: ``preempt_candidates`` leaves it out) whose preempt priority is
   strictly lower than its own, both worked out now (soft-limit statuses change as jobs start
   and end), and, when the preemptor gives ``preempt_targets`` (and ``preempt_targets_enable``
   is on), only one in a queue it names.
@@ -28,8 +29,8 @@ from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptBase, PreemptMode
 from plurm.errors import ConfError, ConfValueError, raise_collected
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job
-from plurm.model.select import PreemptMethod
+from plurm.model.job import Job, JobState
+from plurm.model.select import Candidate, PreemptMethod
 from plurm.registry import PluginContext
 from plurm_preempt_pbs import policy
 from plurm_preempt_pbs.config import PbsConfig, load
@@ -137,6 +138,13 @@ class PbsPreemption:
             if targets is not None and not targets.allows(preemptee):
                 return False
         return self.value(preemptee, cluster) < self.value(preemptor, cluster)
+
+    @hookimpl
+    def preempt_candidates(
+        self, preemptor: Job, candidates: Sequence[Candidate], cluster: Cluster
+    ) -> Sequence[Candidate]:
+        """Running jobs only: a job PBS suspended has given its resources away already."""
+        return [c for c in candidates if c.job.state is JobState.RUNNING]
 
     @hookimpl
     def preempt_methods(self, job: Job, cluster: Cluster) -> Sequence[PreemptMethod]:

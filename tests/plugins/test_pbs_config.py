@@ -108,6 +108,18 @@ def test_soft_limits_on_server_and_queues() -> None:
     assert workq.max_run_soft.project_limit(None) is None
 
 
+def test_default_preempt_targets_of_queues_and_server() -> None:
+    config = parse(
+        "",
+        'set queue express resources_default.preempt_targets = "queue=normal,queue=scav"\n'
+        "set server resources_default.preempt_targets = NONE\n",
+    )
+    express = config.queue("express")
+    assert express is not None
+    assert express.default_preempt_targets == "queue=normal,queue=scav"
+    assert config.server_default_preempt_targets == "NONE"
+
+
 def test_qmgr_wins_over_sched_config_and_unset_restores() -> None:
     sched = "preempt_queue_prio: 100\nmax_preempt_attempts: 4\n"
     qmgr = "set sched preempt_queue_prio = 120\nunset sched max_preempt_attempts, preempt_sort\n"
@@ -259,6 +271,13 @@ log_filter: 3328
         ("", "set server max_run_soft = [o:bob=1]", ConfValueError, "qmgr.conf:1:27", "PBS_ALL"),
         ("", "set server max_run_res_soft.ncpus = 3", ConfValueError, "qmgr.conf:1:37", "soft"),
         ("", "create server", ConfSyntaxError, "qmgr.conf:1:8", "exists already"),
+        (
+            "",
+            "set queue q resources_default.preempt_targets += queue=x",
+            ConfValueError,
+            "qmgr.conf:1:50",
+            "NONE",
+        ),
         ("", 'qmgr -c "set queue q priority = abc"', ConfValueError, "qmgr.conf:1:33", "priority"),
     ],
 )

@@ -164,3 +164,20 @@ def test_no_preempt_targets_without_one_in_the_comment() -> None:
     job = _job(1)
     job.request = JobRequest(comment="a comment")
     assert policy.job_targets(job) is None
+
+
+def test_queue_and_server_default_preempt_targets() -> None:
+    pbs = parse(
+        "",
+        'set queue express resources_default.preempt_targets = "queue=normal"\n'
+        "set server resources_default.preempt_targets = NONE\n",
+    )
+    express, normal = _job(1, "express"), _job(2)
+    express_targets = policy.job_targets(express, pbs)
+    assert express_targets is not None and express_targets.queues == {"normal"}
+    normal_targets = policy.job_targets(normal, pbs)  # the server's default
+    assert normal_targets is not None and normal_targets.none
+    # A job's own preempt_targets win over the defaults.
+    express.request = JobRequest(comment="preempt_targets=queue=express")
+    own = policy.job_targets(express, pbs)
+    assert own is not None and own.queues == {"express"}

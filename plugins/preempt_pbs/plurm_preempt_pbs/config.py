@@ -82,6 +82,9 @@ class PbsQueue:
     name: str
     priority: int = 0
     max_run_soft: SoftLimits = SoftLimits()
+    #: ``resources_default.preempt_targets``: the preempt_targets of the queue's jobs that
+    #: give none, as written (``queue=normal,queue=scavenger`` or ``NONE``).
+    default_preempt_targets: str | None = None
     #: The first line that names the queue, for the plugin's own messages.
     location: SourceLocation | None = attrs.field(default=None, eq=False)
 
@@ -104,6 +107,8 @@ class PbsConfig:
     sched_preempt_enforce_resumption: bool = False
     preempt_targets_enable: bool = True
     server_max_run_soft: SoftLimits = SoftLimits()
+    #: The server's ``resources_default.preempt_targets`` (for jobs whose queue sets none).
+    server_default_preempt_targets: str | None = None
     queues: tuple[PbsQueue, ...] = ()
     #: The files read.
     files: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -160,6 +165,7 @@ class _Builder:
         self.settings: dict[str, object] = {}
         self.queues: dict[str, PbsQueue] = {}
         self.server_soft = SoftLimits()
+        self.server_targets: str | None = None
         self.inactive: dict[str, str] = {}
         self.errors: list[ConfError] = []
 
@@ -167,6 +173,7 @@ class _Builder:
         return PbsConfig(
             **self.settings,  # type: ignore[arg-type]
             server_max_run_soft=self.server_soft,
+            server_default_preempt_targets=self.server_targets,
             queues=tuple(self.queues.values()),
             inactive=dict(self.inactive),
         )
@@ -326,6 +333,20 @@ class _Builder:
                 return
             queue = self.queues[command.name]
             self.queues[command.name] = attrs.evolve(queue, priority=priority)
+            return
+        if name == "resources_default.preempt_targets" and command.kind != "sched":
+            if attribute.op != "=" or not attribute.value.strip():
+                reason = "expected = and a list such as queue=normal,queue=scavenger, or NONE"
+                self.errors.append(
+                    ConfValueError(attribute.name, attribute.value, reason, location)
+                )
+            elif command.kind == "server":
+                self.server_targets = attribute.value.strip()
+            else:
+                queue = self.queues[command.name]
+                self.queues[command.name] = attrs.evolve(
+                    queue, default_preempt_targets=attribute.value.strip()
+                )
             return
         where = f"{command.kind} {command.name}".rstrip()
         self.inactive[f"{QMGR_CONF} {where} {name}"] = attribute.value

@@ -134,7 +134,7 @@ class PbsPreemption:
         if not self.pbs.preemptive_sched:
             return False
         if self.pbs.preempt_targets_enable:
-            targets = policy.job_targets(preemptor)
+            targets = policy.job_targets(preemptor, self.pbs)
             if targets is not None and not targets.allows(preemptee):
                 return False
         return self.value(preemptee, cluster) < self.value(preemptor, cluster)

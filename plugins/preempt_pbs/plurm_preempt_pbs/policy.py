@@ -19,8 +19,10 @@ the running jobs; the plugin (:mod:`plurm_preempt_pbs.plugin`) answers hooks wit
   job's ``sbatch -t``, else its partition's DefaultTime.
 * **preempt_targets.** A job names them in its comment (``sbatch --comment``) as PBS's
   resource: ``preempt_targets=queue=Q1,queue=Q2`` or ``preempt_targets=NONE``, optionally
-  after ``-l``. Only running jobs in a named queue may then be preempted for it; NONE
-  preempts nothing. Only when ``preempt_targets_enable`` is true.
+  after ``-l``; a job that gives none takes its queue's, else the server's
+  ``resources_default.preempt_targets`` (qmgr.conf). Only running jobs in a named queue may
+  then be preempted for it; NONE preempts nothing. Only when ``preempt_targets_enable`` is
+  true.
 """
 
 from __future__ import annotations
@@ -36,7 +38,16 @@ from plurm.model.job import Job, JobState
 from plurm_preempt_pbs.config import PbsConfig
 from plurm_preempt_pbs.values import SoftLimits
 
-__all__ = ["NORMAL", "Levels", "Targets", "job_targets", "methods", "percent_left", "statuses"]
+__all__ = [
+    "NORMAL",
+    "Levels",
+    "Targets",
+    "job_targets",
+    "methods",
+    "parse_targets",
+    "percent_left",
+    "statuses",
+]
 
 EXPRESS = "express_queue"
 NORMAL = "normal_jobs"
@@ -163,15 +174,9 @@ class Targets:
 _TARGETS = re.compile(r"(?:^|\s)(?:-l\s*)?preempt_targets=(\S+)")
 
 
-def job_targets(job: Job) -> Targets | None:
-    """The ``preempt_targets`` a job gives in its comment, or None when it gives none."""
-    comment = job.request.comment
-    if "preempt_targets" not in comment:
-        return None
-    match = _TARGETS.search(comment)
-    if match is None:
-        return None
-    items = [item.strip() for item in match.group(1).split(",") if item.strip()]
+def parse_targets(text: str) -> Targets:
+    """A ``preempt_targets`` value: ``queue=Q[,queue=Q2 ...]`` or ``NONE``."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
     if any(item.upper() == "NONE" for item in items):
         return Targets(none=True)
     queues: set[str] = set()
@@ -183,3 +188,21 @@ def job_targets(job: Job) -> Targets | None:
         else:
             unknown.append(item)
     return Targets(frozenset(queues), unknown=tuple(unknown))
+
+
+def job_targets(job: Job, pbs: PbsConfig | None = None) -> Targets | None:
+    """The ``preempt_targets`` of ``job``: those in its comment, else its queue's
+    ``resources_default.preempt_targets``, else the server's; None when there are none."""
+    comment = job.request.comment
+    if "preempt_targets" in comment:
+        match = _TARGETS.search(comment)
+        if match is not None:
+            return parse_targets(match.group(1))
+    if pbs is None:
+        return None
+    queue = pbs.queue(job.partition)
+    if queue is not None and queue.default_preempt_targets is not None:
+        return parse_targets(queue.default_preempt_targets)
+    if pbs.server_default_preempt_targets is not None:
+        return parse_targets(pbs.server_default_preempt_targets)
+    return None

@@ -1,8 +1,9 @@
 """Invariants every plugin combination must keep, on one seeded mixed workload.
 
 The matrix is the issue's: select linear/cons_res x preempt none/partition_prio/qos x gang
-off/on, plus preempt/pbs (which suspends without gang scheduling) with each select plugin. tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on,
-which install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
+off/on, plus preempt/pbs (which suspends without gang scheduling) with each select plugin.
+tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on, which
+install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
 there :func:`test_only_the_named_plugins_are_installed_and_loaded` proves that exactly that
 set is installed and loaded. A plain ``pytest`` run covers every combination.
 

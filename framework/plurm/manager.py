@@ -23,10 +23,16 @@ from pluggy._hooks import varnames
 
 from plurm._markers import NAME
 from plurm.conf.model import NO_EFFECT_KEYS, SlurmConfig
-from plurm.conf.values import PreemptMode
-from plurm.errors import raise_collected
+from plurm.conf.values import SLURM_PREEMPT_TYPES, PreemptBase, PreemptMode
+from plurm.errors import ConfError, raise_collected
 from plurm.hookspecs import SPEC_MODULES
-from plurm.model.select import Candidate, GangDecision, SelectMode, SelectResult
+from plurm.model.select import (
+    Candidate,
+    GangDecision,
+    PreemptMethod,
+    SelectMode,
+    SelectResult,
+)
 from plurm.model.traits import PreemptTraits
 from plurm.model.usage import StepUsage
 from plurm.params import check_options
@@ -231,7 +237,25 @@ class Plugins:
         plugins = cls(manager, loaded)
         plugins.check(roles)
         raise_collected(check_options(config, {p.type_string: p.options for p in loaded}))
+        if "preempt" in roles:
+            plugins._check_preempt_mode(config)
         return plugins
+
+    def _check_preempt_mode(self, config: SlurmConfig) -> None:
+        """PreemptMode against a PreemptType the configuration parser does not judge (not
+        one of Slurm's): the policy's ``preempt_check_mode``, else Slurm's rule that
+        SUSPEND needs GANG."""
+        if config.preempt_type in SLURM_PREEMPT_TYPES:
+            return
+        mode = config.preempt_mode
+        if self.implements("preempt_check_mode"):
+            message = self._fast("preempt_check_mode")(mode, config)
+        elif mode.base is PreemptBase.SUSPEND and not mode.gang:
+            message = "PreemptMode=SUSPEND requires GANG too"
+        else:
+            message = None
+        if message:
+            raise ConfError(f"PreemptType={config.preempt_type}, PreemptMode: {message}")
 
     def check(self, roles: Iterable[str]) -> None:
         """No implementation of a hook that does not exist (pluggy's check_pending, with
@@ -356,6 +380,15 @@ class Plugins:
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
         self._fast("select_job_suspend")(job, indefinite, cluster)
 
+    def select_job_resumable(self, job: Job, cluster: Cluster) -> bool:
+        """Whether the suspended ``job`` may resume on what it holds: select's answer, else
+        a RUN_NOW test on its nodes that places it on all of them."""
+        answer = self._fast("select_job_resumable")(job, cluster)
+        if answer is not None:
+            return bool(answer)
+        result = self.select_job_test(job, job.nodes, SelectMode.RUN_NOW, (), cluster)
+        return result.status.name == "SUCCESS" and set(result.nodes) == set(job.nodes)
+
     def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
         self._fast("select_job_resume")(job, indefinite, cluster)
 
@@ -377,12 +410,44 @@ class Plugins:
         """``preempt_suspend_in_partition``: True only when the plugin says so."""
         return self._fast("preempt_suspend_in_partition")(cluster) is True
 
+    def preempt_suspend_releases(self, cluster: Cluster) -> bool:
+        """``preempt_suspend_releases``: True only when the plugin says so."""
+        return self._fast("preempt_suspend_releases")(cluster) is True
+
+    def preempt_trim_victims(self, cluster: Cluster) -> bool:
+        """``preempt_trim_victims``: True only when the plugin says so."""
+        return self._fast("preempt_trim_victims")(cluster) is True
+
+    def preempt_methods(self, job: Job, cluster: Cluster) -> tuple[PreemptMethod, ...] | None:
+        """The policy's ladder for ``job``, or None when it gives none (``preempt_mode``
+        then decides)."""
+        ladder = self._fast("preempt_methods")(job, cluster)
+        return None if ladder is None else tuple(ladder)
+
+    def preempt_candidates(
+        self, preemptor: Job, candidates: Sequence[Candidate], cluster: Cluster
+    ) -> Sequence[Candidate]:
+        """The policy's choice and order among ``candidates`` (any it did not get ignored),
+        or ``candidates`` when it gives none."""
+        chosen = self._fast("preempt_candidates")(preemptor, candidates, cluster)
+        if chosen is None:
+            return candidates
+        offered = {id(candidate) for candidate in candidates}
+        seen: set[int] = set()
+        kept = []
+        for candidate in chosen:
+            if id(candidate) in offered and id(candidate) not in seen:
+                seen.add(id(candidate))
+                kept.append(candidate)
+        return kept
+
     def preempt_traits(self, cluster: Cluster) -> PreemptTraits:
         """The preempt policy's capability answers, as other plugins read them on
         ``cluster.preempt_traits``."""
         return PreemptTraits(
             by_partition=self.preempt_by_partition(cluster),
             suspend_in_partition=self.preempt_suspend_in_partition(cluster),
+            suspend_releases=self.preempt_suspend_releases(cluster),
         )
 
     def preempt_enabled(self, cluster: Cluster) -> bool:

@@ -1,8 +1,9 @@
 """Invariants every plugin combination must keep, on one seeded mixed workload.
 
 The matrix is the issue's: select linear/cons_res x preempt none/partition_prio/qos x gang
-off/on. tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on,
-which install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
+off/on, plus preempt/pbs (which suspends without gang scheduling) with each select plugin.
+tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on, which
+install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
 there :func:`test_only_the_named_plugins_are_installed_and_loaded` proves that exactly that
 set is installed and loaded. A plain ``pytest`` run covers every combination.
 
@@ -44,14 +45,36 @@ from plurm.testing.invariants import (
 from plurm.workload import clean, read_swf
 
 SELECT = ("select/linear", "select/cons_res")
-PREEMPT = ("preempt/none", "preempt/partition_prio", "preempt/qos")
+PREEMPT = ("preempt/none", "preempt/partition_prio", "preempt/qos", "preempt/pbs")
 GANG = ("nogang", "gang")
+#: preempt/pbs suspends without gang scheduling and refuses a PreemptMode (GANG included).
+NO_GANG = frozenset({"preempt/pbs"})
+#: preempt/pbs's own files for the test cluster: the high partition is an express queue
+#: (priority 200), mid a normal queue with a soft limit of two running jobs per user over
+#: which its jobs fall below normal ones; young victims are requeued, old ones suspended.
+PBS_FILES = (
+    (
+        "sched_config",
+        'preempt_prio: "express_queue, normal_jobs, queue_softlimits"\n'
+        'preempt_order: "C 70 R 30 S"\n',
+    ),
+    (
+        "qmgr.conf",
+        "create queue high priority=200\n"
+        "set queue mid priority = 100\n"
+        "set queue mid max_run_soft = [u:PBS_GENERIC=2]\n",
+    ),
+)
 
 Triple = tuple[str, str, str]
 
 
 def _combinations() -> list[Triple]:
-    combos = list(itertools.product(SELECT, PREEMPT, GANG))
+    combos = [
+        c
+        for c in itertools.product(SELECT, PREEMPT, GANG)
+        if not (c[1] in NO_GANG and c[2] == "gang")
+    ]
     wanted = os.environ.get("PLURM_COMBINATION")
     if wanted:
         combos = [c for c in combos if ",".join(c) == wanted]
@@ -71,6 +94,8 @@ def combination_of(triple: Triple) -> Combination:
         gang == "gang",
         select_parameters="CR_Core" if select == "select/cons_res" else "",
         tiers=preempt != "preempt/qos",
+        preempt_mode=preempt != "preempt/pbs",
+        files=PBS_FILES if preempt == "preempt/pbs" else (),
     )
 
 
@@ -149,6 +174,8 @@ def test_only_the_named_plugins_are_installed_and_loaded(tmp_path: Any) -> None:
     path.write_text("ClusterName=c\nSlurmctldHost=h\n" + _conf_text(select, preempt, gang))
     if preempt == "preempt/qos":
         (tmp_path / "qos.conf").write_text(QOS.format(mid_mode="CANCEL"))
+    for name, text in combination_of((select, preempt, gang)).files:
+        (tmp_path / name).write_text(text)
     loaded = set(Plugins.load(conf.load(path), registry=registry).type_strings())
     policy = {t for t in loaded if t.split("/")[0] in ("select", "preempt", "sched")}
     assert policy == {select, preempt, "sched/backfill"} | (
@@ -191,10 +218,14 @@ def test_the_shipped_traces_replay(tmp_path: Path, combination: Triple) -> None:
         oversubscribe="FORCE:1" if gang_on else "NO",
         high_tier=1 if preempt == "preempt/qos" else 2,
     )
+    if not combination_of(combination).preempt_mode:
+        text = text.replace(f"PreemptMode={mode}\n", "", 1)
     path = tmp_path / "slurm.conf"
     path.write_text(text)
     if preempt == "preempt/qos":
         (tmp_path / "qos.conf").write_text("QOS=normal\nQOS=urgent Priority=100 Preempt=normal\n")
+    if preempt == "preempt/pbs":
+        (tmp_path / "qmgr.conf").write_text("create queue high priority=200\n")
     config = conf.load(path)
     mapping = TraceMapping(
         high_priority_fraction=0.1,

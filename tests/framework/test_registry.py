@@ -100,6 +100,18 @@ def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
     assert loaded.api == (1, 6)
 
 
+def test_a_plugin_written_for_hook_api_1_7_still_loads(tmp_path: Path) -> None:
+    """1.8 added preempt_methods, preempt_candidates, preempt_suspend_releases,
+    preempt_trim_victims, preempt_check_mode and select_job_resumable: a plugin written for
+    1.7, which answers none of them, loads and gets their defaults."""
+
+    class Written17(_Select):
+        PLURM_HOOK_API = (1, 7)
+
+    loaded = Registry(factories={"select/w17": Written17}).load("select/w17", _config(tmp_path))
+    assert loaded.api == (1, 7)
+
+
 def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:
     registry = Registry(factories={"select/bare": lambda context: object()})
     with pytest.raises(PluginAPIVersionError, match="does not declare PLURM_HOOK_API"):

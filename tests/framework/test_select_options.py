@@ -119,7 +119,9 @@ def test_conf_check_shows_them_in_the_effective_configuration(
     )
     info = site / "plurm_select_packing-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plurm-select-packing\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: plurm-select-packing\nVersion: 1.0\n"
+    )
     (info / "entry_points.txt").write_text(
         "[plurm.select]\npacking = plurm_select_packing:Packing\n"
     )

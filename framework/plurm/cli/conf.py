@@ -10,7 +10,7 @@ from plurm import conf
 from plurm.conf.model import SlurmConfig
 from plurm.conf.render import render
 from plurm.errors import ConfError, ConfValueError, raise_collected
-from plurm.manager import DAEMON_ROLES
+from plurm.manager import DAEMON_ROLES, Plugins
 from plurm.params import PluginOption, check_options, option_values
 from plurm.registry import PluginError, PluginNotFoundError, Registry
 
@@ -39,9 +39,17 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
             config = conf.load(path)
             declared = registry.declared_for(config)
             raise_collected(_missing(config, registry) + check_options(config, declared))
+            # Building the plugins reads a policy's own files beside slurm.conf (PBS's
+            # sched_config, LSF's lsb.queues) and its judgement of PreemptMode.
+            Plugins.load(config, registry=registry)
         except ConfError as error:
             out.flush()
             sys.stderr.write(f"plurm: {path}: {len(error.errors)} error(s)\n{error}\n")
+            status = 1
+            continue
+        except PluginError as error:
+            out.flush()
+            sys.stderr.write(f"plurm: {path}: {error}\n")
             status = 1
             continue
         out.write(render(config))

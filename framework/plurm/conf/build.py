@@ -30,6 +30,7 @@ from plurm.conf.model import (
 )
 from plurm.conf.reader import RawConfig, RawRecord, Setting
 from plurm.conf.values import (
+    SLURM_PREEMPT_TYPES,
     BadValue,
     CrBase,
     OverSubscribe,
@@ -49,6 +50,7 @@ from plurm.errors import ConfError, ConfValueError, HostlistError, SourceLocatio
 from plurm.numbers import UINT16_MAX
 
 __all__ = ["build_config"]
+
 
 T = TypeVar("T")
 
@@ -429,9 +431,13 @@ class _Builder:
         has_plugin = config.preempt_type != "preempt/none"
         # Slurm checks OFF against the two plugins it ships; another name is left for the
         # plugin loader to judge.
-        slurm_plugin = config.preempt_type in ("preempt/partition_prio", "preempt/qos")
+        slurm_plugin = config.preempt_type in SLURM_PREEMPT_TYPES[1:]
         # Without a plugin only OFF and plain GANG make sense.
         needs_plugin = mode.base is not PreemptBase.OFF or mode.within or mode.priority
+        if not has_plugin and not needs_plugin:
+            return
+        if config.preempt_type not in SLURM_PREEMPT_TYPES:
+            return  # another policy says what it needs once loaded (preempt_check_mode)
         if mode.base is PreemptBase.SUSPEND and not mode.gang:
             message = "PreemptMode=SUSPEND requires GANG too"
         elif (slurm_plugin and mode.base is PreemptBase.OFF) or (needs_plugin and not has_plugin):

@@ -18,6 +18,7 @@ from plurm.numbers import MAX_NUMBER_TEXT, leading_int, time_form_seconds
 
 __all__ = [
     "INFINITE",
+    "SLURM_PREEMPT_TYPES",
     "BadValue",
     "CrBase",
     "OverSubscribe",
@@ -36,6 +37,10 @@ __all__ = [
     "parse_select_type_parameters",
     "parse_time",
 ]
+
+#: The PreemptTypes whose PreemptMode the parser judges by Slurm's rules (no plugin, then
+#: the two Slurm ships); any other policy judges it itself (``preempt_check_mode``).
+SLURM_PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
 
 #: Slurm's INFINITE: every bit of the field set. Plurm keeps it as None in typed fields and
 #: uses this marker only while parsing.

@@ -72,6 +72,8 @@ class _Ending:
 
     state: JobState
     requeue: bool = False
+    #: A CHECKPOINT preemption: requeued keeping the work done (``Job.checkpointed``).
+    checkpoint: bool = False
     grace_end: float | None = None
     killed: bool = False
 
@@ -120,6 +122,11 @@ class ControllerBase:
     _exemptions: bool
     _by_tier: bool
     _keep_victims: bool
+    _ladder: bool
+    _filter: bool
+    _trim: bool
+    _releases: bool
+    _parked: dict[int, Job]
     _victims: VictimPool | None
     _victim_parts: dict[str, tuple[str, ...]]
     # timers
@@ -186,6 +193,14 @@ class ControllerBase:
         def _may_preempt(self, job: Job) -> bool: ...
         def _candidates(self, preemptor: Job) -> Sequence[Candidate]: ...
         def _preempt(self, preemptor: Job, result: SelectResult) -> bool: ...
+        def _resume_parked(self) -> None: ...
+        def _trimmed(
+            self,
+            job: Job,
+            nodes: NodeBitmap,
+            result: SelectResult,
+            candidates: Sequence[Candidate],
+        ) -> SelectResult: ...
         @staticmethod
         def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending: ...
 
@@ -194,6 +209,8 @@ class ControllerBase:
         def _node_failed(self, job: Job) -> None: ...
         def _start(self, job: Job, nodes: Iterable[str]) -> None: ...
         def _kill(self, job: Job, ending: _Ending) -> None: ...
+        def _suspend(self, job: Job, *, indefinite: bool) -> None: ...
+        def _resume(self, job: Job, *, indefinite: bool) -> None: ...
         def _apply(self, decision: GangDecision) -> None: ...
 
         # arrays.py

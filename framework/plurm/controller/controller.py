@@ -174,6 +174,9 @@ class Controller(
         #: _suspend, _resume and _kill, which all change its state too; nothing changes its
         #: time limit but update_job (jobupdate.py), which updates its entry here.
         self._running_ends: dict[int, tuple[Job, float | None, int]] = {}
+        #: Jobs suspended by a preemption that released their resources, to resume once
+        #: those are free (see _resume_parked).
+        self._parked: dict[int, Job] = {}
         self._preemption = True
         self._check_preemption()
         self._slice_interval = plugins.sched_gang_timeslice_interval(self.cluster)

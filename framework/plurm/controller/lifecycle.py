@@ -136,6 +136,12 @@ class LifecycleMixin(ControllerBase):
             raise RequestError("Job/step already completing or completed")
         if job.state is not JobState.SUSPENDED:
             raise RequestError("Job is not suspended")
+        if job.preempt_suspended and not job.admin_suspended:
+            # suspended by a preemption that released its resources: it takes them back
+            job.preempt_suspended = False
+            self._resume(job, indefinite=True)
+            return
+        job.preempt_suspended = False
         if not job.admin_suspended:
             self._resume(job, indefinite=False)
             return
@@ -301,6 +307,8 @@ class LifecycleMixin(ControllerBase):
         if ending.state is JobState.TIMEOUT:
             job.reason = PendingReason.TIME_LIMIT  # shown from the kill on (backfill-window)
         if ending.requeue:
+            if ending.checkpoint:
+                job.checkpointed += job.run_time(self.now)  # the work done is kept
             job.start_time = None
             job.pre_suspend_time = 0.0
             job.restarts += 1

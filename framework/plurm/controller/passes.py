@@ -58,6 +58,8 @@ class PassesMixin(ControllerBase):
         self._tick()
         if self._waiting:
             self._review_waiting()
+        if self._parked:
+            self._resume_parked()  # before any job may take what they hold
         blocked: set[str] = set()
         # As in Slurm, once a job must wait, its partition's nodes are withheld from every
         # job after it in this pass, whatever their partition.
@@ -393,6 +395,8 @@ class PassesMixin(ControllerBase):
                     result = self.plugins.select_job_test(
                         job, usable, _RUN_NOW, candidates, self.cluster
                     )
+                    if self._trim and result.victims:
+                        result = self._trimmed(job, usable, result, candidates)
             if result.status is not _SUCCESS:
                 if result.status is _BUSY_STATUS:
                     outcome = _BUSY_STATUS

@@ -1,6 +1,9 @@
 """Preemption: whether any job may preempt, the candidates of a preemptor (walked, or read
-from the victim pool, :mod:`.victims`), backfill's preemption questions, and the carrying
-out of select's victims (Slurm's back-off, GraceTime, cancel or requeue).
+from the victim pool, :mod:`.victims`; each with the first rung of its ladder that applies,
+then filtered and ordered by the policy), backfill's preemption questions, the trim of
+victims not needed after all, and the carrying out of select's victims (Slurm's back-off,
+GraceTime, cancel, requeue or checkpoint; suspension without gang scheduling, and the
+resumption of those jobs once their resources are free).
 
 Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 """
@@ -13,8 +16,20 @@ from collections.abc import Callable, Sequence
 from plurm.conf.values import PreemptBase
 from plurm.controller.base import _HOLDING, ControllerBase, _Ending
 from plurm.controller.victims import VictimPool
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState, PreemptsByTier, never_preempts
-from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult
+from plurm.model.select import (
+    METHOD_MODES,
+    Candidate,
+    Candidates,
+    PreemptMethod,
+    SelectMode,
+    SelectResult,
+    SelectStatus,
+)
+
+#: A victim's rung: what select simulates, and the method carried out (None: its mode).
+_Rung = tuple[PreemptBase, PreemptMethod | None]
 
 __all__ = ["PreemptionMixin"]
 
@@ -37,11 +52,24 @@ class PreemptionMixin(ControllerBase):
         self._walk_candidates = self._preemption or bool(exempt)
         self._exemptions = bool(exempt)  # else no candidate needs its exemption looked up
         self._by_tier = self._preemption and self.plugins.preempt_by_tier(self.cluster)
+        plugins = self.plugins
+        self._ladder = plugins.implements("preempt_methods")
+        self._filter = plugins.implements("preempt_candidates")
+        self._trim = self._preemption and plugins.preempt_trim_victims(self.cluster)
+        self._releases = self.cluster.preempt_traits.suspend_releases
+        self._parked = {
+            job.job_id: job
+            for job in self.cluster.jobs_unordered(JobState.SUSPENDED)
+            if job.preempt_suspended
+        }
         # Without exemptions every candidate walk may stop early (an exempt victim arms a
-        # pass, which a walk must not skip).
+        # pass, which a walk must not skip); ladders and the policy's filter see every
+        # candidate.
         self._keep_victims = (
             self._preemption
             and not self._exemptions
+            and not self._ladder
+            and not self._filter
             and self.plugins.preempt_victims_fixed(self.cluster)
         )
         #: The running and suspended jobs in victim order (see VictimPool), filed from now
@@ -107,7 +135,8 @@ class PreemptionMixin(ControllerBase):
                 nodes_bound=lambda: pool.nodes_of(names),
             )
         exemptions = self._exemptions
-        candidates = []
+        ladder = self._ladder
+        candidates: list[Candidate] = []
         preemptable, mode_of, priority_of = self.plugins.preempt_candidate_questions(cluster)
         groups = cluster.jobs_by_partition(JobState.RUNNING, JobState.SUSPENDED)
         victims = [victim for name in names for victim in groups.get(name, ())]
@@ -122,15 +151,42 @@ class PreemptionMixin(ControllerBase):
                 continue
             if not preemptable(preemptor, victim):
                 continue
-            mode = mode_of(victim).base
-            if mode is PreemptBase.OFF:
-                continue
-            candidates.append(Candidate(victim, mode, priority_of(victim)))
+            if ladder:
+                rung = self._rung(victim)
+                if rung is None:
+                    continue
+                mode, method = rung
+            else:
+                mode, method = mode_of(victim).base, None
+                if mode is PreemptBase.OFF:
+                    continue
+            candidates.append(Candidate(victim, mode, priority_of(victim), method))
         if self.config.preempt_parameters.youngest_first:
             candidates.sort(key=lambda c: (-(c.job.start_time or 0.0), c.job_id))
         else:
             candidates.sort(key=lambda c: (c.priority, c.job_id))
+        if self._filter and candidates:
+            return self.plugins.preempt_candidates(preemptor, candidates, cluster)
         return candidates
+
+    def _rung(self, job: Job) -> _Rung | None:
+        """The first method of ``job``'s ladder that applies to it (a running job may be
+        suspended; a requeueable one checkpointed or requeued; any cancelled), or its
+        ``preempt_mode`` when the policy gives it no ladder; None: no candidate."""
+        ladder = self.plugins.preempt_methods(job, self.cluster)
+        if ladder is None:
+            mode = self.plugins.preempt_mode(job, self.cluster).base
+            return None if mode is PreemptBase.OFF else (mode, None)
+        for method in ladder:
+            if method is PreemptMethod.SUSPEND:
+                applies = job.state is JobState.RUNNING
+            elif method is PreemptMethod.CANCEL:
+                applies = True
+            else:
+                applies = job.requeue
+            if applies:
+                return METHOD_MODES[method], method
+        return None
 
     def _victim_pool(self) -> VictimPool:
         """The victim pool, filed with every job now holding its nodes."""
@@ -176,7 +232,18 @@ class PreemptionMixin(ControllerBase):
         waiting = False
         for victim_id in result.victims:
             victim = self.cluster.job(victim_id)
-            mode = self.plugins.preempt_mode(victim, self.cluster).base
+            method = None
+            if self._ladder:
+                rung = self._rung(victim)
+                if rung is None:
+                    continue  # (no method applies any more: it is left alone)
+                mode, method = rung
+            else:
+                mode = self.plugins.preempt_mode(victim, self.cluster).base
+            if mode is PreemptBase.SUSPEND and self._releases:
+                if victim.state is JobState.RUNNING and victim_id not in self._ending:
+                    self._park(victim)
+                continue  # its resources are the preemptor's now
             if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
                 continue
@@ -185,7 +252,7 @@ class PreemptionMixin(ControllerBase):
                 continue
             ending = self._ending.get(victim.job_id)
             if ending is None:
-                self._preempt_victim(victim, mode)
+                self._preempt_victim(victim, mode, checkpoint=method is PreemptMethod.CHECKPOINT)
             elif (
                 not ending.killed and ending.grace_end is not None and ending.grace_end <= self.now
             ):
@@ -198,7 +265,7 @@ class PreemptionMixin(ControllerBase):
             self._pass_after(self._preempting[preemptor.job_id] + backoff)
         return waiting
 
-    def _preempt_victim(self, victim: Job, mode: PreemptBase) -> None:
+    def _preempt_victim(self, victim: Job, mode: PreemptBase, *, checkpoint: bool = False) -> None:
         """Cancel or requeue a victim, after its GraceTime if it has one.
 
         With grace, Slurm sends SIGCONT and SIGTERM to the job's steps (not its batch
@@ -209,6 +276,7 @@ class PreemptionMixin(ControllerBase):
         it if no preemptor comes back.
         """
         ending = self._preempt_ending(victim, mode)
+        ending.checkpoint = checkpoint and ending.requeue
         victim.preempt_time = self.now
         grace = self.plugins.preempt_grace_time(victim, self.cluster)
         if grace <= 0:
@@ -226,3 +294,52 @@ class PreemptionMixin(ControllerBase):
         if mode is PreemptBase.REQUEUE and job.requeue:
             return _Ending(JobState.PENDING, requeue=True)
         return _Ending(JobState.PREEMPTED)
+
+    def _park(self, victim: Job) -> None:
+        """Suspend a victim for a policy whose suspension releases its resources: select
+        frees them as for an admin suspension (the job keeps its priority), and the job is
+        resumed once they are free again (:meth:`_resume_parked`)."""
+        victim.preempt_time = self.now
+        victim.preempt_suspended = True
+        self._suspend(victim, indefinite=True)
+        self._parked[victim.job_id] = victim
+
+    def _resume_parked(self) -> None:
+        """Resume each job suspended by a releasing preemption whose resources select says
+        are free again, earliest suspended first (each resumption takes resources the
+        next one may have wanted)."""
+        parked = self._parked
+        for job in sorted(parked.values(), key=lambda j: (j.preempt_time or 0.0, j.job_id)):
+            if (
+                job.state is not JobState.SUSPENDED
+                or not job.preempt_suspended
+                or job.admin_suspended
+                or job.job_id in self._ending
+            ):
+                del parked[job.job_id]  # ended, resumed or taken over by an admin since
+                continue
+            if self.plugins.select_job_resumable(job, self.cluster):
+                del parked[job.job_id]
+                job.preempt_suspended = False
+                self._resume(job, indefinite=True)
+
+    def _trimmed(
+        self, job: Job, nodes: NodeBitmap, result: SelectResult, candidates: Sequence[Candidate]
+    ) -> SelectResult:
+        """Select's answer without the victims the job does not need after all: each victim
+        in turn, the last chosen first, is left out of a dry run with the others as the
+        only candidates; if the job still fits on victims among them, it is dropped."""
+        if len(result.victims) < 2:
+            return result  # (one victim was needed: the job did not fit without any)
+        chosen = set(result.victims)
+        by_id = {c.job_id: c for c in candidates if c.job_id in chosen}
+        for victim_id in reversed(result.victims):
+            if victim_id not in result.victims:
+                continue
+            rest = [by_id[v] for v in result.victims if v != victim_id and v in by_id]
+            trial = self.plugins.select_job_test(job, nodes, SelectMode.RUN_NOW, rest, self.cluster)
+            if trial.status is SelectStatus.SUCCESS and set(trial.victims) <= {
+                c.job_id for c in rest
+            }:
+                result = trial
+        return result

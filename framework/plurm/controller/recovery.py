@@ -72,7 +72,9 @@ class RecoveryMixin(ControllerBase):
                     )
                     self._arm_limit(job)
                 elif state is JobState.SUSPENDED:
-                    plugins.select_job_suspend(job, job.admin_suspended, cluster)
+                    plugins.select_job_suspend(
+                        job, job.admin_suspended or job.preempt_suspended, cluster
+                    )
                 else:  # COMPLETING: it holds only the nodes its teardown has not freed
                     self._ending[job.job_id] = _ending_of(job)
                     held = set(job.held_nodes)

@@ -54,8 +54,9 @@ class TimersMixin(ControllerBase):
             self._tick()
             # A pass without a pending job changes nothing (half of a light trace's passes
             # follow a job's end with no job waiting); without a kept queue it still asks
-            # sched_queue_order, which is called at the start of every pass.
-            if not self._pending.kept or self.cluster.jobs_unordered(_PENDING):
+            # sched_queue_order, which is called at the start of every pass. Jobs suspended
+            # by a releasing preemption may resume at any pass.
+            if not self._pending.kept or self.cluster.jobs_unordered(_PENDING) or self._parked:
                 self.schedule(full=full)
 
         self.timer.call_at(max(at, self.now), run)

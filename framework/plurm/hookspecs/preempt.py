@@ -7,18 +7,28 @@ One plugin, the policy (``PreemptType``), answers the exclusive hooks. Any numbe
 (``PreemptGuards`` in plurm.conf beside slurm.conf) answer the broadcast
 ``preempt_veto`` and may only take victims away: for each pair the core asks the policy's
 ``preempt_preemptable`` first and, when it says yes, every guard; one True vetoes.
+
+Since 1.8 a policy that does not fit Slurm's shape (PBS's, LSF's) may also give each victim
+a ladder of methods (``preempt_methods``), filter and reorder a preemptor's candidates
+(``preempt_candidates``), suspend without gang scheduling (``preempt_suspend_releases``),
+have the core drop victims not needed after all (``preempt_trim_victims``) and judge
+slurm.conf's PreemptMode itself (``preempt_check_mode``); a policy that implements none of
+them behaves as under 1.7.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from plurm._markers import hookspec
 
 if TYPE_CHECKING:
+    from plurm.conf.model import SlurmConfig
     from plurm.conf.values import PreemptMode
     from plurm.model.cluster import Cluster
     from plurm.model.job import Job
+    from plurm.model.select import Candidate, PreemptMethod
 
 
 @hookspec(firstresult=True)
@@ -240,4 +250,135 @@ def preempt_job_preempt_check(preemptor: Job, preemptee: Job, cluster: Cluster) 
     :Slurm equivalent: ``preempt_p_job_preempt_check``.
 
     .. versionadded:: 1.0
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_methods(job: Job, cluster: Cluster) -> Sequence[PreemptMethod] | None:
+    """How ``job`` may be preempted, as a ladder: the methods to try in order (SUSPEND,
+    CHECKPOINT, REQUEUE, CANCEL). The core carries out the first one that applies to the
+    job and falls through to the next otherwise: SUSPEND applies to a running job (not to
+    one already suspended), CHECKPOINT and REQUEUE to a requeueable job (``--requeue`` or
+    JobRequeue=1, not ``--no-requeue``), CANCEL always. A job none of whose methods
+    applies, or with an empty ladder, is no candidate.
+
+    The method chosen is the candidate's :attr:`~plurm.model.select.Candidate.method`;
+    select sees it as the candidate's ``mode`` (CHECKPOINT as REQUEUE). SUSPEND is gang
+    scheduling's suspension unless the policy answers ``preempt_suspend_releases``.
+    CHECKPOINT sends the job back to the queue as REQUEUE does, but it keeps the work
+    done: its run time so far counts towards its work when it runs again (the simulator
+    runs it only for the rest; live, the job is requeued and its script sees
+    ``SLURM_RESTART_COUNT``).
+
+    When called: for each candidate while the core builds a preemptor's candidates, and
+    when it carries out a preemption. Answering for a job makes the core skip
+    ``preempt_mode`` for it.
+
+    :returns: the ladder, most preferred first; None (the default when no plugin
+        implements it) to use ``preempt_mode`` (a ladder of one, OFF: none). Exclusive.
+    Purity: pure.
+    Slurm equivalent: none (PBS's ``preempt_order``, such as "SCR 80 SC 50 S", picks a
+    ladder by the share of the job's walltime left; its server falls through it).
+
+    Use in local plugins: a ladder that depends on the job's run time means answering
+    False to ``preempt_victims_fixed``.
+
+    .. versionadded:: 1.8
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_candidates(
+    preemptor: Job, candidates: Sequence[Candidate], cluster: Cluster
+) -> Sequence[Candidate] | None:
+    """The candidates of ``preemptor`` as the policy wants select to read them: any of
+    ``candidates`` (each one the core built, ``preempt_preemptable`` and the guards said
+    yes to), in any order. Select removes them in the order given until the preemptor
+    fits, so the order is the victim preference, and one left out is never a victim.
+
+    When called: after the core built and sorted a preemptor's candidates (by
+    ``preempt_priority``, or youngest first), for the main pass and for backfill's
+    questions, only when it has at least one. With this hook implemented the core walks
+    every running job for each preemptor (no victim pool).
+
+    :returns: the candidates to offer, most desirable victim first; None (the default
+        when no plugin implements it) to offer them as built. Candidates not among those
+        given are ignored. Exclusive.
+    Purity: pure; MUST NOT change anything.
+    Slurm equivalent: none (PBS's ``preempt_targets`` and its sort by preempt priority
+    then ``preempt_sort``; LSF's queue preference levels, least-loaded host and
+    ``PREEMPT_FOR=LEAST_RUN_TIME``, which depend on the preemptor's queue and on run
+    times).
+
+    .. versionadded:: 1.8
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_suspend_releases(cluster: Cluster) -> bool | None:
+    """Does a suspension by this policy give the victim's resources to the preemptor, with
+    no gang scheduling, the victim resuming as soon as they are free again (LSF's and
+    PBS's suspension)? When it answers True the core itself suspends each victim whose
+    method is SUSPEND (as ``scontrol suspend`` would free its resources to select, but
+    not as an admin suspension: its priority stays) and starts the preemptor at once; at
+    every scheduling pass, before it reads the queue, it resumes each such job, earliest
+    suspended first, whose resources select says are free (``select_job_resumable``), not
+    necessarily when its preemptor ends. Select simulates removing such a candidate as it
+    would an admin suspension (``cluster.preempt_traits.suspend_releases``).
+
+    The core asks it and keeps the answer in ``cluster.preempt_traits.suspend_releases``.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True for suspension without gang scheduling; False or None (the default when
+        no plugin implements it) for Slurm's: a SUSPEND victim is suspended and resumed by
+        gang scheduling (PreemptMode=SUSPEND,GANG). Exclusive.
+    Purity: pure.
+    Slurm equivalent: none (Slurm suspends only through gang scheduling).
+
+    .. versionadded:: 1.8
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_trim_victims(cluster: Cluster) -> bool | None:
+    """Should the core drop victims select chose that the preemptor does not need after
+    all? When it answers True, the core takes each victim of select's answer in turn, the
+    last chosen first, and asks select again (a dry run: ``select_job_test`` RUN_NOW with
+    the victims left but that one as the only candidates); if the preemptor still fits,
+    on victims among those, the victim is dropped and stays untouched.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True to trim; False or None (the default when no plugin implements it) to
+        preempt every victim select returned, as Slurm does. Exclusive.
+    Purity: pure.
+    Slurm equivalent: none (PBS's trim pass after its greedy choice).
+
+    .. versionadded:: 1.8
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_check_mode(mode: PreemptMode, config: SlurmConfig) -> str | None:
+    """What is wrong with slurm.conf's cluster-wide PreemptMode for this policy? Slurm ties
+    PreemptMode to its own preempt plugins (SUSPEND needs GANG; OFF is refused with
+    partition_prio and qos); a policy of another shape judges it here: one that reads its
+    settings elsewhere may accept PreemptMode omitted (OFF) or take any value.
+
+    The configuration parser applies Slurm's rules itself for ``preempt/none``,
+    ``preempt/partition_prio`` and ``preempt/qos`` (with the line and column of the
+    setting). For any other PreemptType the core asks this hook once the plugin is
+    loaded; a plugin that does not implement it gets Slurm's rule that SUSPEND needs GANG.
+
+    When called: once, when the plugins are loaded.
+
+    :returns: None when the mode is fine; else the message, which the core raises as a
+        configuration error naming PreemptType and PreemptMode. Exclusive.
+    Purity: pure.
+    Slurm equivalent: the PreemptMode checks of ``slurm.conf`` parsing (``read_config``).
+
+    .. versionadded:: 1.8
     """

@@ -196,3 +196,22 @@ def select_job_resume(job: Job, indefinite: bool, cluster: Cluster) -> bool | No
 
     .. versionadded:: 1.0
     """
+
+
+@hookspec(firstresult=True)
+def select_job_resumable(job: Job, cluster: Cluster) -> bool | None:
+    """Could the suspended ``job`` resume now on the resources it holds, without going
+    over what its nodes allow (OverSubscribe, cores taken by jobs started since)?
+
+    When called: when the preempt policy suspends without gang scheduling
+    (``preempt_suspend_releases``), for each job it suspended, at every scheduling pass,
+    until the job resumes.
+
+    :returns: True or False; None (the default when no plugin implements it) makes the
+        core ask ``select_job_test`` RUN_NOW on the job's nodes instead, and resume the job
+        when that places it on all of them. Exclusive.
+    Purity: pure; MUST NOT change anything.
+    Slurm equivalent: none (Slurm's gang scheduler resumes jobs by its own time slices).
+
+    .. versionadded:: 1.8
+    """

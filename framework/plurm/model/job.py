@@ -297,6 +297,12 @@ class Job:
     preempt_time: float | None = None
     #: Suspended by an administrator (scontrol suspend); only scontrol resume ends it.
     admin_suspended: bool = False
+    #: Suspended by a preemption that gave its resources to the preemptor (a policy that
+    #: answers ``preempt_suspend_releases``): the core resumes it once they are free.
+    preempt_suspended: bool = False
+    #: Run time kept by CHECKPOINT preemptions: the job's work done before it went back to
+    #: the queue, which it does not do again (the simulator runs it for the rest only).
+    checkpointed: float = 0.0
     restarts: int = 0
     #: What the job was given, finer than nodes, while it holds anything: (node, core)
     #: pairs from the select plugin (None: whole nodes). A completing job keeps them all;

@@ -12,9 +12,11 @@ from plurm.conf.values import PreemptBase
 from plurm.model.job import Job
 
 __all__ = [
+    "METHOD_MODES",
     "Candidate",
     "Candidates",
     "GangDecision",
+    "PreemptMethod",
     "SelectMode",
     "SelectResult",
     "SelectStatus",
@@ -43,14 +45,42 @@ class SelectStatus(enum.Enum):
     NEVER = "NEVER"
 
 
+class PreemptMethod(enum.Enum):
+    """One rung of a victim's preemption ladder (``preempt_methods``): how the core may
+    preempt it. The core takes the first rung that applies to the job."""
+
+    #: Stop it where it runs (applies to a running job).
+    SUSPEND = "S"
+    #: Back to the queue keeping the work done so far (applies to a requeueable job).
+    CHECKPOINT = "C"
+    #: Back to the queue, starting over (applies to a requeueable job).
+    REQUEUE = "R"
+    #: End it (always applies).
+    CANCEL = "D"
+
+
+#: How select simulates each method's removal (its ``Candidate.mode``).
+METHOD_MODES = {
+    PreemptMethod.SUSPEND: PreemptBase.SUSPEND,
+    PreemptMethod.CHECKPOINT: PreemptBase.REQUEUE,
+    PreemptMethod.REQUEUE: PreemptBase.REQUEUE,
+    PreemptMethod.CANCEL: PreemptBase.CANCEL,
+}
+
+
 @attrs.frozen
 class Candidate:
     """A job the core offers as a preemption victim: its mode and ordering key come from
-    the preempt plugin, its place in the tuple is its preference (first: most desirable)."""
+    the preempt plugin, its place in the tuple is its preference (first: most desirable).
+
+    ``mode`` is what select simulates (SUSPEND, REQUEUE or CANCEL); ``method``, when the
+    policy gave a ladder (``preempt_methods``), is the rung the core will carry out
+    (CHECKPOINT shows as REQUEUE to select)."""
 
     job: Job = attrs.field(eq=False)
     mode: PreemptBase
     priority: int
+    method: PreemptMethod | None = None
 
     @property
     def job_id(self) -> int:

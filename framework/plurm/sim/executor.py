@@ -128,6 +128,8 @@ class SimExecutor:
 
     def start(self, job: Job) -> None:
         runtime = job.request.sim_runtime
+        if runtime is not None and job.checkpointed:
+            runtime = max(0.0, runtime - job.checkpointed)  # CHECKPOINT kept the work done
         self._remaining[job.job_id] = runtime
         self._deadline.pop(job.job_id, None)
         if job.request.sim_wall_clock and runtime is not None:

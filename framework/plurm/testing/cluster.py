@@ -201,11 +201,13 @@ def build_cluster(
     qos_text: str | None = None,
     accounts_text: str | None = None,
     plurm_text: str | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> TestCluster:
-    """A cluster from slurm.conf text (ClusterName and SlurmctldHost are
-    added when missing), with qos.conf, accounts.conf and plurm.conf beside it when their
-    texts are given. ``plugins`` maps type strings to factories that take the place of installed
-    plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
+    """A cluster from slurm.conf text (ClusterName and SlurmctldHost are added when
+    missing), with qos.conf, accounts.conf and plurm.conf beside it when their texts are
+    given, and ``files`` (name -> text: a policy's own files, such as PBS's sched_config)
+    beside it too. ``plugins`` maps type strings to factories that take the place of
+    installed plugins; ``observers`` are registered too (lifecycle hooks, recorders)."""
     lines = conf_text.strip().splitlines()
     present = {line.split("=", 1)[0].strip().lower() for line in lines if "=" in line}
     header = [line for key, line in BASE_KEYS.items() if key.lower() not in present]
@@ -217,6 +219,8 @@ def build_cluster(
         (workdir / "accounts.conf").write_text(accounts_text)
     if plurm_text is not None:
         (workdir / "plurm.conf").write_text(plurm_text)
+    for name, text in (files or {}).items():
+        (workdir / name).write_text(text)
     config = conf.load(path)
     registry = Registry(factories=dict(plugins or {}))
     loaded = Plugins.load(config, registry=registry, extra=observers)

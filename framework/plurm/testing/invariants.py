@@ -100,6 +100,11 @@ class Combination:
     #: PriorityType; another than priority/basic gets every factor weighted (age, size,
     #: partition, QOS) and a one-minute PriorityCalcPeriod, so that priorities move.
     priority: str = "priority/basic"
+    #: False for a policy that takes its methods from its own files and wants slurm.conf's
+    #: PreemptMode left out (preempt/pbs).
+    preempt_mode: bool = True
+    #: The policy's own files beside slurm.conf: (name, text) pairs.
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -152,6 +157,8 @@ def conf_text(combination: Combination) -> str:
             "PriorityWeightAge=1000\nPriorityMaxAge=1:00:00\nPriorityWeightJobSize=500\n"
             "PriorityWeightPartition=100\nPriorityWeightQOS=2000\n"
         )
+    if not combination.preempt_mode:
+        text = text.replace(f"PreemptMode={mode}\n", "", 1)
     return text + ("SchedulerTimeSlice=30\n" if gang else "")
 
 
@@ -258,6 +265,8 @@ def run_workload(
     options: dict[str, Any] = {"qos_text": QOS.format(mid_mode=combination.mid_mode)}
     if plugins:
         options["plugins"] = plugins
+    if combination.files:
+        options["files"] = dict(combination.files)
     if combination.guards:
         options["plurm_text"] = f"PreemptGuards={','.join(combination.guards)}\n"
     cluster = make_cluster(conf_text(combination), observers=(history,), **options)

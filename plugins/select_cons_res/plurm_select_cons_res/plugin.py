@@ -253,6 +253,7 @@ class ConsResSelect:
             self.usage,
             candidates,
             cluster.config.preempt_parameters,
+            suspend_releases=cluster.preempt_traits.suspend_releases,
         )
         if preemption is None:
             return SelectResult.busy()
@@ -404,6 +405,27 @@ class ConsResSelect:
             self.free_cores.hold(self.usage.allocations[job.job_id])
             self._changed()
         return True
+
+    @hookimpl
+    def select_job_resumable(self, job: Job, cluster: Cluster) -> bool:
+        """A job out of its row (an admin or releasing suspension) may go back when one of
+        its partition's rows has none of its cores taken and no job of another partition
+        holds any of them."""
+        usage = self.usage
+        allocation = usage.allocations.get(job.job_id)
+        if allocation is None or usage.in_rows(job.job_id):
+            return allocation is not None
+        rows = usage.rows.get(job.partition, [])
+        count = self._rows(cluster).get(job.partition, 1)
+        overlaps = allocation.overlaps
+        row_free = len(rows) < count or any(
+            not any(overlaps(usage.allocations[other].cores) for other in row) for row in rows
+        )
+        if not row_free:
+            return False
+        return not any(
+            part != job.partition and overlaps(other.cores) for part, _, other in usage.row_jobs()
+        )
 
     @hookimpl
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:

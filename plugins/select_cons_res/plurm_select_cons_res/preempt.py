@@ -11,8 +11,13 @@
   suspended job keeps its memory) one by one until the job fits; then the job is placed for
   real in its partition's extra row, on top of the jobs to suspend. No victims are returned:
   gang scheduling time-slices or suspends them.
-* SUSPEND candidates of lower PriorityTier partitions need no simulation: the tiers step of
-  every test already places a job on top of them (see ``steps``), and gang suspends them.
+* **SUSPEND candidates of a policy whose suspension releases resources**
+  (``preempt_suspend_releases``, no gang scheduling): they go in the removal loop, in their
+  order among the others; removing one frees its cores, not its memory, as the admin
+  suspension the core then makes of it does.
+* Otherwise SUSPEND candidates of lower PriorityTier partitions need no simulation: the
+  tiers step of every test already places a job on top of them (see ``steps``), and gang
+  suspends them.
 """
 
 from __future__ import annotations
@@ -47,11 +52,15 @@ def _walk(
     usage: Usage,
     order: Sequence[Candidate],
 ) -> tuple[Placement, list[Candidate]] | None:
-    """Remove candidates in ``order`` until the job fits: the placement and those removed."""
+    """Remove candidates in ``order`` until the job fits: the placement and those removed
+    (a SUSPEND one only leaves its row: it keeps its memory)."""
     trial = usage.copy()
     removed: list[Candidate] = []
     for candidate in order:
-        trial.remove(candidate.job_id)
+        if candidate.mode is PreemptBase.SUSPEND:
+            trial.unplace(candidate.job_id)
+        else:
+            trial.remove(candidate.job_id)
         removed.append(candidate)
         placed = tester.test(needs, nodes, partition, trial)
         if placed is not None:
@@ -88,12 +97,20 @@ def preempt_by_removal(
     usage: Usage,
     candidates: Sequence[Candidate],
     params: PreemptParameters,
+    *,
+    suspend_releases: bool = False,
 ) -> Preemption | None:
-    """The CANCEL/REQUEUE loop; None when removing them all is not enough."""
+    """The CANCEL/REQUEUE loop (and SUSPEND with ``suspend_releases``); None when removing
+    them all is not enough."""
     # Read only as far as the walks go: a reordering moves only candidates already tried
     # (the untried ones keep their place, last), so the unread ones are never needed.
+    removable = (*_REMOVABLE, PreemptBase.SUSPEND) if suspend_releases else _REMOVABLE
     order = Candidates(
-        c for c in candidates if c.mode in _REMOVABLE and c.job_id in usage.allocations
+        c
+        for c in candidates
+        if c.mode in removable
+        and c.job_id in usage.allocations
+        and (c.mode is not PreemptBase.SUSPEND or usage.in_rows(c.job_id))
     )
     found = _walk(tester, needs, nodes, partition, usage, order)
     if found is None:

@@ -857,6 +857,24 @@ class LinearSelect:
         return True
 
     @hookimpl
+    def select_job_resumable(self, job: Job, cluster: Cluster) -> bool:
+        """An admin- or release-suspended job may run again when each of its nodes runs
+        fewer jobs than its OverSubscribe allows (none, for a job that wants its nodes to
+        itself) and no job that runs there holds it exclusively."""
+        allocation = self.jobs.get(job.job_id)
+        if allocation is None or job.job_id not in self.suspended:
+            return allocation is not None
+        part = cluster.partitions.get(job.partition)
+        share, exclusive = _max_share(part, job) if part is not None else (1, True)
+        for name in allocation.nodes:
+            node = self.use[name]
+            if node.running >= (1 if exclusive else share):
+                return False
+            if node.exclusive - (1 if allocation.exclusive else 0) > 0 and node.running:
+                return False
+        return True
+
+    @hookimpl
     def select_node_alloc(self, cluster: Cluster) -> dict[str, int]:
         """Whole nodes: a node with any job on it has all its CPUs allocated."""
         return {name: cluster.node(name).cpus for name, node in self.use.items() if node.total > 0}

@@ -1,0 +1,165 @@
+"""preempt/lsf on session files (tests/data/lsf/CASE: lsb.queues, lsb.params, session)
+replayed by the simulator under select/linear and select/cons_res, asserting every job's
+state and nodes at every squeue snapshot; the scenarios come from the LSF preemption
+chapter and pbs-lsf.md §2."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from plurm import conf
+from plurm.errors import ConfError
+from plurm.manager import Plugins
+from plurm.sim.session import Simulation, parse_session
+from tests.conftest import REPO
+
+pytest.importorskip("plurm_preempt_lsf")
+
+CASES = REPO / "tests" / "data" / "lsf"
+
+SELECTS = {
+    "linear": "SelectType=select/linear\n",
+    "cons_res": "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n",
+}
+
+
+def _slurm_conf(queues: list[str], select: str) -> str:
+    partitions = "".join(
+        f"PartitionName={name} Nodes=ALL{' Default=YES' if index == 0 else ''}\n"
+        for index, name in enumerate(queues)
+    )
+    return (
+        "ClusterName=lsf\nSlurmctldHost=head\nPreemptType=preempt/lsf\nJobRequeue=1\n"
+        + SELECTS[select]
+        + "NodeName=n[1-4] CPUs=1\n"
+        + partitions
+    )
+
+
+def replay(case: str, select: str, tmp_path: Path) -> tuple[Simulation, dict[float, dict]]:
+    """Run the case; each squeue snapshot by time: job name -> (state, nodes)."""
+    work = tmp_path / f"{case}-{select}"
+    shutil.copytree(CASES / case, work)
+    queues = re.findall(r"QUEUE_NAME\s*=\s*(\S+)", (work / "lsb.queues").read_text())
+    (work / "slurm.conf").write_text(_slurm_conf(queues, select))
+    config = conf.load(work / "slurm.conf")
+    simulation = Simulation(config, Plugins.load(config))
+    lines = parse_session("session", (work / "session").read_text())
+    transcript = simulation.run_lines(lines, work)
+    snapshots: dict[float, dict[str, tuple[str, str]]] = {}
+    current: dict[str, tuple[str, str]] | None = None
+    for line in transcript.splitlines():
+        found = re.match(r"\[t=([\d.]+)s\] \$ (\S+)", line)
+        if found:
+            current = None
+            if found.group(2) == "squeue":
+                current = snapshots[float(found.group(1))] = {}
+            continue
+        if current is not None and not line.startswith("NAME"):
+            name, state, *nodes = line.split()
+            current[name] = (state, nodes[0] if nodes else "")
+    return simulation, snapshots
+
+
+R, S, P = "RUNNING", "SUSPENDED", "PENDING"
+
+EXPECTED = {
+    # PREEMPTIVE[low_q1+2 low_q2] with LEAST_RUN_TIME; resumption when resources free up.
+    "preference": {
+        60: {"q2a": (R, "n1"), "q2b": (R, "n2"), "q1a": (R, "n3"), "q1b": (R, "n4")},
+        301: {
+            "hi1": (R, "n4"),
+            "q1b": (S, "n4"),
+            "q1a": (R, "n3"),
+            "q2a": (R, "n1"),
+            "q2b": (R, "n2"),
+        },
+        401: {
+            "hi1": (R, "n4"),
+            "hi2": (R, "n[2-3]"),
+            "q1a": (S, "n3"),
+            "q1b": (S, "n4"),
+            "q2a": (R, "n1"),
+            "q2b": (S, "n2"),
+        },
+        # hi1 ended at 500: q1b resumes at once, while hi2 still runs on q1a's and q2b's nodes
+        510: {
+            "hi2": (R, "n[2-3]"),
+            "q1b": (R, "n4"),
+            "q1a": (S, "n3"),
+            "q2a": (R, "n1"),
+            "q2b": (S, "n2"),
+        },
+        710: {"q1a": (R, "n3"), "q1b": (R, "n4"), "q2a": (R, "n1"), "q2b": (R, "n2")},
+    },
+    # NO_PREEMPT_RUN_TIME=5 and NO_PREEMPT_FINISH_TIME=50%: only b may be a victim.
+    "guards": {
+        399: {"a": (R, "n1"), "d": (R, "n2"), "b": (R, "n3"), "c": (R, "n4")},
+        411: {
+            "a": (R, "n1"),
+            "d": (R, "n2"),
+            "b": (S, "n3"),
+            "c": (R, "n4"),
+            "hi1": (R, "n3"),
+            "hi2": (P, ""),
+        },
+        495: {"a": (R, "n1"), "d": (R, "n2"), "b": (S, "n3"), "hi1": (R, "n3"), "hi2": (R, "n4")},
+        505: {"a": (R, "n1"), "d": (R, "n2"), "b": (R, "n3"), "hi2": (R, "n4")},
+    },
+    # PREEMPTABLE[top] without PREEMPTIVE anywhere.
+    "preemptable": {
+        101: {"o1": (R, "n1"), "l1": (R, "n2"), "l2": (R, "n3"), "o2": (R, "n4"), "m": (P, "")},
+        201: {
+            "o1": (R, "n1"),
+            "l1": (S, "n2"),
+            "l2": (R, "n3"),
+            "o2": (R, "n4"),
+            "m": (P, ""),
+            "t": (R, "n2"),
+        },
+        302: {"o1": (R, "n1"), "l1": (R, "n2"), "l2": (R, "n3"), "o2": (R, "n4"), "m": (P, "")},
+    },
+    # MAX_JOB_PREEMPT=1.
+    "max_preempt": {
+        101: {"l": (S, "n[1-4]"), "hi1": (R, "n[1-4]")},
+        152: {"l": (R, "n[1-4]")},
+        201: {"l": (R, "n[1-4]"), "hi2": (P, "")},
+        1051: {"hi2": (R, "n1")},
+    },
+}
+
+
+@pytest.mark.parametrize("select", sorted(SELECTS))
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_lsf_scenario(case: str, select: str, tmp_path: Path) -> None:
+    _, snapshots = replay(case, select, tmp_path)
+    assert snapshots == {float(t): jobs for t, jobs in EXPECTED[case].items()}
+
+
+@pytest.mark.parametrize("select", sorted(SELECTS))
+def test_terminate_when_preempt_cancels_and_brequeue_requeues(select: str, tmp_path: Path) -> None:
+    simulation, snapshots = replay("terminate", select, tmp_path)
+    jobs = {job.name: job for job in simulation.controller.cluster.jobs.values()}
+    assert jobs["killed"].state.name == "PREEMPTED"
+    assert jobs["requeued"].restarts == 1 and jobs["requeued"].state.name == "PENDING"
+    assert snapshots[120.0]["hi"] == (R, "n[1-4]")
+
+
+def test_a_queue_that_is_no_partition_is_refused_at_its_line(tmp_path: Path) -> None:
+    shutil.copytree(CASES / "guards", tmp_path / "c")
+    (tmp_path / "c" / "slurm.conf").write_text(_slurm_conf(["high"], "linear"))
+    config = conf.load(tmp_path / "c" / "slurm.conf")
+    with pytest.raises(ConfError, match=r"lsb\.queues:7: queue low is no partition"):
+        Plugins.load(config)
+
+
+def test_preempt_mode_may_be_omitted_or_anything(tmp_path: Path) -> None:
+    shutil.copytree(CASES / "guards", tmp_path / "c")
+    text = _slurm_conf(["high", "low"], "linear") + "PreemptMode=SUSPEND\n"
+    (tmp_path / "c" / "slurm.conf").write_text(text)
+    config = conf.load(tmp_path / "c" / "slurm.conf")
+    assert Plugins.load(config).type_strings()[1] == "preempt/lsf"

@@ -46,7 +46,10 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.model.job", ("Job", "JobRequest", "JobState", "PendingReason", "PreemptsByTier")),
     ("plurm.model.job", ("Dependency",)),
     ("plurm.model.usage", ("StepUsage", "UsageError")),
-    ("plurm.model.select", ("SelectMode", "SelectStatus", "SelectResult", "Candidate")),
+    (
+        "plurm.model.select",
+        ("SelectMode", "SelectStatus", "SelectResult", "Candidate", "PreemptMethod"),
+    ),
     ("plurm.model.select", ("Candidates", "GangDecision")),
     ("plurm.model.backfill", ("BackfillView", "BackfillStart")),
     ("plurm.model.traits", ("PreemptTraits",)),

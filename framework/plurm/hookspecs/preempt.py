@@ -276,9 +276,9 @@ def preempt_methods(job: Job, cluster: Cluster) -> Sequence[PreemptMethod] | Non
 
     :returns: the ladder, most preferred first; None (the default when no plugin
         implements it) to use ``preempt_mode`` (a ladder of one, OFF: none). Exclusive.
-    Purity: pure.
-    Slurm equivalent: none (PBS's ``preempt_order``, such as "SCR 80 SC 50 S", picks a
-    ladder by the share of the job's walltime left; its server falls through it).
+    :Purity: pure.
+    :Slurm equivalent: none (PBS's ``preempt_order``, such as "SCR 80 SC 50 S", picks a
+        ladder by the share of the job's walltime left; its server falls through it).
 
     Use in local plugins: a ladder that depends on the job's run time means answering
     False to ``preempt_victims_fixed``.
@@ -304,11 +304,11 @@ def preempt_candidates(
     :returns: the candidates to offer, most desirable victim first; None (the default
         when no plugin implements it) to offer them as built. Candidates not among those
         given are ignored. Exclusive.
-    Purity: pure; MUST NOT change anything.
-    Slurm equivalent: none (PBS's ``preempt_targets`` and its sort by preempt priority
-    then ``preempt_sort``; LSF's queue preference levels, least-loaded host and
-    ``PREEMPT_FOR=LEAST_RUN_TIME``, which depend on the preemptor's queue and on run
-    times).
+    :Purity: pure; MUST NOT change anything.
+    :Slurm equivalent: none (PBS's ``preempt_targets`` and its sort by preempt priority
+        then ``preempt_sort``; LSF's queue preference levels, least-loaded host and
+        ``PREEMPT_FOR=LEAST_RUN_TIME``, which depend on the preemptor's queue and on run
+        times).
 
     .. versionadded:: 1.8
     """
@@ -334,8 +334,8 @@ def preempt_suspend_releases(cluster: Cluster) -> bool | None:
     :returns: True for suspension without gang scheduling; False or None (the default when
         no plugin implements it) for Slurm's: a SUSPEND victim is suspended and resumed by
         gang scheduling (PreemptMode=SUSPEND,GANG). Exclusive.
-    Purity: pure.
-    Slurm equivalent: none (Slurm suspends only through gang scheduling).
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm suspends only through gang scheduling).
 
     .. versionadded:: 1.8
     """
@@ -354,8 +354,8 @@ def preempt_trim_victims(cluster: Cluster) -> bool | None:
 
     :returns: True to trim; False or None (the default when no plugin implements it) to
         preempt every victim select returned, as Slurm does. Exclusive.
-    Purity: pure.
-    Slurm equivalent: none (PBS's trim pass after its greedy choice).
+    :Purity: pure.
+    :Slurm equivalent: none (PBS's trim pass after its greedy choice).
 
     .. versionadded:: 1.8
     """
@@ -377,8 +377,8 @@ def preempt_check_mode(mode: PreemptMode, config: SlurmConfig) -> str | None:
 
     :returns: None when the mode is fine; else the message, which the core raises as a
         configuration error naming PreemptType and PreemptMode. Exclusive.
-    Purity: pure.
-    Slurm equivalent: the PreemptMode checks of ``slurm.conf`` parsing (``read_config``).
+    :Purity: pure.
+    :Slurm equivalent: the PreemptMode checks of ``slurm.conf`` parsing (``read_config``).
 
     .. versionadded:: 1.8
     """

@@ -210,8 +210,8 @@ def select_job_resumable(job: Job, cluster: Cluster) -> bool | None:
     :returns: True or False; None (the default when no plugin implements it) makes the
         core ask ``select_job_test`` RUN_NOW on the job's nodes instead, and resume the job
         when that places it on all of them. Exclusive.
-    Purity: pure; MUST NOT change anything.
-    Slurm equivalent: none (Slurm's gang scheduler resumes jobs by its own time slices).
+    :Purity: pure; MUST NOT change anything.
+    :Slurm equivalent: none (Slurm's gang scheduler resumes jobs by its own time slices).
 
     .. versionadded:: 1.8
     """

@@ -1,13 +1,15 @@
 """Benchmark: a live cluster's throughput of trivial batch jobs, Plurm's or real Slurm's.
 
-Run:  python bench/bench_live.py [--jobs 300] [--parallel 4] [--slurm]
+Run:  python bench/bench_live.py [--jobs 300] [--parallel 4] [--pass-on tick|event] [--slurm]
 
 Starts a cluster of one controller and four node daemons of 4 CPUs each on 127.0.0.1 in a
 temporary directory (Plurm: tests/live/conftest.py's ``make_cluster``, started and stopped
 as ``plurm cluster up/down`` do; ``--slurm``: slurmctld and four ``slurmd -N`` of the
 Debian Slurm 22.05 that ../shared/oracle/setup.sh installs, with MUNGE), both with
 select/cons_res and CR_CPU (16 jobs at a time) and ``SchedulerParameters=sched_interval=1``
-(``--sched`` changes it). After one warm-up job it runs two rounds of ``--jobs`` jobs of
+(``--sched`` changes it). ``--pass-on event`` writes ``SchedulerPassOn=event`` to Plurm's
+plurm.conf: jobs start as soon as something frees room, not on the next whole second as
+Slurm's (and Plurm's default) do. After one warm-up job it runs two rounds of ``--jobs`` jobs of
 ``sbatch --wrap true``, submitted with the real ``sbatch`` executable:
 
 * serially: one sbatch after the other, as a script's loop submits;
@@ -48,7 +50,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from plurm.testing.ports import free_ports
@@ -98,7 +99,7 @@ class Cluster:
 class PlurmCluster(Cluster):
     name = "Plurm"
 
-    def __init__(self, root: Path, sched: str) -> None:
+    def __init__(self, root: Path, sched: str, pass_on: str = "tick") -> None:
         from plurm.live.wallclock import unix_seconds
         from tests.live.conftest import make_cluster
 
@@ -110,6 +111,8 @@ class PlurmCluster(Cluster):
         self.root = root
         self.env = conf_text_cluster.env
         self.sbatch = str(Path(sys.executable).parent / "sbatch")
+        if pass_on != "tick":
+            (root / "plurm.conf").write_text(f"SchedulerPassOn={pass_on}\n")
         self._cluster.up()
         self._db = sqlite3.connect(
             f"{(root / 'state' / 'plurmctld.sqlite').as_uri()}?mode=ro", uri=True
@@ -318,18 +321,30 @@ def main() -> None:
     parser.add_argument(
         "--sched", default="", help="SchedulerParameters (default sched_interval=1)"
     )
+    parser.add_argument(
+        "--pass-on",
+        choices=("tick", "event"),
+        default="tick",
+        help="Plurm's SchedulerPassOn (plurm.conf; default tick, Slurm's way)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-live-"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     (root / "out").mkdir()
-    make: Callable[[Path, str], Cluster] = SlurmCluster if args.slurm else PlurmCluster
-    cluster = make(root, args.sched or "sched_interval=1")
+    sched = args.sched or "sched_interval=1"
+    if args.slurm:
+        if args.pass_on != "tick":
+            raise SystemExit("--pass-on is Plurm's: Slurm starts jobs on its tick")
+        cluster: Cluster = SlurmCluster(root, sched)
+    else:
+        cluster = PlurmCluster(root, sched, args.pass_on)
     try:
         warm = submit_one(cluster)
         wait_ends(cluster, {warm})
-        print(f"{cluster.name}: {args.jobs} jobs of sbatch --wrap true, 4 nodes x 4 CPUs")
+        mode = "" if args.slurm else f", SchedulerPassOn={args.pass_on}"
+        print(f"{cluster.name}: {args.jobs} jobs of sbatch --wrap true, 4 nodes x 4 CPUs{mode}")
         for submitters in (1, args.parallel):
             figures = run_round(cluster, args.jobs, submitters)
             how = "serially" if submitters == 1 else f"{submitters} submitters"

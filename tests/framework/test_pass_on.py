@@ -83,3 +83,15 @@ def test_a_bad_value_is_refused_with_file_line_and_column(tmp_path: Path) -> Non
         conf.load(work / "slurm.conf")
     text = str(caught.value) + "".join(f"\n{e}" for e in getattr(caught.value, "errors", ()))
     assert "plurm.conf:2:17" in text and "expected tick or event" in text
+
+
+def test_conf_check_shows_the_setting_only_when_not_the_default(tmp_path: Path) -> None:
+    from plurm.conf.render import render
+
+    work = tmp_path / "c"
+    shutil.copytree(CASE, work)
+    assert "SchedulerPassOn" not in render(conf.load(work / "slurm.conf"))
+    (work / "plurm.conf").write_text("schedulerpasson=EVENT\n")
+    config = conf.load(work / "slurm.conf")
+    assert config.scheduler_pass_on == "event"
+    assert "# plurm.conf: SchedulerPassOn=event" in render(config).splitlines()

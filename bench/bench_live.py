@@ -1,18 +1,23 @@
 """Benchmark: a live cluster's throughput of trivial batch jobs, Plurm's or real Slurm's.
 
-Run:  python bench/bench_live.py [--jobs 300] [--parallel 4] [--slurm]
+Run:  python bench/bench_live.py [--jobs 300] [--parallel 4] [--pass-on tick|event] [--slurm]
 
 Starts a cluster of one controller and four node daemons of 4 CPUs each on 127.0.0.1 in a
 temporary directory (Plurm: tests/live/conftest.py's ``make_cluster``, started and stopped
 as ``plurm cluster up/down`` do; ``--slurm``: slurmctld and four ``slurmd -N`` of the
 Debian Slurm 22.05 that ../shared/oracle/setup.sh installs, with MUNGE), both with
 select/cons_res and CR_CPU (16 jobs at a time) and ``SchedulerParameters=sched_interval=1``
-(``--sched`` changes it). After one warm-up job it runs two rounds of ``--jobs`` jobs of
+(``--sched`` changes it). ``--pass-on event`` writes ``SchedulerPassOn=event`` to Plurm's
+plurm.conf: jobs start as soon as something frees room, not on the next whole second as
+Slurm's (and Plurm's default) do. After one warm-up job it runs two rounds of ``--jobs`` jobs of
 ``sbatch --wrap true``, submitted with the real ``sbatch`` executable:
 
 * serially: one sbatch after the other, as a script's loop submits;
 * with ``--parallel`` submitters, each running sbatch after sbatch, as several users or a
-  workflow tool do.
+  workflow tool do;
+* Plurm only: one ``sbatch --array=1-JOBS --wrap true``, which takes the commands out of the
+  measure: the controller's and the nodes' own rate (end to end from the submission to the
+  last task's end).
 
 For each round it prints the submission rate (jobs over the time from the first sbatch's
 start to the last one's exit) and the end-to-end rate: jobs over the time from the first
@@ -48,7 +53,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from plurm.testing.ports import free_ports
@@ -98,7 +102,7 @@ class Cluster:
 class PlurmCluster(Cluster):
     name = "Plurm"
 
-    def __init__(self, root: Path, sched: str) -> None:
+    def __init__(self, root: Path, sched: str, pass_on: str = "tick") -> None:
         from plurm.live.wallclock import unix_seconds
         from tests.live.conftest import make_cluster
 
@@ -110,6 +114,8 @@ class PlurmCluster(Cluster):
         self.root = root
         self.env = conf_text_cluster.env
         self.sbatch = str(Path(sys.executable).parent / "sbatch")
+        if pass_on != "tick":
+            (root / "plurm.conf").write_text(f"SchedulerPassOn={pass_on}\n")
         self._cluster.up()
         self._db = sqlite3.connect(
             f"{(root / 'state' / 'plurmctld.sqlite').as_uri()}?mode=ro", uri=True
@@ -130,6 +136,20 @@ class PlurmCluster(Cluster):
             if job_id in ids:
                 out[job_id] = (self._unix(end), str(json.loads(data).get("state")))
         return out
+
+    def array_ends(self, array_id: int) -> dict[int, tuple[float, str]]:
+        """The recorded end time and state of the ended tasks of array ``array_id``."""
+        import json
+
+        rows = self._db.execute(
+            "SELECT job_id, end_time, data FROM acct_jobs "
+            "WHERE array_job_id = ? AND end_time IS NOT NULL",
+            (array_id,),
+        ).fetchall()
+        return {
+            job_id: (self._unix(end), str(json.loads(data).get("state")))
+            for job_id, end, data in rows
+        }
 
     def stop(self) -> None:
         self._db.close()
@@ -252,9 +272,9 @@ class SlurmCluster(Cluster):
                 time.sleep(0.05)
 
 
-def submit_one(cluster: Cluster) -> int:
+def submit_one(cluster: Cluster, *options: str) -> int:
     result = subprocess.run(
-        [cluster.sbatch, "--parsable", "--wrap", "true"],
+        [cluster.sbatch, "--parsable", *options, "--wrap", "true"],
         env=cluster.env,
         cwd=cluster.root / "out",
         capture_output=True,
@@ -310,6 +330,31 @@ def run_round(cluster: Cluster, jobs: int, submitters: int) -> dict[str, float]:
     }
 
 
+def run_array(cluster: PlurmCluster, jobs: int) -> dict[str, float]:
+    daemons = cluster.daemon_cpu()
+    started = time.time()
+    array_id = submit_one(cluster, f"--array=1-{jobs}")
+    deadline = time.monotonic() + 600
+    while len(ends := cluster.array_ends(array_id)) < jobs:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{jobs - len(ends)} tasks did not end within 600 s")
+        time.sleep(0.02)
+    seen = time.time()
+    time.sleep(1.5)
+    daemons_after = cluster.daemon_cpu()
+    bad = {job_id: state for job_id, (_, state) in ends.items() if state != "COMPLETED"}
+    if bad:
+        raise SystemExit(f"tasks that did not complete: {sorted(bad.items())[:10]}")
+    last_end = max(end for end, _ in ends.values())
+    return {
+        "e2e_recorded": jobs / max(last_end - started, 1e-9),
+        "e2e_observed": jobs / (seen - started),
+        "observed_s": seen - started,
+        "ctld_ms": (daemons_after["ctld"] - daemons["ctld"]) / jobs * 1000,
+        "nodes_ms": (daemons_after["nodes"] - daemons["nodes"]) / jobs * 1000,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=300)
@@ -318,18 +363,30 @@ def main() -> None:
     parser.add_argument(
         "--sched", default="", help="SchedulerParameters (default sched_interval=1)"
     )
+    parser.add_argument(
+        "--pass-on",
+        choices=("tick", "event"),
+        default="tick",
+        help="Plurm's SchedulerPassOn (plurm.conf; default tick, Slurm's way)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-live-"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     (root / "out").mkdir()
-    make: Callable[[Path, str], Cluster] = SlurmCluster if args.slurm else PlurmCluster
-    cluster = make(root, args.sched or "sched_interval=1")
+    sched = args.sched or "sched_interval=1"
+    if args.slurm:
+        if args.pass_on != "tick":
+            raise SystemExit("--pass-on is Plurm's: Slurm starts jobs on its tick")
+        cluster: Cluster = SlurmCluster(root, sched)
+    else:
+        cluster = PlurmCluster(root, sched, args.pass_on)
     try:
         warm = submit_one(cluster)
         wait_ends(cluster, {warm})
-        print(f"{cluster.name}: {args.jobs} jobs of sbatch --wrap true, 4 nodes x 4 CPUs")
+        mode = "" if args.slurm else f", SchedulerPassOn={args.pass_on}"
+        print(f"{cluster.name}: {args.jobs} jobs of sbatch --wrap true, 4 nodes x 4 CPUs{mode}")
         for submitters in (1, args.parallel):
             figures = run_round(cluster, args.jobs, submitters)
             how = "serially" if submitters == 1 else f"{submitters} submitters"
@@ -342,6 +399,14 @@ def main() -> None:
             print(
                 f"  {'':14} CPU: {figures['sbatch_ms']:.0f} ms per sbatch; per job "
                 f"{figures['ctld_ms']:.1f} ms controller, {figures['nodes_ms']:.1f} ms node "
+                f"daemons and job processes (load average {os.getloadavg()[0]:.1f})"
+            )
+        if isinstance(cluster, PlurmCluster):
+            figures = run_array(cluster, args.jobs)
+            print(
+                f"  {'one array':14} end to end {figures['e2e_recorded']:5.1f} jobs/s recorded, "
+                f"{figures['e2e_observed']:5.1f} observed ({figures['observed_s']:.2f} s); CPU per "
+                f"job {figures['ctld_ms']:.1f} ms controller, {figures['nodes_ms']:.1f} ms node "
                 f"daemons and job processes (load average {os.getloadavg()[0]:.1f})"
             )
     finally:

@@ -197,7 +197,7 @@ def test_script_sees_its_environment_directory_and_arguments(
     for key, value in env.items():
         assert seen[key] == value, key
     assert seen["SLURM_TASK_PID"] == str(job.pid)
-    # Nothing the launcher's helper added, and no locale coercion leaking in.
+    # Nothing the launcher added, and no locale coercion leaking in.
     assert set(seen) - set(env) <= {"SLURM_TASK_PID", "PWD", "OLDPWD", "SHLVL", "_"}
     assert (work / "p").read_text().strip() == str(work)
     lines = (work / "out.txt").read_text().splitlines()

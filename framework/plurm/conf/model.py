@@ -353,6 +353,10 @@ class SlurmConfig:
     #: PreemptGuards (plurm.conf, Plurm's own): preempt plugins loaded after the
     #: PreemptType policy that may only veto its victims (``preempt_veto``).
     preempt_guards: tuple[str, ...] = ()
+    #: SchedulerPassOn (plurm.conf, Plurm's own): ``tick`` runs the pass that answers an
+    #: event (a submission, a job's end) at the next whole second, as Slurm does; ``event``
+    #: runs it at once.
+    scheduler_pass_on: str = "tick"
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: SchedulerParameters = SchedulerParameters()
     scheduler_time_slice: int = 30

@@ -6,12 +6,19 @@ syntax, as Slurm's own plugins keep theirs in cgroup.conf or gres.conf::
 
     # Guards layered on the PreemptType policy: each may only veto victims.
     PreemptGuards=preempt/max_age,preempt/protect_gpu
+    # Start waiting jobs as soon as something frees room, not on the next tick.
+    SchedulerPassOn=event
 
 Keys:
 
 * ``PreemptGuards``: preempt plugins (type strings) loaded after the ``PreemptType``
   policy, which answer only the broadcast ``preempt_veto``. The core asks the policy's
   ``preempt_preemptable`` first and every guard after it; one veto spares the victim.
+* ``SchedulerPassOn``: ``tick`` (the default) or ``event``. With ``tick`` a job's end, a
+  submission or any other change is answered by a scheduling pass at the next whole second,
+  as slurmctld starts batch jobs only on its scheduler's tick (observed on 22.05). With
+  ``event`` the pass runs at once, at the same instant: one pass for all the events that
+  are handled before it runs (one simulated instant, one turn of the live daemon's loop).
 """
 
 from __future__ import annotations
@@ -25,10 +32,14 @@ from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueErro
 __all__ = ["KEYS", "PlurmSettings", "read_plurm_conf"]
 
 #: The keys plurm.conf knows, by lower-case spelling.
-KEYS = {"preemptguards": "PreemptGuards"}
+KEYS = {"preemptguards": "PreemptGuards", "schedulerpasson": "SchedulerPassOn"}
 
-#: What plurm.conf sets: the guards, in the order listed.
-PlurmSettings = dict[str, tuple[str, ...]]
+#: The values SchedulerPassOn takes.
+PASS_ON = ("tick", "event")
+
+#: What plurm.conf sets, by SlurmConfig field: the guards in the order listed, the
+#: scheduler's trigger.
+PlurmSettings = dict[str, object]
 
 
 def read_plurm_conf(path: str, text: str) -> tuple[PlurmSettings, list[ConfError]]:
@@ -55,10 +66,18 @@ def read_plurm_conf(path: str, text: str) -> tuple[PlurmSettings, list[ConfError
                     )
                 )
                 continue
+            location = source.locate(statement.index, pair.value_column)
+            if key == "SchedulerPassOn":
+                value = pair.value.strip().lower()
+                if value in PASS_ON:
+                    settings["scheduler_pass_on"] = value
+                else:
+                    reason = f"expected {' or '.join(PASS_ON)}"
+                    errors.append(ConfValueError(key, pair.value, reason, location))
+                continue
             guards = tuple(word.strip() for word in pair.value.split(",") if word.strip())
             bad = [g for g in guards if not g.startswith("preempt/") or g == "preempt/"]
             twice = sorted({g for g in guards if guards.count(g) > 1})
-            location = source.locate(statement.index, pair.value_column)
             if bad:
                 reason = f"{bad[0]!r} is not a preempt plugin (expected preempt/NAME)"
                 errors.append(ConfValueError(key, pair.value, reason, location))

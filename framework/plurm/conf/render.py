@@ -94,6 +94,8 @@ def _lines(config: SlurmConfig) -> Iterator[str]:
     yield "PreemptParameters=" + ",".join(words)
     if config.preempt_guards:
         yield "# plurm.conf: PreemptGuards=" + ",".join(config.preempt_guards)
+    if config.scheduler_pass_on != "tick":
+        yield f"# plurm.conf: SchedulerPassOn={config.scheduler_pass_on}"
     yield f"AuthType={config.auth_type}"
     yield f"JobAcctGatherType={config.jobacct_gather_type}"
     yield ""

@@ -134,6 +134,7 @@ class ControllerBase:
     _warn_timers: dict[int, TimerHandle]
     _warned: dict[int, int]
     _pass_at: dict[float, bool]
+    _event_pass_armed: bool
     _slice_timer: TimerHandle | None
     _slice_interval: int | None
     _backfill_timer: TimerHandle | None

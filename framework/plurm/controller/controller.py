@@ -133,6 +133,8 @@ class Controller(
         self._warned: dict[int, int] = {}
         #: Passes armed, by time: True for a periodic (full-queue) pass.
         self._pass_at: dict[float, bool] = {}
+        #: An event pass is armed (SchedulerPassOn=event): the events until it runs share it.
+        self._event_pass_armed = False
         self._slice_timer: TimerHandle | None = None
         #: Jobs resumed by scontrol that gang scheduling learns of at its next time slice.
         self._resumed_unseen: set[int] = set()

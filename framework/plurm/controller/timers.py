@@ -40,8 +40,28 @@ class TimersMixin(ControllerBase):
     def _request_pass(self) -> None:
         """An event-triggered pass. Slurm batches these (batch jobs may wait up to
         batch_sched_delay); observed on 22.05, a job starts about a second after sbatch.
-        Plurm runs the pass at the next whole second, once for all events before it."""
-        self._pass_at_time(math.floor(self.now) + 1)
+        Plurm runs the pass at the next whole second, once for all events before it; with
+        ``SchedulerPassOn=event`` (plurm.conf) it runs at once instead."""
+        if self.config.scheduler_pass_on == "event":
+            self._event_pass()
+        else:
+            self._pass_at_time(math.floor(self.now) + 1)
+
+    def _event_pass(self) -> None:
+        """A pass now, after the callback at hand: one for all the events handled before it
+        runs (the events of one simulated instant, or of one turn of the live loop, whose
+        clock moves between two events)."""
+        if self._event_pass_armed:
+            return
+        self._event_pass_armed = True
+
+        def run() -> None:
+            self._event_pass_armed = False
+            self._tick()
+            if not self._pending.kept or self.cluster.jobs_unordered(_PENDING):
+                self.schedule(full=False)
+
+        self.timer.call_at(self.now, run)
 
     def _pass_at_time(self, at: float, *, full: bool = False) -> None:
         if at in self._pass_at:

@@ -8,15 +8,18 @@ How a job starts (slurmstepd's order, Slurm 22.05):
 
 1. The script is written to ``<spool>/job<5-digit id>/slurm_script`` (mode 0700; when the
    daemon runs as root the folder and the file are given to the job's user).
-2. A small exec helper starts in a new session (so the job's session id is its pid) with
-   ``/dev/null`` as standard input. When the daemon is root, the helper takes the job's
-   supplementary groups, gid and uid before it touches any of the user's files; a daemon
-   that is not root refuses a job of another uid (:class:`LaunchError`).
-3. As the user, the helper opens the output file(s): relative names are relative to the
+2. The daemon forks a child, which starts a new session (so the job's session id is its
+   pid) with ``/dev/null`` as standard input and closes every other descriptor. When the
+   daemon is root, the child takes the job's supplementary groups, gid and uid before it
+   touches any of the user's files; a daemon that is not root refuses a job of another uid
+   (:class:`LaunchError`). (The child is a fork of the daemon, which is single-threaded,
+   and calls only the ``os`` functions below before ``exec``: it needs no interpreter of its
+   own, which a ``python -I -S`` helper cost, about 15 ms of CPU per job.)
+3. As the user, the child opens the output file(s): relative names are relative to the
    working directory, "truncate" or "append" as asked, stderr None meaning the same file.
    When a file cannot be opened, Slurm's slurmstepd logs "Could not open stdout file ...: "
    with the reason and the batch job fails without running; here :meth:`Launcher.launch`
-   raises :class:`LaunchError` with that text (the helper has already exited and been
+   raises :class:`LaunchError` with that text (the child has already exited and been
    reaped), and plurmd reports the job as failed (:data:`LaunchError.job_exit`, exit 1).
 4. As the user, it changes to the working directory. Like slurmstepd, a directory that is
    missing or not accessible is not fatal: the job's stderr gets "couldn't chdir to `DIR':
@@ -46,8 +49,6 @@ import pwd
 import resource
 import shutil
 import signal as signal_mod
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -245,74 +246,124 @@ def _signal_session(
     return len(done)
 
 
-# --------------------------------------------------------------------------- exec helper
+# ---------------------------------------------------------------------------- exec child
 
-# Runs as `python -I -S -c _HELPER ...` in the new session, as root when the daemon is root.
-# argv: errfd uid gid groups(comma list) stdout stderr('' = same) mode workdir drop_lc_ctype
-#       script args...
-# It reports on errfd, one line each: "E text" (fatal, before exec) or "W text" (warning).
-# The fd is close-on-exec, so the daemon sees EOF once the script runs.
-_HELPER = r"""
-import os, signal, sys
-a = sys.argv
-err = int(a[1])
-os.set_inheritable(err, False)
-def say(kind, text):
-    os.write(err, (kind + " " + text.replace("\n", " ") + "\n").encode(errors="replace"))
-try:
-    uid, gid = int(a[2]), int(a[3])
-    if os.getuid() == 0 and uid != 0:
-        os.setgroups([int(g) for g in a[4].split(",") if g])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-    out, errname, mode, wd, drop, script = a[5:11]
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if mode == "append" else os.O_TRUNC)
-    def place(name):
-        return name if os.path.isabs(name) else os.path.join(wd, name)
+
+@attrs.frozen
+class _ChildPlan:
+    """What the forked child does before it execs the script (all worked out before the
+    fork, so that the child only makes system calls)."""
+
+    report: int
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    stdout: str
+    stderr: str
+    open_mode: str
+    work_dir: str
+    umask: int
+    script: str
+    argv: tuple[str, ...]
+    env: dict[str, str]
+
+
+def _say(report: int, kind: str, text: str) -> None:
+    """One line to the daemon: "E text" (fatal, before exec) or "W text" (warning)."""
+    os.write(report, (kind + " " + text.replace("\n", " ") + "\n").encode(errors="replace"))
+
+
+def _exec_child(plan: _ChildPlan) -> None:
+    """In the forked child: become the job's session leader and user, open its output,
+    change to its directory and exec the script; never returns. Reports on ``plan.report``,
+    which is close-on-exec, so the daemon sees EOF once the script runs."""
+    report = plan.report
     try:
-        fd = os.open(place(out), flags, 0o666)
-    except OSError as e:
-        say("E", "Could not open stdout file %s: %s" % (place(out), e.strerror)); os._exit(1)
-    os.dup2(fd, 1)
-    if errname:
+        # the daemon's signal handlers (SIGTERM, SIGINT) are not the job's
+        for number in (signal_mod.SIGTERM, signal_mod.SIGINT, signal_mod.SIGHUP):
+            signal_mod.signal(number, signal_mod.SIG_DFL)
+        signal_mod.set_wakeup_fd(-1)
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, report)
+        os.closerange(report + 1, _max_fd())
+        os.umask(plan.umask)
+        os.chdir("/")
+        if os.getuid() == 0 and plan.uid != 0:
+            os.setgroups(list(plan.groups))
+            os.setresgid(plan.gid, plan.gid, plan.gid)
+            os.setresuid(plan.uid, plan.uid, plan.uid)
+        wd = plan.work_dir
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        flags |= 0 if plan.open_mode == "append" else os.O_TRUNC
+
+        def place(name: str) -> str:
+            return name if os.path.isabs(name) else os.path.join(wd, name)
+
         try:
-            efd = os.open(place(errname), flags, 0o666)
+            fd = os.open(place(plan.stdout), flags, 0o666)
         except OSError as e:
-            say("E", "Could not open stderr file %s: %s" % (place(errname), e.strerror))
+            _say(report, "E", f"Could not open stdout file {place(plan.stdout)}: {e.strerror}")
             os._exit(1)
-        os.dup2(efd, 2); os.close(efd)
-    else:
-        os.dup2(fd, 2)
-    os.close(fd)
-    try:
-        os.chdir(wd)
-    except OSError as e:
-        text = "couldn't chdir to `%s': %s: going to /tmp instead" % (wd, e.strerror)
-        os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
-        say("W", text)
-        os.chdir("/tmp")
-    for name in ("SIGPIPE", "SIGXFSZ"):
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
-    env = dict(os.environ)
-    if drop == "1":
-        env.pop("LC_CTYPE", None)
-    env["SLURM_TASK_PID"] = str(os.getpid())
-    try:
-        os.execve(script, [script] + a[11:], env)
-    except OSError as e:
-        text = "execve(): %s: %s" % (script, e.strerror)
-        os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
-        say("W", text)
-        os._exit((e.errno or 1) & 255)
-except BaseException as e:
-    say("E", "launch helper failed: %r" % (e,)); os._exit(1)
-"""
+        os.dup2(fd, 1)
+        if plan.stderr:
+            try:
+                efd = os.open(place(plan.stderr), flags, 0o666)
+            except OSError as e:
+                text = f"Could not open stderr file {place(plan.stderr)}: {e.strerror}"
+                _say(report, "E", text)
+                os._exit(1)
+            os.dup2(efd, 2)
+            os.close(efd)
+        else:
+            os.dup2(fd, 2)
+        os.close(fd)
+        try:
+            os.chdir(wd)
+        except OSError as e:
+            text = f"couldn't chdir to `{wd}': {e.strerror}: going to /tmp instead"
+            os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
+            _say(report, "W", text)
+            os.chdir("/tmp")
+        for number in (signal_mod.SIGPIPE, signal_mod.SIGXFSZ):
+            signal_mod.signal(number, signal_mod.SIG_DFL)
+        env = dict(plan.env)
+        env["SLURM_TASK_PID"] = str(os.getpid())
+        try:
+            os.execve(plan.script, [plan.script, *plan.argv], env)
+        except OSError as e:
+            text = f"execve(): {plan.script}: {e.strerror}"
+            os.write(2, ("plurmstepd: error: " + text + "\n").encode(errors="replace"))
+            _say(report, "W", text)
+            os._exit((e.errno or 1) & 255)
+    except BaseException as e:  # the child must never return to the loop
+        with contextlib.suppress(BaseException):
+            _say(report, "E", f"launch failed: {e!r}")
+    finally:
+        os._exit(1)
 
 
-def _helper_python() -> str:
-    # The real interpreter (a venv's bin/python is a symlink to it): the helper needs only
-    # the standard library, and -I -S keep the job's PYTHON* variables and site out of it.
-    return os.path.realpath(sys.executable)
+def _max_fd() -> int:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if 0 < soft < 1 << 20 else 1 << 16
+
+
+class _Child:
+    """The forked child as :class:`RunningJob` sees a process: its pid and exit status."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
 
 
 # ---------------------------------------------------------------------------- running job
@@ -324,7 +375,7 @@ class RunningJob:
     def __init__(
         self,
         spec: LaunchSpec,
-        process: subprocess.Popen[bytes],
+        process: _Child,
         script_dir: Path,
         loop: asyncio.AbstractEventLoop,
         on_end: _EndCallback,
@@ -553,48 +604,37 @@ class Launcher:
             raise LaunchError(job_id, f"could not write {script_dir}: {error.strerror}") from error
         env = {key: value for key, value in spec.env.items() if key != "SLURM_TASK_PID"}
         read_end, write_end = os.pipe2(os.O_CLOEXEC)
-        argv = [
-            _helper_python(),
-            "-I",
-            "-S",
-            "-c",
-            _HELPER,
-            str(write_end),
-            str(spec.uid),
-            str(spec.gid),
-            ",".join(str(group) for group in groups),
-            spec.stdout,
-            spec.stderr or "",
-            spec.open_mode,
-            spec.work_dir,
-            "0" if "LC_CTYPE" in env else "1",
-            str(script),
-            *spec.argv,
-        ]
+        plan = _ChildPlan(
+            report=write_end,
+            uid=spec.uid,
+            gid=spec.gid,
+            groups=tuple(groups),
+            stdout=spec.stdout,
+            stderr=spec.stderr or "",
+            open_mode=spec.open_mode,
+            work_dir=spec.work_dir,
+            umask=spec.umask,
+            script=str(script),
+            argv=tuple(spec.argv),
+            env=env,
+        )
         try:
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd="/",
-                env=env,
-                start_new_session=True,
-                pass_fds=(write_end,),
-                umask=spec.umask,
-            )
-        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            pid = os.fork()
+        except OSError as error:
             os.close(read_end)
+            os.close(write_end)
             shutil.rmtree(script_dir, ignore_errors=True)
             raise LaunchError(job_id, f"could not start the job: {error}") from error
-        finally:
-            os.close(write_end)
+        if pid == 0:  # pragma: no cover - the child execs or exits (coverage never sees it)
+            _exec_child(plan)
+        os.close(write_end)
+        process = _Child(pid)
         job = RunningJob(spec, process, script_dir, loop, self._end)
         self._running[job_id] = job
         try:
             report = await _read_all(loop, read_end)
         except BaseException:
-            # Cancelled while the helper was starting: take the job down with us.
+            # Cancelled while the child was starting: take the job down with us.
             job.signal(signal_mod.SIGKILL)
             raise
         fatal = [line[2:] for line in report if line.startswith("E ")]

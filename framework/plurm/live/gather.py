@@ -30,7 +30,7 @@ import attrs
 from plurm.manager import Plugins
 from plurm.model.usage import GatherSettings, StepUsage
 
-__all__ = ["NodeGather", "step_groups", "with_rusage"]
+__all__ = ["INHERITED_SLACK", "NodeGather", "step_groups", "with_rusage"]
 
 logger = logging.getLogger(__name__)
 
@@ -168,11 +168,12 @@ class NodeGather:
         return self.plugins.acct_gather_usage(job_id)
 
     def end(
-        self, job_id: int, rusage: resource.struct_rusage | None = None
+        self, job_id: int, rusage: resource.struct_rusage | None = None, inherited_rss: int = 0
     ) -> dict[str, StepUsage]:
-        """A job's final figures (``rusage``: the batch script's, from its reaping); the
-        job is forgotten. A batch step the plugin finds over its memory at the end (a
-        cgroup whose limit the kernel enforced) ends the job OUT_OF_MEMORY."""
+        """A job's final figures (``rusage``: the batch script's, from its reaping;
+        ``inherited_rss``: see :func:`with_rusage`); the job is forgotten. A batch step
+        the plugin finds over its memory at the end (a cgroup whose limit the kernel
+        enforced) ends the job OUT_OF_MEMORY."""
         self._reported.pop(job_id, None)
         if self._jobs.pop(job_id, None) is None:
             return {}
@@ -183,8 +184,15 @@ class NodeGather:
         self.plugins.acct_gather_job_end(job_id)
         if rusage is not None:
             steps = [figures for step, figures in usage.items() if step != "batch"]
-            usage["batch"] = with_rusage(usage.get("batch"), rusage, steps, self.node)
+            usage["batch"] = with_rusage(
+                usage.get("batch"), rusage, steps, self.node, inherited_rss
+            )
         return usage
+
+
+#: What the forked child may add to the daemon's resident size before it execs the script
+#: (bytes): a ``ru_maxrss`` no larger than the daemon's size plus this is the daemon's.
+INHERITED_SLACK = 4 * 1024 * 1024
 
 
 def with_rusage(
@@ -192,16 +200,25 @@ def with_rusage(
     rusage: resource.struct_rusage,
     steps: list[StepUsage],
     node: str,
+    inherited_rss: int = 0,
 ) -> StepUsage:
     """The batch step's figures completed with the script's own resource usage at its end
     (as slurmstepd adds a task's rusage): its largest process (``ru_maxrss``) bounds MaxRSS
     from below, and its CPU times, which count every child it waited for, less what srun's
     steps used, bound its CPU times from below. A job sampled never (it ended before the
-    first period) still has figures."""
+    first period) still has figures.
+
+    Linux carries a process's peak resident size across exec, so a script forked by a
+    daemon of ``inherited_rss`` bytes reports at least that much whatever it used: a
+    ``ru_maxrss`` within :data:`INHERITED_SLACK` of it says nothing of the job and is left
+    out (the samples speak alone then)."""
     batch = batch or StepUsage(
         max_rss_node=node, max_vmsize_node=node, max_pages_node=node, min_cpu_node=node
     )
-    max_rss = max(batch.max_rss, rusage.ru_maxrss * 1024)
+    reaped = rusage.ru_maxrss * 1024
+    if inherited_rss and reaped <= inherited_rss + INHERITED_SLACK:
+        reaped = 0
+    max_rss = max(batch.max_rss, reaped)
     user = max(batch.user_cpu, rusage.ru_utime - sum(step.user_cpu for step in steps))
     system = max(batch.system_cpu, rusage.ru_stime - sum(step.system_cpu for step in steps))
     total = user + system

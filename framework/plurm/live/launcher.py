@@ -56,7 +56,7 @@ from typing import ClassVar, Literal
 import attrs
 
 from plurm.errors import PlurmError
-from plurm.gather.procfs import stat_fields
+from plurm.gather.procfs import read_stat, stat_fields
 
 __all__ = [
     "SUSPEND_GRACE",
@@ -393,6 +393,9 @@ class RunningJob:
         self._suspended = False
         #: The batch script's resource usage when it was reaped (None until then).
         self.rusage: resource.struct_rusage | None = None
+        #: The node daemon's resident size when it forked the job (bytes): Linux keeps a
+        #: process's peak size across exec, so the script's ``ru_maxrss`` is at least this.
+        self.inherited_rss = 0
         self._lock = asyncio.Lock()
         self._kill_timer: asyncio.TimerHandle | None = None
         self._poll_timer: asyncio.TimerHandle | None = None
@@ -619,6 +622,7 @@ class Launcher:
             env=env,
         )
         try:
+            own = read_stat(os.getpid())
             pid = os.fork()
         except OSError as error:
             os.close(read_end)
@@ -630,6 +634,7 @@ class Launcher:
         os.close(write_end)
         process = _Child(pid)
         job = RunningJob(spec, process, script_dir, loop, self._end)
+        job.inherited_rss = own.rss if own is not None else 0
         self._running[job_id] = job
         try:
             report = await _read_all(loop, read_end)

@@ -385,7 +385,7 @@ class NodeDaemon:
         if held is not None and held[1] is job:
             del self.jobs[job_id]
             self._save_running()
-        self.usage[(job_id, attempt)] = self.gather.end(job_id, job.rusage)
+        self.usage[(job_id, attempt)] = self.gather.end(job_id, job.rusage, job.inherited_rss)
         number = end.signal
         if job_id in self.gather.out_of_memory:
             self.gather.out_of_memory.discard(job_id)

@@ -1,8 +1,9 @@
 """The thin sbatch (plurm.live.thin): plurmctld runs the command for it, with the same
 command module, and the user sees the same bytes and exit codes as from the full client;
-the client itself imports neither attrs, pluggy nor the command modules; the controller
-asks the client for the script file and standard input instead of reading them itself, and
-refuses a malformed ``command`` request with a clear error, and keeps running."""
+the client itself imports neither attrs, pluggy, the command modules nor even re or json;
+the controller asks the client for the script file and standard input instead of reading
+them itself, and refuses a malformed ``command`` request with a clear error, and keeps
+running."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ except SystemExit as stop:
     status = stop.code
 heavy = sorted(
     name for name in sys.modules
-    if name.split(".")[0] in ("attr", "attrs", "pluggy", "typing", "pathlib", "logging")
+    if name.split(".")[0]
+    in ("attr", "attrs", "pluggy", "typing", "pathlib", "logging", "re", "json", "socket")
     or name.startswith(("plurm.commands", "plurm.conf", "plurm.live.client", "plurm.model"))
 )
 print(status, *heavy)

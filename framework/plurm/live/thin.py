@@ -3,8 +3,10 @@ command.
 
 A command is a new Python process per call, and most of what the full client
 (:mod:`plurm.live.client`) costs is importing the configuration's and the request's
-modules. This client imports only ``os``, ``sys``, ``json``, ``zlib``, ``binascii`` and
-``_socket`` (the console script's own wrapper adds ``re``). It reads what only the user's
+modules. This client imports only ``os`` and ``sys`` and the C modules ``_json``, ``_socket``,
+``binascii`` and ``zlib``: not even ``json`` (which brings ``re``), nor ``socket`` (``enum``
+and ``selectors``), nor ``typing``; and it is installed as a plain script, not a console
+script, whose launcher imports ``re`` (scripts/sbatch). It reads what only the user's
 side can read (argv, the working directory, the environment, the host name, and, when the
 controller asks for them, the script file and standard input, as the calling user), signs
 one ``command`` RPC and prints the controller's answer: the controller runs the same
@@ -22,8 +24,8 @@ which behaves exactly as before.
 
 from __future__ import annotations
 
+import _json
 import binascii
-import json
 import os
 import sys
 import zlib
@@ -44,6 +46,49 @@ THIN_COMMANDS = frozenset({"sbatch"})
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 #: The largest answer read.
 MAX_ANSWER = 8 * 1024 * 1024
+
+
+class _Decoding:
+    """What ``_json``'s scanner reads of a decoder: strict JSON, no NaN nor infinities."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+
+def loads(text: str) -> Any:
+    """JSON text's value (as ``json.loads``, with NaN and infinities refused); ValueError."""
+    decoding: Any = _Decoding()
+    scan = _json.make_scanner(decoding)
+    try:
+        value, end = scan(text, len(text) - len(text.lstrip()))
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip():
+        raise ValueError("extra data after JSON")
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON of strings, integers, lists, dicts of strings and None (all this client
+    sends); ASCII only, as ``json.dumps`` writes by default."""
+    if isinstance(value, str):
+        return str(_json.encode_basestring_ascii(value))
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ",".join(dumps(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{dumps(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot encode {type(value).__name__}")
 
 
 def stamp(path: str) -> list[int] | None:
@@ -110,8 +155,8 @@ def _sidecar(main: str) -> dict[str, Any] | None:
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             return None
         try:
-            saved = json.loads(handle.read(1 << 20))
-        except ValueError:
+            saved = loads(handle.read(1 << 20).decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError too
             return None
     if not isinstance(saved, dict) or saved.get("main") != main:
         return None
@@ -222,7 +267,7 @@ def _thin(name: str, argv: list[str], saved: dict[str, Any]) -> int | None:
     }
     timeout = float(saved.get("timeout") or 10)
     for _ in range(3):
-        body = json.dumps(message, separators=(",", ":")).encode()
+        body = dumps(message).encode("ascii")
         try:
             status, data = _post(saved["host"], saved["port"], timeout, body)
         except OSError:
@@ -231,8 +276,8 @@ def _thin(name: str, argv: list[str], saved: dict[str, Any]) -> int | None:
             )
             return 1
         try:
-            answer = json.loads(data)
-        except ValueError:
+            answer = loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):
             answer = None
         if not isinstance(answer, dict):
             sys.stderr.write(f"{name}: error: bad answer (HTTP {status})\n")

@@ -7,6 +7,7 @@ running."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -153,3 +154,30 @@ def test_sbatch_wait_is_left_to_the_full_client(cluster: LiveCluster) -> None:
     result = cluster.run("sbatch", "-W", "--wrap", "exit 3", check=False)
     assert result.returncode == 3
     assert result.stdout.startswith("Submitted batch job ")
+
+
+def test_a_large_script_is_left_to_the_full_client(cluster: LiveCluster) -> None:
+    # over the 64 KiB the controller parses on its loop: the full client parses it instead
+    padding = "# padding\n" * 8000
+    script = f"#!/bin/sh\n#SBATCH -J large\n{padding}true\n"
+    (cluster.root / "large.sh").write_text(script)
+    job_id = cluster.sbatch("large.sh")
+    out = cluster.run("squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%j").stdout
+    assert out.strip() == "large"
+    # the controller answers so (the client then hands over, with the input it read)
+    from plurm.live import thin
+
+    name = Path(thin.sidecar_path(str(cluster.conf))).name
+    sidecar = json.loads((Path(cluster.env["XDG_CACHE_HOME"]) / "plurm" / name).read_text())
+    message = {
+        "command": "sbatch",
+        "argv": [],
+        "cwd": "/",
+        "environ": {},
+        "stdin": base64.b64encode(script.encode()).decode(),
+    }
+    status, body = thin._post(sidecar["host"], sidecar["port"], 5.0, json.dumps(message).encode())
+    assert (status, json.loads(body)) == (200, {"result": {"need": "local"}})
+    piped = cluster.run("sbatch", "--parsable", input=script.replace("large", "piped")).stdout
+    out = cluster.run("squeue", "-h", "-t", "all", "-j", piped.strip(), "-o", "%j").stdout
+    assert out.strip() == "piped"

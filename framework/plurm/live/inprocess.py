@@ -10,7 +10,9 @@ encoding, so that the command sees exactly what it would see over the network. T
 never opens a path of the user's: a script the command wants to read, or its standard
 input, is asked of the client (``{"need": "file", "path": ...}`` or ``{"need": "stdin"}``),
 which sends the request again with it; the command reads them before it changes anything,
-so running it again is safe. The answer is ``{"status", "stdout", "stderr"}``.
+so running it again is safe. A script or command line over :data:`THIN_SCRIPT_BYTES`
+is answered ``{"need": "local"}``: the client hands it to the full client, so that no
+command holds the daemon's loop for long. The answer is ``{"status", "stdout", "stderr"}``.
 """
 
 from __future__ import annotations
@@ -29,16 +31,28 @@ __all__ = ["THIN_COMMANDS", "LoopbackClient", "run_command"]
 
 #: The commands the controller runs for the thin client (none of them blocks).
 THIN_COMMANDS = frozenset({"sbatch"})
+#: The largest script, and command line, the controller reads for the thin client: its
+#: #SBATCH lines are parsed on the daemon's loop (64 KiB take 20 ms, 4 MiB more than a
+#: second), so anything larger is left to the full client, which parses it itself.
+THIN_SCRIPT_BYTES = 64 * 1024
 
 SyncHandler = Callable[[Caller, dict[str, Any]], Any]
 
 
 class NeedInput(Exception):
-    """The command wants what only the client can read (``path`` None: standard input)."""
+    """The command wants what only the client can read (``path`` None: standard input), or
+    (``local``) is too large to run here."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, *, local: bool = False) -> None:
         super().__init__(path)
         self.path = path
+        self.local = local
+
+
+def _small(data: bytes) -> bytes:
+    if len(data) > THIN_SCRIPT_BYTES:
+        raise NeedInput(None, local=True)
+    return data
 
 
 class LoopbackClient(RpcClient):
@@ -97,6 +111,8 @@ def run_command(
         raise RpcError("bad command request: environ is not an object of strings")
     if not isinstance(files, dict):
         raise RpcError("bad command request: files is not an object")
+    if sum(len(word) + 1 for word in argv) > THIN_SCRIPT_BYTES:
+        return {"need": "local"}
     cwd = Path(_text(message.get("cwd"), "cwd"))
     if not cwd.is_absolute():
         raise RpcError("bad command request: cwd is not an absolute path")
@@ -110,7 +126,7 @@ def run_command(
     def read_stdin() -> bytes:
         if stdin is None:
             raise NeedInput(None)
-        return stdin
+        return _small(stdin)
 
     def read_file(path: Path) -> bytes:
         key = str(path)
@@ -119,7 +135,7 @@ def run_command(
         data = scripts[key]
         if data is None:
             raise OSError(f"{key}: cannot be read")
-        return data
+        return _small(data)
 
     user, group = names(caller)
     invocation = Invocation(
@@ -134,6 +150,8 @@ def run_command(
             lambda: invocation,
         )
     except NeedInput as need:
+        if need.local:
+            return {"need": "local"}
         if need.path is None:
             return {"need": "stdin"}
         return {"need": "file", "path": need.path}

@@ -3,7 +3,8 @@ command.
 
 A command is a new Python process per call, and most of what the full client
 (:mod:`plurm.live.client`) costs is importing the configuration's and the request's
-modules. This client imports only ``os`` and ``sys`` and the C modules ``_json``, ``_socket``,
+modules. This client imports only ``os``, ``sys`` and ``io`` (all three loaded at start-up anyway)
+and the C modules ``_json``, ``_socket``,
 ``binascii`` and ``zlib``: not even ``json`` (which brings ``re``), nor ``socket`` (``enum``
 and ``selectors``), nor ``typing``; and it is installed as a plain script, not a console
 script, whose launcher imports ``re`` (scripts/sbatch). It reads what only the user's
@@ -18,14 +19,16 @@ beside its configuration cache (:mod:`plurm.conf.cache`), stamped like that cach
 file the configuration was read from, Plurm's own code, the plugin directories). Whenever
 that sidecar is missing or stale, the configuration names an auth plugin other than the
 built-in auth/none (whose credential is ``uid:gid``), or the command line asks for what
-cannot run inside the controller (``--wait`` blocks), it hands over to the full client,
-which behaves exactly as before.
+cannot run inside the controller (``--wait`` blocks), or the controller leaves a script or
+command line over 64 KiB to the client (``{"need": "local"}``), it hands over to the full
+client, which behaves exactly as before (standard input already read is handed on).
 """
 
 from __future__ import annotations
 
 import _json
 import binascii
+import io
 import os
 import sys
 import zlib
@@ -294,9 +297,10 @@ def _thin(name: str, argv: list[str], saved: dict[str, Any]) -> int | None:
             return 1
         need = result.get("need")
         if need == "stdin":
-            message["stdin"] = binascii.b2a_base64(sys.stdin.buffer.read(), newline=False).decode(
-                "ascii"
-            )
+            data = sys.stdin.buffer.read()
+            # what was read stays readable, should the full client take over
+            sys.stdin = io.TextIOWrapper(io.BytesIO(data))
+            message["stdin"] = binascii.b2a_base64(data, newline=False).decode("ascii")
             continue
         if need == "file" and isinstance(result.get("path"), str):
             message["files"][result["path"]] = _read_script(result["path"])

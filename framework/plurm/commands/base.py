@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from plurm.errors import PlurmError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "COMMAND_NAMES",
@@ -83,6 +87,9 @@ class Invocation:
     host: str = ""
     #: Reads the command's standard input (sbatch reads its script there without a file).
     stdin: Callable[[], bytes] | None = None
+    #: Reads a script file (sbatch's), where the command does not run as the user itself
+    #: (plurmctld, for the thin client); None: from the file system.
+    read_file: Callable[[Path], bytes] | None = None
 
 
 #: A simulation's commands: run as root, with no environment to pass on.

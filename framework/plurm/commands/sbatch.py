@@ -26,7 +26,7 @@ from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH, clock_time
 from plurm.conf.model import SlurmConfig
 from plurm.errors import HostlistError, NumberError, RequestError
-from plurm.inputfile import MAX_SCRIPT_BYTES, read_text
+from plurm.inputfile import MAX_SCRIPT_BYTES, decode, read_text
 from plurm.model.job import JobRequest
 from plurm.numbers import (
     INT32_MAX,
@@ -284,7 +284,10 @@ def parse_request(
     elif rest:
         path = cwd / rest[0]
         try:
-            script_text = read_text(path, limit=MAX_SCRIPT_BYTES)
+            if invocation.read_file is None:
+                script_text = read_text(path, limit=MAX_SCRIPT_BYTES)
+            else:
+                script_text = decode(invocation.read_file(path))
         except (OSError, ValueError):
             raise _error(f"Unable to open file {rest[0]}", 1) from None
         name = Path(rest[0]).name

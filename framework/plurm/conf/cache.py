@@ -42,6 +42,7 @@ import pickle
 import stat
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +168,15 @@ def load(path: str | os.PathLike[str]) -> SlurmConfig:
 
 
 def load_for_command(
-    path: str | os.PathLike[str], *, resolve: bool = True
+    path: str | os.PathLike[str],
+    *,
+    resolve: bool = True,
+    loaded: Callable[[Path, SlurmConfig, dict[str, _Stamp], Resolved | None], None] | None = None,
 ) -> tuple[SlurmConfig, Resolved | None]:
     """The configuration at ``path`` and where its auth plugins come from (None when they
-    cannot be resolved: the caller then loads them the ordinary way, which reports why)."""
+    cannot be resolved: the caller then loads them the ordinary way, which reports why).
+    ``loaded`` is told the file's absolute path, the configuration, the stamps of the files
+    it was read from and its auth plugins (the thin sbatch's sidecar is written there)."""
     from plurm import conf
 
     main = Path(os.path.abspath(path))
@@ -186,6 +192,8 @@ def load_for_command(
             return config, None
         plugins = _plugins_stamp()
         if isinstance(resolved, tuple) and resolved[0] == plugins:
+            if loaded is not None:
+                loaded(main, config, saved["stamps"], resolved[1])
             return config, resolved[1]
         stamps = saved["stamps"]
     else:
@@ -196,6 +204,8 @@ def load_for_command(
         plugins = _plugins_stamp()
     found = _resolve(config) if resolve else None
     _write(entry, main, code, config, stamps, None if found is None else (plugins, found))
+    if loaded is not None and resolve:
+        loaded(main, config, stamps, found)
     return config, found
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from plurm.model.job import JobRequest
     from plurm.model.priority import PriorityReport
 
-__all__ = ["RpcClient", "main"]
+__all__ = ["RpcClient", "execute", "main"]
 
 
 class RpcClient:
@@ -230,16 +230,77 @@ def run(name: str, argv: Sequence[str]) -> int:
     """Run Slurm's command ``name`` against the live cluster; its exit status."""
     from plurm.conf import cache
 
+    result = execute(
+        name,
+        argv,
+        lambda: RpcClient(*cache.load_for_command(find_conf(), loaded=_write_sidecar)),
+        Path.cwd,
+        lambda: invocation(sys.stdin.buffer.read),
+    )
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    sys.stdout.flush()
+    return result.status
+
+
+def _write_sidecar(
+    main: Path,
+    config: SlurmConfig,
+    stamps: Mapping[str, tuple[int, ...] | None],
+    auth: Mapping[str, tuple[str, str]] | None,
+) -> None:
+    """What the thin sbatch (:mod:`plurm.live.thin`) needs of the configuration, stamped as
+    the configuration cache is: the controller's address, the message timeout and the auth
+    plugin. Written only for the auth plugin that client signs for itself."""
+    import json
+
+    from plurm.live import thin
+
+    if auth is None or config.auth_type != thin.NONE_AUTH[0]:
+        return
+    if auth.get(thin.NONE_AUTH[0], ("", ""))[0] != thin.NONE_AUTH[1]:
+        return
+    try:
+        settings = LiveSettings.from_config(config)
+        data = json.dumps(
+            {
+                "main": str(main),
+                "stamps": {path: None if s is None else list(s) for path, s in stamps.items()},
+                "code": thin.code_stamp(),
+                "plugins": thin.plugins_stamp(),
+                "auth": list(thin.NONE_AUTH),
+                "host": settings.ctld_address,
+                "port": settings.ctld_port,
+                "timeout": float(max(config.message_timeout, 1)),
+            }
+        ).encode()
+        entry = thin.sidecar_path(str(main))
+        temp = f"{entry}.{os.getpid()}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, entry)
+    except (OSError, PlurmError, ValueError):
+        pass  # no sidecar: the thin sbatch hands over to this client
+
+
+def execute(
+    name: str,
+    argv: Sequence[str],
+    client: Callable[[], RpcClient],
+    cwd: Callable[[], Path],
+    caller: Callable[[], Invocation],
+) -> CommandResult:
+    """What command ``name`` prints and exits with, as the client made by ``client`` answers
+    it; also what plurmctld runs for the thin client (:mod:`plurm.live.thin`)."""
     if version_asked(name, argv):
-        sys.stdout.write(VERSION_LINE + "\n")
-        return 0
+        return CommandResult(0, VERSION_LINE + "\n")
     try:
         if name not in COMMAND_NAMES:
             raise CommandError(f"{name}: command not found", 127)
         command: Callable[..., CommandResult]
         command = importlib.import_module(f"plurm.commands.{name}").run
-        client = RpcClient(*cache.load_for_command(find_conf()))
-        result = command(argv, client, Path.cwd(), invocation(sys.stdin.buffer.read))
+        result = command(argv, client(), cwd(), caller())
     except CommandError as error:
         result = CommandResult(
             error.status, "", error.text if error.text.endswith("\n") else error.text + "\n"
@@ -252,10 +313,7 @@ def run(name: str, argv: Sequence[str]) -> int:
         result = CommandResult(1, "", text)
     except PlurmError as error:
         result = CommandResult(1, "", f"{name}: error: {error}\n")
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    sys.stdout.flush()
-    return result.status
+    return result
 
 
 def main() -> None:

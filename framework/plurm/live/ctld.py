@@ -44,6 +44,7 @@ from plurm.live.codec import (
 )
 from plurm.live.daemon import common_flags, run_daemon
 from plurm.live.executor import LiveExecutor
+from plurm.live.inprocess import run_command
 from plurm.live.restapi import add_rest_routes
 from plurm.live.rpc import AsyncRpc, Caller, RpcError, Signer, rpc_routes
 from plurm.live.settings import LiveSettings, find_conf
@@ -209,36 +210,41 @@ class ControllerDaemon:
 
             return run
 
-        return {
-            "ping": event(
-                lambda caller, message: {"up": True, "registered": sorted(self.registered)}
-            ),
-            "view": event(self._view),
-            "acct": event(self._acct),
-            "submit": event(self._submit),
-            "cancel": event(self._cancel),
-            "hold": event(self._hold),
-            "release": event(self._release),
-            "suspend": event(self._job_verb("suspend", admin=True)),
-            "resume": event(self._job_verb("resume", admin=True)),
-            "requeue": event(self._job_verb("requeue")),
-            "signal": event(self._signal),
-            "update_partition": event(self._update_partition),
-            "update_nodes": event(self._update_nodes),
-            "update_job": event(self._update_job),
-            "will_run": event(self._will_run),
-            "token": event(self._token),
-            "expected_starts": event(self._expected_starts),
-            "priorities": event(self._priorities),
-            "register": event(self._register),
-            "heartbeat": event(self._heartbeat),
-            "job_ended": event(self._job_ended),
-            "step_start": event(self._step_start),
-            "step_end": event(self._step_end),
-            "step_usage": event(self._step_usage),
-            "sstat": self._sstat,
-            "shutdown": event(self._shutdown),
+        sync: dict[str, Callable[[Caller, dict[str, Any]], Any]] = {
+            "ping": lambda caller, message: {"up": True, "registered": sorted(self.registered)},
+            "view": self._view,
+            "acct": self._acct,
+            "submit": self._submit,
+            "cancel": self._cancel,
+            "hold": self._hold,
+            "release": self._release,
+            "suspend": self._job_verb("suspend", admin=True),
+            "resume": self._job_verb("resume", admin=True),
+            "requeue": self._job_verb("requeue"),
+            "signal": self._signal,
+            "update_partition": self._update_partition,
+            "update_nodes": self._update_nodes,
+            "update_job": self._update_job,
+            "will_run": self._will_run,
+            "token": self._token,
+            "expected_starts": self._expected_starts,
+            "priorities": self._priorities,
+            "register": self._register,
+            "heartbeat": self._heartbeat,
+            "job_ended": self._job_ended,
+            "step_start": self._step_start,
+            "step_end": self._step_end,
+            "step_usage": self._step_usage,
+            "shutdown": self._shutdown,
         }
+
+        def command(caller: Caller, message: dict[str, Any]) -> Any:
+            return run_command(self.config, sync, caller, message, _names)
+
+        handlers = {name: event(handler) for name, handler in sync.items()}
+        handlers["sstat"] = self._sstat
+        handlers["command"] = event(command)
+        return handlers
 
     def _view(self, caller: Caller, message: dict[str, Any]) -> Any:
         return view_to_dict(self.client.view(), self.jobs_for(caller.uid))
@@ -618,6 +624,10 @@ def _usage(data: object) -> dict[str, StepUsage]:
         return {str(step): StepUsage.from_dict(value) for step, value in data.items()}
     except UsageError as error:
         raise RpcError(f"bad usage: {error}") from None
+
+
+def _names(caller: Caller) -> tuple[str, str]:
+    return _user_name(caller.uid), _group_name(caller.gid)
 
 
 def _user_name(uid: int) -> str:

@@ -2,7 +2,8 @@
 
 The matrix is the issue's: select linear/cons_res x preempt none/partition_prio/qos x gang
 off/on. tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on,
-which install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
+which install only the plugin distributions the name gives and set ``PLURM_COMBINATION``;
+three ``...-multifactor`` envs also install priority/multifactor and set ``PLURM_PRIORITY``);
 there :func:`test_only_the_named_plugins_are_installed_and_loaded` proves that exactly that
 set is installed and loaded. A plain ``pytest`` run covers every combination.
 
@@ -59,6 +60,11 @@ def _combinations() -> list[Triple]:
     return combos
 
 
+def _priority() -> str:
+    """The priority plugin of tox's combo env (``PLURM_PRIORITY``), else priority/basic."""
+    return os.environ.get("PLURM_PRIORITY") or "priority/basic"
+
+
 def combination_of(triple: Triple) -> Combination:
     """The shipped plugins as a :class:`~plurm.testing.invariants.Combination`: cons_res
     allocates cores; under preempt/qos the partitions share one tier (tiers are
@@ -71,6 +77,7 @@ def combination_of(triple: Triple) -> Combination:
         gang == "gang",
         select_parameters="CR_Core" if select == "select/cons_res" else "",
         tiers=preempt != "preempt/qos",
+        priority=_priority(),
     )
 
 
@@ -145,13 +152,14 @@ def test_only_the_named_plugins_are_installed_and_loaded(tmp_path: Any) -> None:
     assert registry.installed("sched") == sorted(
         [*builtin_sched, "sched/gang"] if gang == "gang" else builtin_sched
     )
+    assert registry.installed("priority") == sorted({"priority/basic", _priority()})
     path = tmp_path / "slurm.conf"
     path.write_text("ClusterName=c\nSlurmctldHost=h\n" + _conf_text(select, preempt, gang))
     if preempt == "preempt/qos":
         (tmp_path / "qos.conf").write_text(QOS.format(mid_mode="CANCEL"))
     loaded = set(Plugins.load(conf.load(path), registry=registry).type_strings())
-    policy = {t for t in loaded if t.split("/")[0] in ("select", "preempt", "sched")}
-    assert policy == {select, preempt, "sched/backfill"} | (
+    policy = {t for t in loaded if t.split("/")[0] in ("select", "preempt", "sched", "priority")}
+    assert policy == {select, preempt, "sched/backfill", _priority()} | (
         {"sched/gang"} if gang == "gang" else set()
     )
 
@@ -164,6 +172,7 @@ SlurmctldHost=localhost
 SelectType={select}
 PreemptType={preempt}
 PreemptMode={mode}
+PriorityType={priority}
 JobRequeue=1
 KillWait=5
 NodeName=n[1-64] CPUs=8 RealMemory=64000
@@ -190,6 +199,7 @@ def test_the_shipped_traces_replay(tmp_path: Path, combination: Triple) -> None:
         mode=mode,
         oversubscribe="FORCE:1" if gang_on else "NO",
         high_tier=1 if preempt == "preempt/qos" else 2,
+        priority=_priority(),
     )
     path = tmp_path / "slurm.conf"
     path.write_text(text)

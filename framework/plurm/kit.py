@@ -87,7 +87,7 @@ def _stub(name: str, body: str | None, module: object = preempt) -> str:
 
 
 def _imports(code: str) -> str:
-    names = sorted((n for n in _IMPORTS if re.search(rf"\b{n}\b", code)), key=_IMPORTS.get)
+    names = sorted((n for n in _IMPORTS if re.search(rf"\b{n}\b", code)), key=_IMPORTS.__getitem__)
     lines = [f"    from {_IMPORTS[n]} import {n}" for n in names if n != "PreemptMode"]
     return "\n".join(lines)
 

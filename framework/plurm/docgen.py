@@ -57,7 +57,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.conf.model", ("SlurmConfig", "PartitionSpec", "NodeSpec", "QosSpec")),
     ("plurm.conf.model", ("PreemptParameters", "SchedulerParameters")),
     ("plurm.conf.model", ("ControlHost", "NodeSetSpec", "DownNodesSpec", "ConfNotice")),
-    ("plurm.conf.model", ("AccountSpec", "Association", "PrioritySettings")),
+    ("plurm.conf.model", ("AccountSpec", "Association", "AssocLimits", "PrioritySettings")),
     ("plurm.conf.values", ("PreemptMode", "PreemptBase", "OverSubscribe", "OverSubscribeKind")),
     ("plurm.conf.values", ("SelectTypeParameters", "CrBase")),
     ("plurm.registry", ("PluginContext",)),

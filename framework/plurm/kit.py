@@ -3,8 +3,10 @@
 KIND ``preempt`` writes a preemption policy (``PreemptType=preempt/NAME``), every preempt
 hook stubbed with its documentation, the required ones answering as a simple tier policy
 does; KIND ``guard`` writes a guard (``PreemptGuards=preempt/NAME`` in plurm.conf) with its
-``preempt_veto`` and one declared option. Either package has a pyproject with the entry
-point, tests that use Plurm's fixtures and run the combination invariants
+``preempt_veto`` and one declared option; KIND ``priority`` writes a job priority policy
+(``PriorityType=priority/NAME``), every priority hook stubbed, ``priority_job_set`` answering
+with a smallest-job-first priority. Each package has a pyproject with the entry point, tests
+that use Plurm's fixtures and run the combination invariants
 (:mod:`plurm.testing.invariants`) with the plugin, and a tox.ini; its tests pass as written.
 """
 
@@ -17,19 +19,25 @@ from pathlib import Path
 
 from plurm._markers import HOOK_API_VERSION
 from plurm.errors import PlurmError
-from plurm.hookspecs import preempt
+from plurm.hookspecs import preempt, priority
 
 __all__ = ["KINDS", "KitError", "new_plugin"]
 
-KINDS = ("preempt", "guard")
-#: The plugin type both kits write (a guard is a preempt plugin too).
-_TYPE = "preempt"
+KINDS = ("preempt", "guard", "priority")
+#: The plugin type each kit writes (a guard is a preempt plugin too).
+_TYPES = {"preempt": "preempt", "guard": "preempt", "priority": "priority"}
 
 #: Where the names hook signatures use come from, for the generated TYPE_CHECKING imports.
 _IMPORTS = {
     "Job": "plurm.model.job",
     "Cluster": "plurm.model.cluster",
     "PreemptMode": "plurm.conf.values",
+    "Any": "typing",
+    "Mapping": "collections.abc",
+    "Sequence": "collections.abc",
+    "PriorityFactors": "plurm.model.priority",
+    "PriorityWeights": "plurm.model.priority",
+    "ShareRow": "plurm.model.priority",
 }
 
 #: The policy's answers: a job preempts jobs of partitions of a strictly lower PriorityTier.
@@ -52,8 +60,17 @@ class KitError(PlurmError):
     """The kit cannot write the package asked for."""
 
 
-def _stub(name: str, body: str | None) -> str:
-    function = getattr(preempt, name)
+#: The priority policy's one answer: fewer CPUs first (then first come, as the queue breaks
+#: ties by job id), less the job's --nice.
+_PRIORITY_POLICY = {
+    "priority_job_set": (
+        "cpus = job.request.cpus\nreturn max(1, _TOP - min(cpus, _TOP - 1) * 10 - job.request.nice)"
+    ),
+}
+
+
+def _stub(name: str, body: str | None, module: object = preempt) -> str:
+    function = getattr(module, name)
     signature = inspect.signature(function)
     params = ", ".join(
         ["self", *(f"{p.name}: {p.annotation}" for p in signature.parameters.values())]
@@ -70,7 +87,7 @@ def _stub(name: str, body: str | None) -> str:
 
 
 def _imports(code: str) -> str:
-    names = sorted({n for n in _IMPORTS if re.search(rf"\b{n}\b", code)})
+    names = sorted((n for n in _IMPORTS if re.search(rf"\b{n}\b", code)), key=_IMPORTS.__getitem__)
     lines = [f"    from {_IMPORTS[n]} import {n}" for n in names if n != "PreemptMode"]
     return "\n".join(lines)
 
@@ -109,6 +126,50 @@ def _tier(job: Job, cluster: Cluster) -> int:
 
 class {cls}:
     """The preempt/{name} policy."""
+
+    PLURM_HOOK_API = HOOK_API_VERSION
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+
+{stubs}'''
+
+
+def _priority_module(name: str, cls: str) -> str:
+    hooks = sorted(
+        n
+        for n, f in vars(priority).items()
+        if inspect.isfunction(f) and f.__module__ == priority.__name__
+    )
+    stubs = "\n".join(
+        textwrap.indent(_stub(hook, _PRIORITY_POLICY.get(hook), priority), "    ") for hook in hooks
+    )
+    return f'''"""priority/{name}: a job priority policy (``PriorityType=priority/{name}``).
+
+As generated it puts the jobs asking for fewer CPUs first (the queue breaks ties by job id:
+first come, first served), less each job's ``--nice``; change the answers to make it yours.
+Every priority hook is here: those that answer None leave the core's default (no periodic
+recalculation, nothing for sprio and sshare to show, nothing kept across a restart).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plurm import HOOK_API_VERSION, hookimpl
+from plurm.registry import PluginContext
+
+if TYPE_CHECKING:
+{_imports(stubs)}
+
+__all__ = ["{cls}"]
+
+#: The highest priority it gives.
+_TOP = 100_000
+
+
+class {cls}:
+    """The priority/{name} policy."""
 
     PLURM_HOOK_API = HOOK_API_VERSION
 
@@ -157,8 +218,30 @@ class {cls}:
 
 
 def _tests(kind: str, name: str, package: str, cls: str) -> str:
-    type_string = f"preempt/{name}"
-    if kind == "preempt":
+    type_string = f"{_TYPES[kind]}/{name}"
+    if kind == "priority":
+        combination = f'Combination("select/linear", priority="{type_string}")'
+        extra = ""
+        plugins = f'{{"{type_string}": {cls}}}'
+        behaviour = f"""
+
+def test_the_smaller_job_starts_first_though_submitted_last(make_cluster, job) -> None:
+    cluster = make_cluster(
+        "SelectType=select/cons_res\\nSelectTypeParameters=CR_Core\\n"
+        "PriorityType={type_string}\\nNodeName=n1 CPUs=4\\n"
+        "PartitionName=p Nodes=ALL Default=YES\\n",
+        plugins={plugins},
+    )
+    cluster.submit(job().tasks(4).runtime(100))  # fills the node until t=100
+    cluster.run_until(10)
+    big = cluster.submit(job().tasks(4).runtime(100))
+    small = cluster.submit(job().tasks(1).runtime(100))
+    assert cluster.job(small).priority > cluster.job(big).priority
+    cluster.run_until(150)
+    assert cluster.state(small).name == "RUNNING"
+    assert cluster.state(big).name == "PENDING"
+"""
+    elif kind == "preempt":
         combination = f'Combination("select/linear", "{type_string}")'
         extra = ""
         plugins = f'{{"{type_string}": {cls}}}'
@@ -220,7 +303,7 @@ COMBINATION = {combination}{extra}
 def test_the_entry_point_names_the_plugin() -> None:
     found = [
         ep
-        for ep in metadata.entry_points(group="plurm.preempt")
+        for ep in metadata.entry_points(group="plurm.{_TYPES[kind]}")
         if ep.name == "{name}"
     ]
     assert [ep.load() for ep in found] == [{cls}]
@@ -245,9 +328,14 @@ def new_plugin(kind: str, name: str, directory: Path) -> list[Path]:
         raise KitError(f"plurm plugin new: {name!r} is not a plugin name (a-z, 0-9 and _)")
     if directory.exists() and any(directory.iterdir()):
         raise KitError(f"plurm plugin new: {directory} exists and is not empty")
-    package = f"plurm_{_TYPE}_{name}"
+    kind_type = _TYPES[kind]
+    package = f"plurm_{kind_type}_{name}"
     cls = "".join(part.capitalize() for part in name.split("_")) or "Plugin"
-    module = _policy_module(name, cls) if kind == "preempt" else _guard_module(name, cls)
+    if kind == "priority":
+        module = _priority_module(name, cls)
+    else:
+        module = _policy_module(name, cls) if kind == "preempt" else _guard_module(name, cls)
+    what = {"preempt": "preemption policy", "guard": "guard", "priority": "job priority policy"}
     major, minor = HOOK_API_VERSION
     files = {
         "pyproject.toml": f'''[build-system]
@@ -255,14 +343,14 @@ requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "plurm-preempt-{name.replace("_", "-")}"
+name = "plurm-{kind_type}-{name.replace("_", "-")}"
 version = "0.1.0"
-description = "preempt/{name}: a {"preemption policy" if kind == "preempt" else "guard"} for Plurm"
+description = "{kind_type}/{name}: a {what[kind]} for Plurm"
 requires-python = ">=3.11"
 # Written against hook API {major}.{minor}: any Plurm of that major version loads it.
 dependencies = ["plurm"]
 
-[project.entry-points."plurm.preempt"]
+[project.entry-points."plurm.{kind_type}"]
 {name} = "{package}:{cls}"
 
 [tool.setuptools]
@@ -283,7 +371,9 @@ deps =
     plurm-preempt-partition-prio
 commands = pytest {posargs:-q}
 """,
-        "README.md": f"# preempt/{name}\n\nSee docs/plugins.md in Plurm for how to write one.\n",
+        "README.md": (
+            f"# {kind_type}/{name}\n\nSee docs/plugins.md in Plurm for how to write one.\n"
+        ),
     }
     written = []
     for relative, text in files.items():

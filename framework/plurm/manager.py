@@ -653,6 +653,13 @@ class Plugins:
     def priority_job_end(self, job: Job, cluster: Cluster) -> None:
         self._fast("priority_job_end")(job, cluster)
 
+    def priority_state_save(self, cluster: Cluster) -> dict[str, Any] | None:
+        state = self._fast("priority_state_save")(cluster)
+        return None if state is None else dict(state)
+
+    def priority_state_load(self, state: Mapping[str, Any], cluster: Cluster) -> None:
+        self._fast("priority_state_load")(state, cluster)
+
     def priority_weights(self, cluster: Cluster) -> PriorityWeights | None:
         return self._fast("priority_weights")(cluster)  # type: ignore[no-any-return]
 

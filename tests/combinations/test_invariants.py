@@ -3,7 +3,8 @@
 The matrix is the issue's: select linear/cons_res x preempt none/partition_prio/qos x gang
 off/on, plus preempt/pbs (which suspends without gang scheduling) with each select plugin.
 tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on, which
-install only the plugin distributions the name gives and set ``PLURM_COMBINATION``);
+install only the plugin distributions the name gives and set ``PLURM_COMBINATION``; three
+``...-multifactor`` envs also install priority/multifactor and set ``PLURM_PRIORITY``);
 there :func:`test_only_the_named_plugins_are_installed_and_loaded` proves that exactly that
 set is installed and loaded. A plain ``pytest`` run covers every combination.
 
@@ -82,6 +83,11 @@ def _combinations() -> list[Triple]:
     return combos
 
 
+def _priority() -> str:
+    """The priority plugin of tox's combo env (``PLURM_PRIORITY``), else priority/basic."""
+    return os.environ.get("PLURM_PRIORITY") or "priority/basic"
+
+
 def combination_of(triple: Triple) -> Combination:
     """The shipped plugins as a :class:`~plurm.testing.invariants.Combination`: cons_res
     allocates cores; under preempt/qos the partitions share one tier (tiers are
@@ -96,6 +102,7 @@ def combination_of(triple: Triple) -> Combination:
         tiers=preempt != "preempt/qos",
         preempt_mode=preempt != "preempt/pbs",
         files=PBS_FILES if preempt == "preempt/pbs" else (),
+        priority=_priority(),
     )
 
 
@@ -170,6 +177,7 @@ def test_only_the_named_plugins_are_installed_and_loaded(tmp_path: Any) -> None:
     assert registry.installed("sched") == sorted(
         [*builtin_sched, "sched/gang"] if gang == "gang" else builtin_sched
     )
+    assert registry.installed("priority") == sorted({"priority/basic", _priority()})
     path = tmp_path / "slurm.conf"
     path.write_text("ClusterName=c\nSlurmctldHost=h\n" + _conf_text(select, preempt, gang))
     if preempt == "preempt/qos":
@@ -177,8 +185,8 @@ def test_only_the_named_plugins_are_installed_and_loaded(tmp_path: Any) -> None:
     for name, text in combination_of((select, preempt, gang)).files:
         (tmp_path / name).write_text(text)
     loaded = set(Plugins.load(conf.load(path), registry=registry).type_strings())
-    policy = {t for t in loaded if t.split("/")[0] in ("select", "preempt", "sched")}
-    assert policy == {select, preempt, "sched/backfill"} | (
+    policy = {t for t in loaded if t.split("/")[0] in ("select", "preempt", "sched", "priority")}
+    assert policy == {select, preempt, "sched/backfill", _priority()} | (
         {"sched/gang"} if gang == "gang" else set()
     )
 
@@ -191,6 +199,7 @@ SlurmctldHost=localhost
 SelectType={select}
 PreemptType={preempt}
 PreemptMode={mode}
+PriorityType={priority}
 JobRequeue=1
 KillWait=5
 NodeName=n[1-64] CPUs=8 RealMemory=64000
@@ -217,6 +226,7 @@ def test_the_shipped_traces_replay(tmp_path: Path, combination: Triple) -> None:
         mode=mode,
         oversubscribe="FORCE:1" if gang_on else "NO",
         high_tier=1 if preempt == "preempt/qos" else 2,
+        priority=_priority(),
     )
     if not combination_of(combination).preempt_mode:
         text = text.replace(f"PreemptMode={mode}\n", "", 1)

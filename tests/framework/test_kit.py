@@ -16,17 +16,19 @@ from plurm.kit import KitError, new_plugin
 
 def test_plugin_new_writes_packages_whose_tests_pass(tmp_path: Path) -> None:
     policy, guard = tmp_path / "demo", tmp_path / "guard"
+    ordering = tmp_path / "ordering"
     assert main(["plugin", "new", "preempt", "demo", "--dir", str(policy)]) == 0
     assert main(["plugin", "new", "guard", "old_jobs", "--dir", str(guard)]) == 0
+    assert main(["plugin", "new", "priority", "small_first", "--dir", str(ordering)]) == 0
     target = tmp_path / "site"
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
     subprocess.run(
-        [*pip, str(policy), str(guard)],
+        [*pip, str(policy), str(guard), str(ordering)],
         check=True,
         capture_output=True,
     )
     env = dict(os.environ, PYTHONPATH=str(target))
-    for package, tests in ((policy, 4), (guard, 4)):
+    for package, tests in ((policy, 4), (guard, 4), (ordering, 4)):
         run = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
             cwd=package,
@@ -45,6 +47,15 @@ def test_plugin_new_writes_packages_whose_tests_pass(tmp_path: Path) -> None:
     assert (
         '[project.entry-points."plurm.preempt"]\ndemo = "plurm_preempt_demo:Demo"'
         in (policy / "pyproject.toml").read_text()
+    )
+    # Every priority hook is stubbed and documented, in a priority package
+    text = (ordering / "plurm_priority_small_first" / "__init__.py").read_text()
+    for hook in ("priority_job_set", "priority_recalc", "priority_state_save", "priority_shares"):
+        assert f"def {hook}(self" in text and f"docs/hooks.md ({hook})" in text
+    assert (
+        '[project.entry-points."plurm.priority"]\n'
+        'small_first = "plurm_priority_small_first:SmallFirst"'
+        in (ordering / "pyproject.toml").read_text()
     )
 
 

@@ -4,12 +4,14 @@ and usage), usage decay, and whole clusters where the factors decide who runs fi
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -467,3 +469,34 @@ def test_calculate_running_recalculates_running_jobs_and_admin_priority_stays(
         assert cluster.job(pending).priority > 500  # about 6 of the 10 minutes of age
         assert cluster.job(fixed).priority == 7
         assert (cluster.job(running).priority > started) is running_grows
+
+
+def _raw(cluster: TestCluster, user: str) -> float:
+    rows = cluster.plugins.priority_shares(cluster.controller.cluster) or []
+    return next(row.raw_usage for row in rows if row.user == user)
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        {},
+        {"version": 99, "usage": [["heavy", "hank", 5.0]]},
+        {"version": 1, "usage": "x", "charged": 3, "last_ran": "soon", "reset_key": [1, "a"]},
+        {"version": 1, "usage": [["nosuch", None, 1.0], ["heavy", 3, 1.0], [1, 2]]},
+        {"version": 1, "usage": [["heavy", "hank", float("nan")], ["heavy", "hank", True]]},
+    ],
+)
+def test_the_saved_usage_reads_back_and_garbage_changes_nothing(
+    make_cluster: Make, job: Job, garbage: dict[str, object]
+) -> None:
+    cluster = make_cluster(_conf("PriorityWeightFairshare=10000"), accounts_text=ACCOUNTS)
+    cluster.submit(job().user("hank").account("heavy").tasks(8).runtime(600))
+    cluster.run_until(700)
+    state = cluster.plugins.priority_state_save(cluster.controller.cluster)
+    assert state is not None and _raw(cluster, "hank") > 0
+    fresh = make_cluster(_conf("PriorityWeightFairshare=10000"), accounts_text=ACCOUNTS)
+    fresh.plugins.priority_state_load(garbage, fresh.controller.cluster)
+    assert _raw(fresh, "hank") == 0
+    fresh.plugins.priority_state_load(json.loads(json.dumps(state)), fresh.controller.cluster)
+    assert _raw(fresh, "hank") == _raw(cluster, "hank")
+    assert _raw(fresh, "lily") == 0

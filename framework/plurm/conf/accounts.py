@@ -30,6 +30,20 @@ account coordinates its sub-accounts too. ``Fairshare`` (sacctmgr also takes ``S
 association's shares among its siblings for fair-share priority (default 1), or ``parent``:
 its usage and shares count as its parent account's; a user line's applies to each of its
 associations.
+
+Limits, as sacctmgr's association fields (enforced with ``AccountingStorageEnforce=limits``,
+see :mod:`plurm.controller.limits`), on account and user lines::
+
+    Account=chem GrpTRES=cpu=64,node=8 GrpJobs=20 MaxJobs=4 MaxWall=2-00:00:00
+    User=dave Account=chem MaxSubmitJobs=10 GrpTRES=cpu=16
+
+``GrpTRES`` (``cpu=`` and ``node=``) and ``GrpJobs`` bound what the running jobs of an
+association hold together: on an account line, those of every association below it too; on
+a user line, those of each of its associations. ``MaxJobs`` (running jobs),
+``MaxSubmitJobs`` (jobs pending or running) and ``MaxWall`` (each job's time limit, in
+Slurm's time forms) hold for each association; an account's are the default of the
+associations below it that do not set their own, as slurmdbd propagates them. ``-1`` means
+no limit.
 """
 
 from __future__ import annotations
@@ -39,9 +53,10 @@ from collections.abc import Collection
 
 import attrs
 
-from plurm.conf.model import AccountSpec, Association
+from plurm.conf.model import NO_LIMITS, AccountSpec, Association, AssocLimits
 from plurm.conf.source import SourceFile, split_logical_lines
 from plurm.conf.syntax import Include, Pair, parse_source
+from plurm.conf.values import BadValue, parse_time
 from plurm.errors import ConfError, ConfKeyError, ConfSyntaxError, ConfValueError, SourceLocation
 from plurm.numbers import is_digits
 
@@ -50,7 +65,17 @@ __all__ = ["ADMIN_LEVELS", "ROOT", "read_accounts"]
 #: The account, and the user, ``sacctmgr add cluster`` creates.
 ROOT = "root"
 
-_ACCOUNT_FIELDS = ("Parent", "QOS", "DefaultQOS", "Coordinators", "Fairshare", "Shares")
+#: sacctmgr's association limits Plurm reads.
+_LIMIT_FIELDS = ("GrpTRES", "GrpJobs", "MaxJobs", "MaxSubmitJobs", "MaxWall")
+_ACCOUNT_FIELDS = (
+    "Parent",
+    "QOS",
+    "DefaultQOS",
+    "Coordinators",
+    "Fairshare",
+    "Shares",
+    *_LIMIT_FIELDS,
+)
 _USER_FIELDS = (
     "Account",
     "DefaultAccount",
@@ -59,7 +84,12 @@ _USER_FIELDS = (
     "AdminLevel",
     "Fairshare",
     "Shares",
+    *_LIMIT_FIELDS,
 )
+#: The TRES GrpTRES may bound, with the AssocLimits field each sets.
+_GRP_TRES = {"cpu": "grp_cpus", "node": "grp_nodes"}
+#: The largest count sacctmgr takes for a job limit (32 bits below its NO_VAL markers).
+_MAX_COUNT = 0xFFFF_FFFD
 #: The largest Fairshare sacctmgr takes (a 32-bit value below its NO_VAL markers).
 _MAX_SHARES = 0xFFFF_FFFD
 #: sacctmgr's AdminLevel words, as slurmdbd stores them.
@@ -112,6 +142,7 @@ def read_accounts(
         if "shares" in values:
             values.setdefault("fairshare", values.pop("shares"))
         shares = _shares(values.get("fairshare"), where, errors)
+        limits = _limits(values, where, errors)
         name = first.value.lower()
         if not name:
             errors.append(ConfValueError(first.key, "", "a name is needed", where))
@@ -134,7 +165,11 @@ def read_accounts(
         elif name in accounts and name != ROOT:
             errors.append(ConfError(f"account {name} is defined twice", where))
         else:
-            accounts[name] = attrs.evolve(_account(name, values, where), fairshare=shares)
+            accounts[name] = attrs.evolve(
+                _account(name, values, where),
+                fairshare=shares,
+                limits=limits,
+            )
     _check_accounts(accounts, qos_names, errors)
     _check_coordinators(accounts, {user for user, _, _ in users}, errors)
     associations, defaults = _associations(users, accounts, qos_names, errors)
@@ -173,6 +208,63 @@ def _shares(text: str | None, where: SourceLocation, errors: list[ConfError]) ->
         return int(text)
     errors.append(ConfValueError("Fairshare", text, "not a number of shares or parent", where))
     return 1
+
+
+def _count(key: str, text: str, where: SourceLocation, errors: list[ConfError]) -> int | None:
+    """A limit's count; ``-1`` (sacctmgr's "clear") is no limit."""
+    if text == "-1":
+        return None
+    if is_digits(text) and int(text) <= _MAX_COUNT:
+        return int(text)
+    errors.append(ConfValueError(key, text, "not a count (or -1 for no limit)", where))
+    return None
+
+
+def _limits(values: dict[str, str], where: SourceLocation, errors: list[ConfError]) -> AssocLimits:
+    """The limits a line sets (lower-cased fields, as :func:`_fields` gives them)."""
+    found: dict[str, int | None] = {}
+    for key, field in (
+        ("grpjobs", "grp_jobs"),
+        ("maxjobs", "max_jobs"),
+        ("maxsubmitjobs", "max_submit_jobs"),
+    ):
+        if key in values:
+            found[field] = _count(key, values[key], where, errors)
+    if "maxwall" in values:
+        try:
+            found["max_wall"] = parse_time(values["maxwall"], unit="minutes")
+        except BadValue:
+            errors.append(ConfValueError("MaxWall", values["maxwall"], "not a time limit", where))
+    for item in filter(None, values.get("grptres", "").split(",")):
+        name, _, count = item.partition("=")
+        if name not in _GRP_TRES or not count:
+            errors.append(
+                ConfValueError(
+                    "GrpTRES", item, "not cpu=COUNT or node=COUNT (the TRES Plurm limits)", where
+                )
+            )
+            continue
+        found[_GRP_TRES[name]] = _count("GrpTRES", count, where, errors)
+    return AssocLimits(**found) if found else NO_LIMITS
+
+
+def _propagated(accounts: dict[str, AccountSpec], account: str, own: AssocLimits) -> AssocLimits:
+    """A user association's limits: its own Grp*, and each Max* its own else that of the
+    nearest account above that sets it."""
+    found = {}
+    for field in ("max_jobs", "max_submit_jobs", "max_wall"):
+        if getattr(own, field) is not None:
+            continue
+        seen: set[str] = set()
+        current: str | None = account
+        while current is not None and current in accounts and current not in seen:
+            seen.add(current)
+            value = getattr(accounts[current].limits, field)
+            if value is not None:
+                found[field] = value
+                break
+            current = accounts[current].parent
+    return attrs.evolve(own, **found) if found else own
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -259,6 +351,7 @@ def _associations(
                 own if own is not None else qos,
                 values.get("defaultqos", default),
                 fairshare=_shares(values.get("fairshare"), where, []),
+                limits=_propagated(accounts, account, _limits(values, where, [])),  # (reported)
             )
             for name in (*association.qos, *filter(None, [association.default_qos])):
                 if name not in qos_names:

@@ -22,6 +22,7 @@ from plurm.errors import SourceLocation
 
 __all__ = [
     "AccountSpec",
+    "AssocLimits",
     "Association",
     "ConfNotice",
     "ControlHost",
@@ -175,6 +176,29 @@ class QosSpec:
 
 
 @attrs.frozen
+class AssocLimits:
+    """The association limits of accounts.conf Plurm enforces (sacctmgr's fields; None: no
+    limit). ``grp_*`` cover every job of the association, or of the account and the
+    accounts below it; ``max_*`` hold for each job or each user association (an account's
+    are the default of the associations below it). ``max_wall`` is in minutes."""
+
+    grp_cpus: int | None = None
+    grp_nodes: int | None = None
+    grp_jobs: int | None = None
+    max_jobs: int | None = None
+    max_submit_jobs: int | None = None
+    max_wall: int | None = None
+
+    @property
+    def any(self) -> bool:
+        """Whether any limit is set."""
+        return any(value is not None for value in attrs.astuple(self))
+
+
+NO_LIMITS = AssocLimits()
+
+
+@attrs.frozen
 class AccountSpec:
     """One account from accounts.conf, as ``sacctmgr add account`` (and ``sacctmgr add
     coordinator``) make it.
@@ -193,6 +217,8 @@ class AccountSpec:
     location: SourceLocation | None = attrs.field(default=None, eq=False)
     #: Fairshare: its shares among its siblings (sacctmgr's default 1); None: ``parent``.
     fairshare: int | None = 1
+    #: Its limits as written (GrpTRES, GrpJobs, MaxJobs, MaxSubmitJobs, MaxWall).
+    limits: AssocLimits = NO_LIMITS
 
 
 @attrs.frozen
@@ -207,6 +233,9 @@ class Association:
     #: Fairshare: its shares among its account's children (sacctmgr's default 1); None:
     #: ``parent`` (the user's jobs count as its account's own).
     fairshare: int | None = 1
+    #: Its limits: its Grp* as its line writes them, its Max* from its line else from the
+    #: nearest account above that sets them (as slurmdbd propagates them).
+    limits: AssocLimits = NO_LIMITS
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ import attrs
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.controller.health import NodeHealth
+from plurm.controller.limits import AssociationLimits
 from plurm.controller.queue import PendingByPartition, PendingQueue
 from plurm.controller.runtime import Executor, Timer, TimerHandle
 from plurm.controller.victims import VictimPool
@@ -111,6 +112,7 @@ class ControllerBase:
     _usable: dict[tuple[str, tuple[str, ...]], _Usable]
     _pools: dict[int, tuple[NodeBitmap, ...]]
     _running_ends: dict[int, tuple[Job, float | None, int]]
+    _limits: AssociationLimits | None
     # job lifecycle
     _ending: dict[int, _Ending]
     _resumed_unseen: set[int]

@@ -75,6 +75,7 @@ from plurm.controller.estimates import EstimatesMixin
 from plurm.controller.health import NodeHealth
 from plurm.controller.jobupdate import JobUpdateMixin
 from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
+from plurm.controller.limits import AssociationLimits, allocated_cpus
 from plurm.controller.passes import PassesMixin
 from plurm.controller.preemption import PreemptionMixin
 from plurm.controller.queue import PendingByPartition, PendingQueue
@@ -119,6 +120,13 @@ class Controller(
         self._clock = timer.now  # (bound once: ``now`` is read a dozen times per job)
         self.executor = executor
         self.cluster = Cluster.from_config(config)
+        #: accounts.conf's limits when enforced (None: none to enforce).
+        self._limits = AssociationLimits.of(
+            config,
+            lambda job: allocated_cpus(
+                job, self.cluster, lambda j: plugins.select_job_resources(j, self.cluster)
+            ),
+        )
         self._next_id = config.first_job_id
         #: Jobs whose priority an administrator set (scontrol update Priority=): the
         #: priority plugin's recalculation leaves them alone, as Slurm's does.

@@ -56,6 +56,8 @@ class PassesMixin(ControllerBase):
         blocked yet: the jobs of a blocked partition after the job it waits for would all
         get Priority, which most of them have already (see :meth:`_settle_skipped`)."""
         self._tick()
+        if self._limits is not None:
+            self._limits.forget_usage()
         if self._waiting:
             self._review_waiting()
         if self._parked:
@@ -88,6 +90,9 @@ class PassesMixin(ControllerBase):
             if job.partition in blocked:
                 job.reason = _PRIORITY  # behind the job its partition waits for
                 left = True
+                continue
+            if self._limits is not None and self._over_limits(job):
+                left = True  # it waits for its association and holds up no other job
                 continue
             outcome = self._try_start(job, withheld)
             if outcome is _SUCCESS and self._last_split is not None:
@@ -186,9 +191,15 @@ class PassesMixin(ControllerBase):
         """One backfill pass: the sched plugin picks the pending jobs that may start now
         without delaying those ahead; each starts if select still grants its nodes."""
         self._tick()
+        if self._limits is not None:
+            self._limits.forget_usage()
         if self._waiting:
             self._review_waiting()
         queue = self._queue()
+        if self._limits is not None:  # a job its association's limits hold is not planned
+            queue = (
+                job for job in queue if job.state is not _PENDING or not self._over_limits(job)
+            )
         if self._pending.kept and not self._pinned:
             # the kept queue gives pending jobs only, and none of them requires nodes
             jobs = ReadAsNeeded(queue)
@@ -213,7 +224,7 @@ class PassesMixin(ControllerBase):
         self._note_required_unavailable()  # as if the plugin had read every job
         for start in starts:
             job = self.cluster.job(start.job_id)
-            if job.state is not _PENDING:
+            if job.state is not _PENDING or (self._limits is not None and self._over_limits(job)):
                 continue
             if start.preempts:
                 # As Slurm's backfill does, a job that starts by preempting goes through the
@@ -282,6 +293,16 @@ class PassesMixin(ControllerBase):
         if reason is None:
             return False
         job.reason = reason
+        return True
+
+    def _over_limits(self, job: Job) -> bool:
+        """Whether its association's limits hold the job now (:mod:`.limits`); if so, its
+        reason says which."""
+        assert self._limits is not None
+        if not self._limits.hold(job, self.cluster):
+            return False
+        if self._pending.kept:
+            self._unsettled[job.job_id] = job  # (as :meth:`_try_start` notes the jobs it tries)
         return True
 
     def _required_unavailable(self, job: Job) -> bool:

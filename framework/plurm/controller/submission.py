@@ -84,6 +84,8 @@ class SubmissionMixin(ControllerBase):
         )
         if charged is not None:
             job.account, job.qos = charged.account, charged.qos
+            if self._limits is not None:  # (MaxWall is the limit of a job without --time)
+                job.time_limit = self._limits.time_limit(job, part.max_time)
         job.priority = self._new_priority(job)
         self._next_id += 1
         self.cluster.add_job(job)
@@ -195,6 +197,11 @@ class SubmissionMixin(ControllerBase):
             charged = charge(self.config, request)
         except Refused as refusal:
             raise RequestError(refusal.message) from None
+        if self._limits is not None:
+            tasks = len(request.array_tasks) or 1
+            refused = self._limits.refusal(request.user, charged.account, self.cluster, tasks)
+            if refused is not None:
+                raise RequestError(refused)
         denied = self._access_refusal(request, partition, charged)
         if denied is not None:
             raise RequestError(denied)

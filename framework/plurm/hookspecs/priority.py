@@ -8,16 +8,17 @@ priority/multifactor does there, to decay the usage it keeps). The core tells it
 stops running, so that usage it charges follows the jobs exactly. sprio and sshare show
 what ``priority_factors``, ``priority_weights`` and ``priority_shares`` answer.
 
-Phases: submission (``priority_job_set``), recovery (``priority_jobs_recovered``), periodic
-recalculation (``priority_calc_period``, ``priority_recalc``), usage
-(``priority_job_end``), display (``priority_weights``, ``priority_factors``,
+Phases: submission (``priority_job_set``), recovery (``priority_state_load``,
+``priority_jobs_recovered``), periodic recalculation (``priority_calc_period``,
+``priority_recalc``), usage (``priority_job_end``), saved state (``priority_state_save``),
+display (``priority_weights``, ``priority_factors``,
 ``priority_shares``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plurm._markers import hookspec
 
@@ -119,6 +120,42 @@ def priority_job_end(job: Job, cluster: Cluster) -> None:
     :returns: nothing (every implementation is called).
     :Purity: may change the plugin's own state only.
     :Slurm equivalent: ``priority_p_job_end``.
+
+    .. versionadded:: 1.9
+    """
+
+
+# ----------------------------------------------------------------------------- saved state
+
+
+@hookspec(firstresult=True)
+def priority_state_save(cluster: Cluster) -> Mapping[str, Any] | None:
+    """The plugin's own state to keep across a restart of the live controller (the usage
+    priority/multifactor charges, as slurmctld keeps it in its StateSaveLocation), as JSON
+    values: strings, numbers, lists and mappings with string keys.
+
+    When called: by plurmctld, as it saves its state (every second when the answer changed,
+    and at shutdown); never in a simulation.
+
+    :returns: the state, or None: nothing to keep. Exclusive.
+    :Purity: MUST NOT change the plugin's state, the jobs or the cluster.
+    :Slurm equivalent: the ``assoc_usage`` and ``priority_last_decay_ran`` state files.
+
+    .. versionadded:: 1.9
+    """
+
+
+@hookspec
+def priority_state_load(state: Mapping[str, Any], cluster: Cluster) -> None:
+    """Take back ``state``, what ``priority_state_save`` answered before plurmctld stopped
+    (a plugin should check what it reads: the file may come from another version).
+
+    When called: at plurmctld's start, before ``priority_jobs_recovered`` and any
+    submission, when a state was saved.
+
+    :returns: nothing (every implementation is called).
+    :Purity: may change the plugin's own state only.
+    :Slurm equivalent: slurmctld loading ``assoc_usage`` and ``priority_last_decay_ran``.
 
     .. versionadded:: 1.9
     """

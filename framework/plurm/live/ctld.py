@@ -64,6 +64,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between the checks for silent nodes and for jobs past MinJobAge.
 HOUSEKEEPING = 1.0
+#: The store's value holding the priority plugin's own state (its usage).
+PRIORITY_STATE = "priority_state"
 #: How many of its start times plurmctld keeps in its store.
 MAX_STARTS = 100
 
@@ -104,6 +106,8 @@ class ControllerDaemon:
         self.submitted = 0
         #: The next job id when jobs were last saved (see commit).
         self.saved_next_id = 0
+        #: The priority plugin's state as last saved (see :meth:`save_priority_state`).
+        self.saved_priority_state: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ start
 
@@ -136,6 +140,7 @@ class ControllerDaemon:
         finally:
             housekeeping.cancel()
             self.commit(everything=True)
+            self.save_priority_state()
             await runner.cleanup()
             await self.rpc.close()
             self.store.close()
@@ -159,6 +164,10 @@ class ControllerDaemon:
         self.saved_next_id = self.controller.next_job_id
 
     def _restore(self) -> None:
+        state = self.store.load_value(PRIORITY_STATE)
+        if isinstance(state, dict):  # the priority plugin's usage, before the jobs
+            self.plugins.priority_state_load(state, self.controller.cluster)
+            self.saved_priority_state = state
         jobs = self.store.load_jobs()
         next_id = self.store.next_job_id()
         if jobs or next_id is not None:
@@ -170,6 +179,15 @@ class ControllerDaemon:
             await asyncio.sleep(HOUSEKEEPING)
             self.executor.check_silence()
             self.commit()
+            self.save_priority_state()
+
+    def save_priority_state(self) -> None:
+        """Save the priority plugin's own state (:func:`~plurm.hookspecs.priority.
+        priority_state_save`) when it changed since it was last saved."""
+        state = self.plugins.priority_state_save(self.controller.cluster)
+        if state is not None and state != self.saved_priority_state:
+            self.store.save_value(PRIORITY_STATE, state)
+            self.saved_priority_state = state
 
     # ------------------------------------------------------------------ commit
 

@@ -100,6 +100,13 @@ class PendingReason(enum.Enum):
     DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"
     #: An array's task waits because ``--array=...%K`` tasks already run.
     JOB_ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
+    #: accounts.conf's association limits (AccountingStorageEnforce=limits): GrpTRES cpu=
+    #: and node=, GrpJobs, MaxJobs, MaxWall (plurm.controller.limits).
+    ASSOC_GRP_CPU_LIMIT = "AssocGrpCpuLimit"
+    ASSOC_GRP_NODE_LIMIT = "AssocGrpNodeLimit"
+    ASSOC_GRP_JOBS_LIMIT = "AssocGrpJobsLimit"
+    ASSOC_MAX_JOBS_LIMIT = "AssocMaxJobsLimit"
+    ASSOC_MAX_WALL_LIMIT = "AssocMaxWallDurationPerJobLimit"
 
 
 @attrs.frozen

@@ -532,13 +532,18 @@ class Row:
     format: str
 
     def value(self, summary: Mapping[str, Any]) -> Any:
+        """The figure (None where it does not apply, as a user class without jobs)."""
         value: Any = summary
         for part in self.key.split("."):
-            value = value[part]
+            if value is None:
+                return None
+            value = value.get(part)
         return value
 
     def show(self, summary: Mapping[str, Any]) -> str:
         value = self.value(summary)
+        if value is None:
+            return "n/a"
         if self.format == "%":
             return f"{value:.1%}"
         return format(value, self.format)
@@ -564,6 +569,16 @@ ROWS = (
     Row("high_priority.jobs", "high-priority jobs", ",d"),
     Row("high_priority.wait_mean", "high-priority mean wait (s)", ",.1f"),
     Row("high_priority.wait_p95", "high-priority p95 wait (s)", ",.1f"),
+    Row("by_user_class.heavy.users", "heavy users", ",d"),
+    Row("by_user_class.heavy.wait_mean", "heavy users: mean wait (s)", ",.1f"),
+    Row("by_user_class.heavy.bounded_slowdown_mean", "heavy users: mean bounded slowdown", ",.2f"),
+    Row("by_user_class.light.users", "light users", ",d"),
+    Row("by_user_class.light.wait_mean", "light users: mean wait (s)", ",.1f"),
+    Row("by_user_class.light.bounded_slowdown_mean", "light users: mean bounded slowdown", ",.2f"),
+    Row("fairshare_factor.p5", "fair-share factor at start: p5", ".3f"),
+    Row("fairshare_factor.median", "fair-share factor at start: median", ".3f"),
+    Row("fairshare_factor.p95", "fair-share factor at start: p95", ".3f"),
+    Row("fairshare_factor.stdev", "fair-share factor at start: std. dev.", ".3f"),
 )
 
 
@@ -574,9 +589,10 @@ def render_csv(results: Sequence[RunResult]) -> str:
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(["metric", *(result.name for result in results)])
     for row in ROWS:
-        cells = [
-            "" if result.summary is None else repr(row.value(result.summary)) for result in results
+        values = [
+            None if result.summary is None else row.value(result.summary) for result in results
         ]
+        cells = ["" if value is None else repr(value) for value in values]
         writer.writerow([row.key, *cells])
     return stream.getvalue()
 

@@ -10,6 +10,14 @@
 
 :func:`summarize` gives the whole run and, under ``by_partition`` and ``by_qos``, the same
 figures per partition and per QOS; :func:`write_jobs_csv` writes one row per job.
+
+When the jobs have users (a mapping's ``[associations]``), ``by_user_class`` gives the wait
+and bounded slowdown of two classes of users: *heavy*, the fewest users whose jobs make up at
+least half of the trace's work (CPU-seconds of the jobs that ran, the biggest users first),
+and *light*, every other user. ``fairshare_factor`` sums up the fair-share factor each job
+had when it first started (p5, median, p95, standard deviation: how far fair-share set the
+jobs apart), when the priority plugin weighs fair-share. Both are None where they do not
+apply.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Any, TextIO
 
 from plurm.sim.trace import JobRecord
 
-__all__ = ["TAU", "summarize", "write_jobs_csv"]
+__all__ = ["TAU", "by_user_class", "fairshare_spread", "summarize", "write_jobs_csv"]
 
 #: The bounded-slowdown threshold, seconds.
 TAU = 10.0
@@ -46,6 +54,9 @@ CSV_FIELDS = (
     "suspended",
     "lost_cpu_seconds",
     "rejected",
+    "user",
+    "account",
+    "fairshare",
 )
 
 
@@ -95,9 +106,62 @@ def _figures(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
     }
 
 
+def _class_figures(records: Sequence[JobRecord], users: set[str]) -> dict[str, Any] | None:
+    ran = [r for r in records if r.user in users and r.start is not None and r.end is not None]
+    if not ran:
+        return None
+    waits = [r.wait or 0.0 for r in ran]
+    slowdowns = [max(1.0, ((r.wait or 0.0) + r.run) / max(r.run, TAU)) for r in ran]
+    return {
+        "users": len(users),
+        "jobs": len(ran),
+        "wait_mean": statistics.fmean(waits),
+        "wait_median": statistics.median(waits),
+        "bounded_slowdown_mean": statistics.fmean(slowdowns),
+    }
+
+
+def by_user_class(records: Sequence[JobRecord]) -> dict[str, dict[str, Any] | None]:
+    """The heavy and the light users' figures (see the module's doc); None where no job
+    of the class ran (every class without users)."""
+    work: dict[str, float] = {}
+    for record in records:
+        if record.user and record.start is not None and record.end is not None:
+            work[record.user] = work.get(record.user, 0.0) + record.run * record.cpus
+    heavy: set[str] = set()
+    total = sum(work.values())
+    done = 0.0
+    for user, amount in sorted(work.items(), key=lambda item: (-item[1], item[0])):
+        if done >= total / 2:
+            break
+        heavy.add(user)
+        done += amount
+    return {
+        "heavy": _class_figures(records, heavy),
+        "light": _class_figures(records, set(work) - heavy),
+    }
+
+
+def fairshare_spread(records: Sequence[JobRecord]) -> dict[str, float] | None:
+    """The spread of the jobs' fair-share factors at their start (None: no factors)."""
+    factors = [r.fairshare for r in records if r.fairshare is not None]
+    if not factors:
+        return None
+    return {
+        "jobs": len(factors),
+        "p5": _percentile(factors, 0.05),
+        "median": statistics.median(factors),
+        "p95": _percentile(factors, 0.95),
+        "stdev": statistics.pstdev(factors),
+    }
+
+
 def summarize(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
-    """The whole run's figures, plus the same per partition and per QOS."""
+    """The whole run's figures, plus the same per partition and per QOS, per class of
+    user and the spread of fair-share factors."""
     summary = _figures(records, total_cpus)
+    summary["by_user_class"] = by_user_class(records)
+    summary["fairshare_factor"] = fairshare_spread(records)
     summary["by_partition"] = {
         name: _figures([r for r in records if r.partition == name], total_cpus)
         for name in sorted({r.partition for r in records})

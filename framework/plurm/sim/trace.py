@@ -6,7 +6,11 @@ asked, whole nodes (``-N``, processors / CPUs per node), the SWF partition and q
 become partitions and QOS, the requested time becomes the time limit (whole minutes, rounded
 up) and the run time the simulated run time. A seeded fraction of the jobs, or of the jobs a
 rule matches (:class:`~plurm.sim.rule.JobRule`), may be marked high priority (a QOS or a
-partition), so that a trace recorded without preemption exercises it.
+partition), so that a trace recorded without preemption exercises it. With an
+``[associations]`` table, each job runs as a user named after its SWF user (field 12) and is
+charged to an account named after its SWF group (field 13); the replayed configuration gets
+those accounts (under ``root``, with the shares the table gives) and associations, so that a
+log replays under fair-share priority.
 
 :func:`replay` submits the jobs at their submit times through the controller, as sbatch
 would, runs the simulation until every job has ended, and returns a :class:`JobRecord` per
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +32,7 @@ from typing import Any
 import attrs
 
 from plurm._markers import hookimpl
-from plurm.conf.model import SlurmConfig
+from plurm.conf.model import AccountSpec, Association, SlurmConfig
 from plurm.controller import RequestError
 from plurm.errors import NumberError, TraceError
 from plurm.manager import Plugins
@@ -68,6 +73,11 @@ class TraceMapping:
     high_priority_partition: str | None = None
     high_priority_match: JobRule | None = None
     seed: int = 0
+    #: ``[associations]``: the user and account name patterns (``{user}``, ``{group}``: the
+    #: SWF numbers; None: jobs run as root, charged to no account) and each account's shares.
+    user_pattern: str | None = None
+    account_pattern: str | None = None
+    account_shares: Mapping[str, int] = attrs.field(factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> TraceMapping:
@@ -84,12 +94,17 @@ class TraceMapping:
         seed = 7
         [high_priority.match]  # optional: every condition must hold (see plurm.sim.rule)
         processors = { min = 64 }
+        [associations]   # optional: users and accounts from SWF fields 12 and 13
+        user = "u{user}"      # (the default)
+        account = "g{group}"  # (the default)
+        [associations.shares]  # account = Fairshare (default 1)
+        g3 = 10
         """
         return cls.from_dict(read_toml(path, "mapping", TraceError), str(path))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: str = "<mapping>") -> TraceMapping:
-        known = {"partitions", "queues", "processors_as", "high_priority"}
+        known = {"partitions", "queues", "processors_as", "high_priority", "associations"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise TraceError(f"{name}: unknown mapping key {unknown[0]!r}")
@@ -123,7 +138,44 @@ class TraceMapping:
             high_priority_match=match,
             seed=seed,
         )
+        if "associations" in data:
+            mapping = _with_associations(mapping, data["associations"], name)
         return mapping
+
+    def user_and_account(self, job: CleanJob) -> tuple[str, str | None]:
+        """The user a trace job runs as and the account it is charged to."""
+        if self.user_pattern is None or self.account_pattern is None:
+            return "root", None
+        return _named(self.user_pattern, job), _named(self.account_pattern, job)
+
+    def with_associations(self, config: SlurmConfig, trace: CleanedTrace) -> SlurmConfig:
+        """``config`` with the accounts (under ``root``, with their shares) and the
+        associations the trace's users and groups make, as accounts.conf would give them
+        (each user's first account its default); ``config`` itself without
+        ``[associations]``."""
+        if self.user_pattern is None:
+            return config
+        have = {spec.name for spec in config.accounts}
+        accounts = list(config.accounts) or [AccountSpec("root", parent=None, qos=("normal",))]
+        associations = {(a.user, a.account): a for a in config.associations}
+        defaults = dict(config.default_accounts)
+        every_qos = tuple(spec.name for spec in config.qos) or ("normal",)
+        for job in trace.jobs:
+            user, account = self.user_and_account(job)
+            assert account is not None
+            if account not in have:
+                have.add(account)
+                shares = self.account_shares.get(account, 1)
+                accounts.append(AccountSpec(account, qos=every_qos, fairshare=shares))
+            if (user, account) not in associations:
+                associations[(user, account)] = Association(user, account, every_qos)
+                defaults.setdefault(user, account)
+        return attrs.evolve(
+            config,
+            accounts=tuple(accounts),
+            associations=tuple(associations.values()),
+            default_accounts=defaults,
+        )
 
     def with_names(
         self, partitions: Mapping[int, str], queues: Mapping[int, str], config: SlurmConfig
@@ -170,6 +222,56 @@ class TraceMapping:
                     f"{name}: {key}: no QOS {name_of_qos!r} in the configuration "
                     f"(it has: {', '.join(sorted(qos))})"
                 )
+
+
+#: What a name pattern may hold besides its fields: what accounts.conf takes in a name.
+_PATTERN_TEXT = re.compile(r"[a-z0-9_.-]*\Z")
+
+
+def _with_associations(mapping: TraceMapping, table: object, name: str) -> TraceMapping:
+    if not isinstance(table, Mapping):
+        raise TraceError(f"{name}: associations must be a table")
+    unknown = sorted(set(table) - {"user", "account", "shares"})
+    if unknown:
+        raise TraceError(f"{name}: unknown associations key {unknown[0]!r}")
+    patterns = []
+    for key, default in (("user", "u{user}"), ("account", "g{group}")):
+        pattern = table.get(key, default)
+        rest = (
+            pattern.replace("{user}", "").replace("{group}", "")
+            if isinstance(pattern, str)
+            else None
+        )
+        if rest is None or pattern == rest or not _PATTERN_TEXT.match(rest):
+            raise TraceError(
+                f"{name}: associations.{key} must be a lower-case name with {{user}} or "
+                f"{{group}} in it, not {pattern!r}"
+            )
+        patterns.append(pattern)
+    shares = table.get("shares", {})
+    if not isinstance(shares, Mapping):
+        raise TraceError(f"{name}: associations.shares must be a table of ACCOUNT = SHARES")
+    for account, count in shares.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise TraceError(
+                f"{name}: associations.shares.{account} must be a whole number >= 1, not {count!r}"
+            )
+    return attrs.evolve(
+        mapping,
+        user_pattern=patterns[0],
+        account_pattern=patterns[1],
+        account_shares=dict(shares),
+    )
+
+
+def _named(pattern: str, job: CleanJob) -> str:
+    """A name from a pattern: ``{user}`` and ``{group}`` become the job's SWF numbers (-1
+    where the trace gives none, as SWF writes it)."""
+    user = job.record.user
+    group = job.record.group
+    return pattern.replace("{user}", str(-1 if user is None else user)).replace(
+        "{group}", str(-1 if group is None else group)
+    )
 
 
 def config_name(config: SlurmConfig) -> str:
@@ -226,6 +328,13 @@ class JobRecord:
     #: CPU-seconds of work thrown away by requeue and cancel preemptions.
     lost_cpu_seconds: float = 0.0
     rejected: str | None = None
+    #: The user it ran as and the account it was charged to ("": none, without the
+    #: mapping's ``[associations]``).
+    user: str = ""
+    account: str = ""
+    #: Its fair-share factor (0 to 1) when it first started, as the priority plugin weighed
+    #: it (None: the plugin has no fair-share weight).
+    fairshare: float | None = None
 
     @property
     def wait(self) -> float | None:
@@ -264,6 +373,9 @@ class _Recorder:
         self._preempted: set[int] = set()
         #: How many of the records have an end.
         self.ended = 0
+        #: The simulation's plugins (asked for a starting job's fair-share factor).
+        self.plugins: Plugins | None = None
+        self._fairshare_weight: int | None = None
 
     @hookimpl
     def plurm_job_state_changed(
@@ -298,6 +410,8 @@ class _Recorder:
                 record.start = now
                 record.nodes = len(job.nodes)
                 record.node_names = job.nodes
+                if record.account:
+                    record.fairshare = self._fairshare(job, cluster)
             self._since[job.job_id] = now
         elif new is _SUSPENDED:
             self._since[job.job_id] = now
@@ -318,6 +432,19 @@ class _Recorder:
         if self.transitions is not None:
             self.transitions.append(Transition(now, job.job_id, old.name, new.name, mode))
 
+    def _fairshare(self, job: Job, cluster: Cluster) -> float | None:
+        """The job's fair-share factor, as the priority plugin weighs it now (None without
+        a fair-share weight)."""
+        if self.plugins is None:
+            return None
+        if self._fairshare_weight is None:
+            weights = self.plugins.priority_weights(cluster)
+            self._fairshare_weight = weights.fairshare if weights is not None else 0
+        if not self._fairshare_weight:
+            return None
+        factors = self.plugins.priority_factors(job, cluster)
+        return None if factors is None else factors.fairshare / self._fairshare_weight
+
 
 def _used_memory(kilobytes: int | None) -> int | None:
     """SWF's used memory (field 7, KB per processor) in whole MiB per CPU."""
@@ -333,6 +460,7 @@ def _request(
     if high:
         partition = mapping.high_priority_partition or partition
         qos = mapping.high_priority_qos or qos
+    user, account = mapping.user_and_account(job)
     if mapping.processors_as == "nodes":
         nodes = max(1, math.ceil(job.processors / cpus_per_node))
         sizing: dict[str, Any] = {"min_nodes": nodes, "max_nodes": nodes}
@@ -340,6 +468,8 @@ def _request(
         sizing = {"min_nodes": 1, "max_nodes": None, "ntasks": job.processors}
     return JobRequest(
         name=f"swf{record.number}",
+        user=user,
+        account=account,
         partitions=(partition,) if partition else (),
         qos=qos,
         time_limit=max(1, math.ceil(job.requested_time / 60)),
@@ -384,12 +514,14 @@ def _replay(
     controller_start: float | None,
 ) -> list[JobRecord]:
     mapping.check(config)
+    config = mapping.with_associations(config, trace)
     records: dict[int, JobRecord] = {}
     recorder = _Recorder(records, transitions)
     start = math.floor(trace.jobs[0].submit_time) if trace.jobs else 0
     first = float(trace.jobs[0].submit_time - start) if trace.jobs else 0.0
     began = first if controller_start is None else min(first, controller_start - start)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)), start=began)
+    recorder.plugins = simulation.plugins
     ordered: list[JobRecord] = []
     try:
         _run(trace, config, mapping, progress, simulation, records, recorder, ordered, start)
@@ -436,6 +568,8 @@ def _run(
             high_priority=high,
             submit=when,
             cpus=request.cpus,
+            user=request.user if request.account else "",
+            account=request.account or "",
         )
         try:
             submitted = controller.submit(request)

@@ -10,7 +10,8 @@ Every PriorityCalcPeriod the plugin charges the running jobs' new usage, decays 
 resets it at PriorityUsageResetPeriod boundaries, works the fair-share factors out again and
 gives every pending job (and, with ``CALCULATE_RUNNING``, every running one) its priority
 anew; with ``INCR_ONLY`` a priority never goes down. A job's usage up to its end is charged
-when it stops running. The association factor is 0 (accounts.conf has no association
+when it stops running; plurmctld keeps the usage across its restarts (:mod:`.state`). The
+association factor is 0 (accounts.conf has no association
 Priority); ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which weighs billing) and the other flags are
 accepted and do nothing here.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from plurm import hookimpl
 from plurm._markers import HOOK_API_VERSION
@@ -29,6 +31,7 @@ from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
 from plurm.registry import PluginContext
 from plurm_priority_multifactor import factors as fx
 from plurm_priority_multifactor.fairshare import Tree, build_tree, classic, fair_tree
+from plurm_priority_multifactor.state import load_state, save_state
 from plurm_priority_multifactor.usage import decay_per_second, reset_period_key
 
 __all__ = ["MultifactorPriority", "parse_tres_weights"]
@@ -236,11 +239,30 @@ class MultifactorPriority:
 
     @hookimpl
     def priority_jobs_recovered(self, jobs: Sequence[Job], cluster: Cluster) -> None:
-        # the restored jobs' run time before the restart is not charged again (usage
-        # itself is not kept across a restart yet)
+        # with no saved state, the restored jobs' run time before the restart is not
+        # charged (its usage is lost); with one, what ran since it was saved is charged
         for job in jobs:
             if job.start_time is not None:
-                self.charged[(job.job_id, job.restarts)] = job.run_time(cluster.now)
+                self.charged.setdefault((job.job_id, job.restarts), job.run_time(cluster.now))
+
+    @hookimpl
+    def priority_state_save(self, cluster: Cluster) -> Mapping[str, Any]:
+        holding = [
+            (job.job_id, job.restarts)
+            for job in cluster.jobs_in(JobState.RUNNING, JobState.SUSPENDED)
+        ]
+        return save_state(self.tree, self.last_ran, self.reset_key, self.charged, holding)
+
+    @hookimpl
+    def priority_state_load(self, state: Mapping[str, Any], cluster: Cluster) -> None:
+        saved = load_state(state, self.tree)
+        if saved is None:
+            self.log.warning("saved usage not read: state version %r", state.get("version"))
+            return
+        self.last_ran, self.reset_key = saved.last_ran, saved.reset_key
+        self.charged.update(saved.charged)
+        self._refresh_fairshare()
+        self.log.info("usage restored associations=%d", len(self.tree.nodes))
 
     # ------------------------------------------------------------------ display
 

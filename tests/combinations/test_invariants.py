@@ -70,9 +70,9 @@ PBS_FILES = (
 
 #: preempt/lsf's own files for the test cluster: high is a preemptive queue over every lower
 #: one; low is preemptable, and a low job that has run 5 minutes (NO_PREEMPT_RUN_TIME, against
-#: its -t) is no victim any more; mid is a plain queue under low (LSF's PRIORITY 1 is not
-#: given, so lsb.queues's 5 puts it below low) whose jobs high preempts too. Victims are
-#: suspended and resume as soon as their nodes are free; LEAST_RUN_TIME picks the youngest.
+#: its -t) is no victim any more; mid is a plain queue of PRIORITY 5, under low, whose jobs
+#: high preempts too (and low's do not). Victims are suspended and resume as soon as their
+#: nodes are free; LEAST_RUN_TIME picks the youngest.
 LSF_FILES = (
     (
         "lsb.queues",

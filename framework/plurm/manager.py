@@ -41,7 +41,7 @@ from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, R
 if TYPE_CHECKING:  # (a command that loads only its auth plugin imports no cluster model)
     from plurm.model.backfill import BackfillStart, BackfillView
     from plurm.model.cluster import Cluster
-    from plurm.model.job import Job, JobState
+    from plurm.model.job import Job, JobRequest, JobState
     from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
 
 __all__ = ["DAEMON_ROLES", "SIMULATOR_ROLES", "Plugins"]
@@ -671,6 +671,13 @@ class Plugins:
         return None if rows is None else list(rows)
 
     # ----------------------------------------------------------------------------- lifecycle
+
+    def plurm_job_default_time_limit(
+        self, request: JobRequest, partition: str, cluster: Cluster
+    ) -> int | None:
+        """A policy's time limit (minutes) for a job that gives none, or None."""
+        limit = self._fast("plurm_job_default_time_limit")(request, partition, cluster)
+        return None if limit is None else max(1, int(limit))
 
     def plurm_job_state_changed(
         self, job: Job, old: JobState, new: JobState, cluster: Cluster

@@ -1,7 +1,8 @@
 """Invariants every plugin combination must keep, on one seeded mixed workload.
 
 The matrix is the issue's: select linear/cons_res x preempt none/partition_prio/qos x gang
-off/on, plus preempt/pbs (which suspends without gang scheduling) with each select plugin.
+off/on, plus preempt/pbs and preempt/lsf (which suspend without gang scheduling) with each
+select plugin.
 tox runs this file once per combination (``tox -e combo-linear-qos-gang`` and so on, which
 install only the plugin distributions the name gives and set ``PLURM_COMBINATION``; three
 ``...-multifactor`` envs also install priority/multifactor and set ``PLURM_PRIORITY``);
@@ -46,10 +47,11 @@ from plurm.testing.invariants import (
 from plurm.workload import clean, read_swf
 
 SELECT = ("select/linear", "select/cons_res")
-PREEMPT = ("preempt/none", "preempt/partition_prio", "preempt/qos", "preempt/pbs")
+PREEMPT = ("preempt/none", "preempt/partition_prio", "preempt/qos", "preempt/pbs", "preempt/lsf")
 GANG = ("nogang", "gang")
-#: preempt/pbs suspends without gang scheduling and refuses a PreemptMode (GANG included).
-NO_GANG = frozenset({"preempt/pbs"})
+#: preempt/pbs and preempt/lsf suspend without gang scheduling and take their methods from
+#: their own files, not from a PreemptMode.
+NO_GANG = frozenset({"preempt/pbs", "preempt/lsf"})
 #: preempt/pbs's own files for the test cluster: the high partition is an express queue
 #: (priority 200), mid a normal queue with a soft limit of two running jobs per user over
 #: which its jobs fall below normal ones; young victims are requeued, old ones suspended.
@@ -66,6 +68,26 @@ PBS_FILES = (
         "set queue mid max_run_soft = [u:PBS_GENERIC=2]\n",
     ),
 )
+
+#: preempt/lsf's own files for the test cluster: high is a preemptive queue over every lower
+#: one; low is preemptable, and a low job that has run 5 minutes (NO_PREEMPT_RUN_TIME, against
+#: its -t) is no victim any more; mid is a plain queue of PRIORITY 5, under low, whose jobs
+#: high preempts too (and low's do not). Victims are suspended and resume as soon as their
+#: nodes are free; LEAST_RUN_TIME picks the youngest.
+LSF_FILES = (
+    (
+        "lsb.queues",
+        "Begin Queue\nQUEUE_NAME = high\nPRIORITY = 50\nPREEMPTION = PREEMPTIVE\nEnd Queue\n\n"
+        "Begin Queue\nQUEUE_NAME = low\nPRIORITY = 10\nPREEMPTION = PREEMPTABLE\n"
+        "NO_PREEMPT_RUN_TIME = 5\nEnd Queue\n\n"
+        "Begin Queue\nQUEUE_NAME = mid\nPRIORITY = 5\nEnd Queue\n",
+    ),
+    (
+        "lsb.params",
+        "Begin Parameters\nPREEMPT_FOR = LEAST_RUN_TIME\nEnd Parameters\n",
+    ),
+)
+POLICY_FILES = {"preempt/pbs": PBS_FILES, "preempt/lsf": LSF_FILES}
 
 Triple = tuple[str, str, str]
 
@@ -100,8 +122,8 @@ def combination_of(triple: Triple) -> Combination:
         gang == "gang",
         select_parameters="CR_Core" if select == "select/cons_res" else "",
         tiers=preempt != "preempt/qos",
-        preempt_mode=preempt != "preempt/pbs",
-        files=PBS_FILES if preempt == "preempt/pbs" else (),
+        preempt_mode=preempt not in NO_GANG,
+        files=POLICY_FILES.get(preempt, ()),
         priority=_priority(),
     )
 
@@ -236,6 +258,11 @@ def test_the_shipped_traces_replay(tmp_path: Path, combination: Triple) -> None:
         (tmp_path / "qos.conf").write_text("QOS=normal\nQOS=urgent Priority=100 Preempt=normal\n")
     if preempt == "preempt/pbs":
         (tmp_path / "qmgr.conf").write_text("create queue high priority=200\n")
+    if preempt == "preempt/lsf":
+        (tmp_path / "lsb.queues").write_text(
+            "Begin Queue\nQUEUE_NAME = high\nPRIORITY = 50\nPREEMPTION = PREEMPTIVE\nEnd Queue\n"
+            "Begin Queue\nQUEUE_NAME = batch\nPRIORITY = 10\nEnd Queue\n"
+        )
     config = conf.load(path)
     mapping = TraceMapping(
         high_priority_fraction=0.1,

@@ -16,6 +16,7 @@ import pytest
 from plurm import conf
 from plurm.cli.main import main
 from plurm.errors import CompareError
+from plurm.manager import Plugins
 from plurm.sim import compare as compare_module
 from plurm.sim.compare import (
     Comparison,
@@ -372,3 +373,25 @@ def test_the_example_comparison_is_well_formed() -> None:
     comparison.check()
     assert len(comparison.runs) >= 3
     assert Path(comparison.trace).name == "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def test_the_pbs_lsf_comparison_is_well_formed() -> None:
+    """conf/compare-pbs-lsf: each run's configuration loads with its policy's own files
+    (qmgr.conf, lsb.queues) read beside its slurm.conf."""
+    pytest.importorskip("plurm_preempt_pbs")
+    pytest.importorskip("plurm_preempt_lsf")
+    comparison = Comparison.load(REPO / "conf" / "compare-pbs-lsf" / "compare.toml")
+    comparison.check()
+    assert [run.name for run in comparison.runs] == [
+        "slurm-partition-prio",
+        "pbs-default",
+        "lsf-default",
+    ]
+    policies = {}
+    for run in comparison.runs:
+        loaded = Plugins.load(run.config()).loaded
+        policy = next(p for p in loaded if p.type_string.startswith("preempt/"))
+        policies[policy.type_string] = policy.plugin
+    assert sorted(policies) == ["preempt/lsf", "preempt/partition_prio", "preempt/pbs"]
+    assert [Path(f).name for f in policies["preempt/pbs"].pbs.files] == ["qmgr.conf"]
+    assert [q.name for q in policies["preempt/lsf"].lsf.queues] == ["urgent", "batch"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from plurm import conf
 from plurm.errors import ConfError
 from plurm.manager import Plugins
 from plurm.sim.session import Simulation, parse_session
+from plurm.testing import TestCluster
 from tests.conftest import REPO
 
 pytest.importorskip("plurm_preempt_lsf")
@@ -163,3 +165,74 @@ def test_preempt_mode_may_be_omitted_or_anything(tmp_path: Path) -> None:
     (tmp_path / "c" / "slurm.conf").write_text(text)
     config = conf.load(tmp_path / "c" / "slurm.conf")
     assert Plugins.load(config).type_strings()[1] == "preempt/lsf"
+
+
+RUNLIMIT_QUEUES = """
+Begin Queue
+QUEUE_NAME = low
+PRIORITY   = 10
+RUNLIMIT   = 10 30
+End Queue
+
+Begin Queue
+QUEUE_NAME = capped
+PRIORITY   = 20
+RUNLIMIT   = 0:20
+End Queue
+
+Begin Queue
+QUEUE_NAME = plain
+PRIORITY   = 30
+End Queue
+"""
+
+
+def _runlimit_cluster(make_cluster: Callable[..., TestCluster]) -> TestCluster:
+    return make_cluster(
+        "SelectType=select/linear\nPreemptType=preempt/lsf\nJobRequeue=1\nKillWait=5\n"
+        "NodeName=n[1-4] CPUs=1\n"
+        "PartitionName=low Nodes=ALL Default=YES\n"
+        "PartitionName=capped Nodes=ALL\n"
+        "PartitionName=plain Nodes=ALL DefaultTime=5\n",
+        files={"lsb.queues": RUNLIMIT_QUEUES},
+    )
+
+
+def test_a_job_without_t_is_killed_at_its_queues_runlimit(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """RUNLIMIT's default (10 minutes of ``10 30``), or its one value (the maximum,
+    ``0:20``), is the time limit of a job that gives no -t; a job's own -t wins; a queue
+    without RUNLIMIT leaves the partition's DefaultTime."""
+    cluster = _runlimit_cluster(make_cluster)
+    ids = {
+        name: cluster.command(f"sbatch -p {part} {limit}-J {name} --wrap='sleep 3000'")
+        for name, part, limit in (
+            ("default", "low", ""),
+            ("maximum", "capped", ""),
+            ("own", "low", "-t 40 "),
+            ("plain", "plain", ""),
+        )
+    }
+    assert all(result.status == 0 for result in ids.values())
+    jobs = {job.name: job for job in cluster.controller.cluster.jobs.values()}
+    assert {name: job.time_limit for name, job in jobs.items()} == {
+        "default": 10,
+        "maximum": 20,
+        "own": 40,
+        "plain": 5,
+    }
+    shown = cluster.command("squeue -h -o '%j %l'").stdout.split("\n")
+    assert "default 10:00" in shown and "maximum 20:00" in shown
+    cluster.run_until(4000)
+    assert {name: job.state.name for name, job in jobs.items()} == {
+        "default": "TIMEOUT",
+        "maximum": "TIMEOUT",
+        "own": "TIMEOUT",
+        "plain": "TIMEOUT",
+    }
+    # killed at the limit (within Slurm's 30 s check period and KillWait), not at the end
+    for name, minutes in (("default", 10), ("maximum", 20), ("own", 40), ("plain", 5)):
+        job = jobs[name]
+        assert job.start_time is not None and job.end_time is not None
+        assert minutes * 60 <= job.end_time - job.start_time <= minutes * 60 + 30 + 5 + 4, name

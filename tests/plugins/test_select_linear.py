@@ -201,8 +201,10 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
     cluster.settle()
     names = [n for n in recorder.names() if n != "plurm_job_state_changed"]
     # sched/builtin gives a sort key (asked at start-up), so the pass reads the kept queue
-    # and no sched_queue_order call comes first; the submission asks the job's priority
+    # and no sched_queue_order call comes first; the submission asks the default time
+    # limit of a job without -t, then the job's priority
     assert names == [
+        "plurm_job_default_time_limit",
         "priority_job_set",
         "select_job_test",
         "select_job_begin",

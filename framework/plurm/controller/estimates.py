@@ -53,7 +53,7 @@ class EstimatesMixin(ControllerBase):
             raise RequestError("Node count specification invalid")
         charged = self._validate(request, partition)
         part = self.cluster.partition(partition)
-        limit = request.time_limit if request.time_limit is not None else part.default_time
+        limit = self._time_limit_of(request, part)
         job = Job(
             job_id=self._next_id,
             request=request,

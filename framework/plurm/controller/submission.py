@@ -64,13 +64,21 @@ class SubmissionMixin(ControllerBase):
         self._request_pass()
         return job
 
+    def _time_limit_of(self, request: JobRequest, part: PartitionSpec) -> int | None:
+        """The job's time limit: its own, else the policy's default for its partition
+        (``plurm_job_default_time_limit``), else the partition's DefaultTime."""
+        if request.time_limit is not None:
+            return request.time_limit
+        limit = self.plugins.plurm_job_default_time_limit(request, part.name, self.cluster)
+        return limit if limit is not None else part.default_time
+
     def _queued_ahead(self, job: Job) -> bool:
         """Whether an eligible job of higher priority already waits in the job's partition."""
         return self._by_partition.higher_waits(job, self.now)
 
     def _new_job(self, request: JobRequest, partition: str, charged: Charge | None = None) -> Job:
         part = self.cluster.partition(partition)
-        limit = request.time_limit if request.time_limit is not None else part.default_time
+        limit = self._time_limit_of(request, part)
         requeue = request.requeue if request.requeue is not None else self.config.job_requeue
         job = Job(
             job_id=self._next_id,

@@ -9,7 +9,7 @@ module             Slurm table                            entry-point group
 ``auth``           ``auth_p_*`` (auth.h)                  ``plurm.auth``
 ``acct_gather``    ``jobacct_gather_p_*``                 ``plurm.acct_gather``
 ``priority``       ``priority_p_*`` (priority.h)          ``plurm.priority``
-``lifecycle``      (none: observers of job state)         any plugin
+``lifecycle``      (none: default limits, job observers)  any plugin
 =================  =====================================  ======================
 
 Every spec has one docstring template: a summary, *When called*, the parameters, *Returns*,

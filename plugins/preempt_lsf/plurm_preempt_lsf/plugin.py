@@ -12,7 +12,7 @@ from plurm.conf.model import SlurmConfig
 from plurm.conf.values import PreemptBase, PreemptMode
 from plurm.errors import ConfError, raise_collected
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.select import Candidate, PreemptMethod
 from plurm.registry import PluginContext
 from plurm_preempt_lsf.config import Guard, LsfConfig, LsfQueue, load
@@ -81,7 +81,9 @@ class LsfPreemption:
         )
 
     def run_limit(self, job: Job) -> int | None:
-        """The job's run limit in seconds: its -t, else its queue's RUNLIMIT."""
+        """The job's run limit in seconds: its time limit (its -t, or its queue's RUNLIMIT,
+        which became its time limit at submission), else its queue's RUNLIMIT (a job
+        submitted before the queue had one)."""
         if job.time_limit is not None:
             return job.time_limit * 60
         return self.queue(job).run_limit
@@ -128,6 +130,17 @@ class LsfPreemption:
         return _SUSPEND
 
     # ----------------------------------------------------------------------------- hooks
+
+    @hookimpl
+    def plurm_job_default_time_limit(
+        self, request: JobRequest, partition: str, cluster: Cluster
+    ) -> int | None:
+        """A job without -t gets its queue's RUNLIMIT (the default, else the maximum) as
+        its time limit, as LSF kills a job at its queue's run limit."""
+        queue = self._queues.get(partition)
+        if queue is None or queue.run_limit is None:
+            return None
+        return -(-queue.run_limit // 60)
 
     @hookimpl
     def preempt_enabled(self, cluster: Cluster) -> bool:

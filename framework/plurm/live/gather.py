@@ -209,8 +209,8 @@ def with_rusage(
     first period) still has figures.
 
     Linux carries a process's peak resident size across exec, so a script forked by a
-    daemon of ``inherited_rss`` bytes reports at least that much whatever it used: a
-    ``ru_maxrss`` within :data:`INHERITED_SLACK` of it says nothing of the job and is left
+    daemon whose peak size is ``inherited_rss`` bytes may report that much whatever it used:
+    a ``ru_maxrss`` within :data:`INHERITED_SLACK` of it says nothing of the job and is left
     out (the samples speak alone then)."""
     batch = batch or StepUsage(
         max_rss_node=node, max_vmsize_node=node, max_pages_node=node, min_cpu_node=node

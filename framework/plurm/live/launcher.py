@@ -56,7 +56,7 @@ from typing import ClassVar, Literal
 import attrs
 
 from plurm.errors import PlurmError
-from plurm.gather.procfs import read_stat, stat_fields
+from plurm.gather.procfs import stat_fields
 
 __all__ = [
     "SUSPEND_GRACE",
@@ -393,8 +393,10 @@ class RunningJob:
         self._suspended = False
         #: The batch script's resource usage when it was reaped (None until then).
         self.rusage: resource.struct_rusage | None = None
-        #: The node daemon's resident size when it forked the job (bytes): Linux keeps a
-        #: process's peak size across exec, so the script's ``ru_maxrss`` is at least this.
+        #: The node daemon's peak resident size when it forked the job (bytes): Linux
+        #: keeps a process's peak size across exec, and a forked child's starts from its
+        #: parent's size (a vforked one's from its parent's peak), so the script's
+        #: ``ru_maxrss`` may be as large as this whatever the script used.
         self.inherited_rss = 0
         self._lock = asyncio.Lock()
         self._kill_timer: asyncio.TimerHandle | None = None
@@ -622,7 +624,8 @@ class Launcher:
             env=env,
         )
         try:
-            own = read_stat(os.getpid())
+            # this daemon's peak size, which the child's peak starts from (see inherited_rss)
+            own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             pid = os.fork()
         except OSError as error:
             os.close(read_end)
@@ -634,7 +637,7 @@ class Launcher:
         os.close(write_end)
         process = _Child(pid)
         job = RunningJob(spec, process, script_dir, loop, self._end)
-        job.inherited_rss = own.rss if own is not None else 0
+        job.inherited_rss = own_peak
         self._running[job_id] = job
         try:
             report = await _read_all(loop, read_end)

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from plurm._stamp import code_stamp
 from plurm.conf.model import SlurmConfig
 
 __all__ = ["cache_dir", "load", "load_for_command"]
@@ -72,21 +73,8 @@ def _stamp(path: str) -> _Stamp:
 
 
 def _code_stamp() -> str:
-    """Plurm's code as it is on disk: its files' names, sizes and modification times."""
-    root = Path(__file__).resolve().parent.parent
-    # kept whole, not hashed: compared for equality only (hashlib would load OpenSSL)
-    parts = [f"{_LAYOUT} {sys.version} {root}"]
-    stack = [str(root)]
-    while stack:
-        with os.scandir(stack.pop()) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        stack.append(entry.path)
-                elif entry.name.endswith((".py", ".lark")):
-                    st = entry.stat(follow_symlinks=False)
-                    parts.append(f"{entry.path} {st.st_size} {st.st_mtime_ns}")
-    return "\n".join(parts)
+    """Plurm's code as it is on disk (:func:`plurm._stamp.code_stamp`)."""
+    return code_stamp(_LAYOUT)
 
 
 def _sources(config: SlurmConfig, main: Path) -> list[str]:

@@ -33,6 +33,8 @@ import os
 import sys
 import zlib
 
+from plurm import _stamp
+
 TYPE_CHECKING = False  # typing itself is not imported: it costs more than this client's work
 if TYPE_CHECKING:
     from typing import Any
@@ -104,20 +106,8 @@ def stamp(path: str) -> list[int] | None:
 
 
 def code_stamp() -> str:
-    """Plurm's code as it is on disk: its files' names, sizes and modification times."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = [f"{SIDECAR_LAYOUT} {sys.version} {root}"]
-    stack = [root]
-    while stack:
-        with os.scandir(stack.pop()) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        stack.append(entry.path)
-                elif entry.name.endswith((".py", ".lark")):
-                    st = entry.stat(follow_symlinks=False)
-                    parts.append(f"{entry.path} {st.st_size} {st.st_mtime_ns}")
-    return "\n".join(parts)
+    """Plurm's code as it is on disk (:func:`plurm._stamp.code_stamp`)."""
+    return _stamp.code_stamp(SIDECAR_LAYOUT)
 
 
 def plugins_stamp() -> str:

@@ -193,6 +193,10 @@ class SlurmCluster(Cluster):
     def __init__(self, root: Path, sched: str) -> None:
         if shutil.which("slurmctld") is None:
             raise SystemExit("no slurmctld: run ../shared/oracle/setup.sh (as root) first")
+        probe = subprocess.run(["munge", "-n"], capture_output=True)
+        if probe.returncode != 0:
+            # Without munged, Slurm's daemons hang on every message instead of failing.
+            raise SystemExit("munged is not running: start it (../shared/oracle/setup.sh)")
         self.root = root
         for sub in ("state", "log", "spool"):
             (root / sub).mkdir()
@@ -211,6 +215,15 @@ class SlurmCluster(Cluster):
         self.env = dict(os.environ, SLURM_CONF=str(conf))
         self.sbatch = shutil.which("sbatch") or "sbatch"
         self._pids: list[Path] = [root / "ctld.pid"]
+        try:
+            self._start(conf)
+        except BaseException:
+            self.stop()
+            raise
+        self._jobcomp = root / "jobcomp.txt"
+
+    def _start(self, conf: Path) -> None:
+        root = self.root
         subprocess.run(["slurmctld", "-f", str(conf), "-c", "-i"], env=self.env, check=True)
         for i in range(4):
             name = f"n{i + 1}"
@@ -227,7 +240,6 @@ class SlurmCluster(Cluster):
             time.sleep(0.5)
         else:
             raise SystemExit(f"Slurm's nodes did not come up: {states}")
-        self._jobcomp = root / "jobcomp.txt"
 
     def daemon_pids(self) -> dict[str, int]:
         pids = {}
@@ -270,6 +282,9 @@ class SlurmCluster(Cluster):
                 except ProcessLookupError:
                     break
                 time.sleep(0.05)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def submit_one(cluster: Cluster, *options: str) -> int:

@@ -534,6 +534,20 @@ _TEXT = _WORDS | st.text(max_size=16)
 _NODES = st.sampled_from(["n1", "n2"]) | _TEXT
 
 
+#: What a thin sbatch sends: options, their values and scripts, well formed or not.
+_SBATCH_WORDS = st.sampled_from(
+    [
+        "--wrap", "true", "--parsable", "-p", "debug", "-N", "2", "-n", "0", "-t", "1:00",
+        "--array=1-3%1", "--dependency=afterok:1", "--hold", "--test-only", "--wait",
+        "--signal=B:USR1@10", "--export=NONE", "-o", "/no/such/dir/out", "--comment=x",
+        "/tmp/job.sh", "job.sh", "-", "--gres=gpu:1", "--nice=-5", "--begin=now+60",
+    ]
+) | _TEXT  # fmt: skip
+_BASE64 = st.binary(max_size=48).map(lambda data: base64.b64encode(data).decode()) | st.just(
+    base64.b64encode(b"#!/bin/sh\n#SBATCH -t 5\n#SBATCH --bogus\ntrue\n").decode()
+)
+
+
 def _typed(kind: str) -> st.SearchStrategy[Any]:
     """Values of a field's declared type (from attrs' string annotation), extremes
     included."""
@@ -597,6 +611,24 @@ _FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "signal": _INTS,
     },
     "acct": {"query": st.dictionaries(st.text(max_size=8), JSON, max_size=3)},
+    "command": {
+        # mostly the one command the controller runs; some others, refused
+        "command": st.just("sbatch") | st.just("sbatch") | st.sampled_from(["squeue", ""]) | _TEXT,
+        "argv": st.lists(_SBATCH_WORDS, max_size=8),
+        "environ": st.dictionaries(
+            st.sampled_from(["SBATCH_PARTITION", "SLURM_CONF", "PATH", "HOME"]) | _TEXT,
+            _TEXT,
+            max_size=3,
+        ),
+        "files": st.dictionaries(
+            st.sampled_from(["/tmp/job.sh", "job.sh", ""]) | _TEXT,
+            st.none() | _BASE64 | _TEXT,
+            max_size=2,
+        ),
+        "cwd": st.sampled_from(["/tmp", "/", "relative", "/no/such/dir"]) | _TEXT,
+        "host": _TEXT,
+        "stdin": _BASE64 | _TEXT,
+    },
     "view": {},
     "ping": {},
 }
@@ -697,6 +729,67 @@ def test_plurmctlds_handlers_answer_or_refuse_and_lose_nothing(
     saved = {job.job_id: job for job in daemon.store.load_jobs()}
     daemon.commit(everything=True)
     assert set(saved) <= set(daemon.controller.cluster.jobs)
+    assert {job.job_id for job in daemon.store.load_jobs()} == set(daemon.controller.cluster.jobs)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.fixed_dictionaries(
+        {
+            "command": st.just("sbatch"),
+            "argv": st.lists(_SBATCH_WORDS, max_size=8),
+            "environ": _FIELDS["command"]["environ"],
+            "cwd": st.sampled_from(["/tmp", "/"]),
+        },
+        optional={key: _FIELDS["command"][key] for key in ("files", "host", "stdin")},
+    )
+    | st.fixed_dictionaries(_FIELDS["command"])
+    | st.fixed_dictionaries(
+        {}, optional={key: value | JSON for key, value in _FIELDS["command"].items()}
+    ),
+    st.sampled_from([0, os.getuid(), 4321]),
+)
+@example({"command": "sbatch", "argv": ["--wrap", "true"], "environ": {}, "cwd": "/tmp"}, 0)
+@example(
+    {
+        "command": "sbatch",
+        "argv": ["-t", "1:00", "/tmp/job.sh"],
+        "environ": {"SBATCH_PARTITION": "debug"},
+        "cwd": "/tmp",
+        "files": {"/tmp/job.sh": base64.b64encode(b"#!/bin/sh\n#SBATCH -N 1\ntrue\n").decode()},
+    },
+    os.getuid(),
+)
+def test_a_thin_command_of_any_shape_is_answered_or_refused(
+    offline: _Offline, message: dict[str, Any], uid: int
+) -> None:
+    """The thin sbatch's ``command`` RPC: an answer of the documented shapes (the command's
+    output, or what it needs from the client), or a refusal; nothing else, and the daemon's
+    jobs still read back from its store."""
+    daemon, loop = offline.daemon, offline.loop
+    command = daemon.handlers()["command"]
+    try:
+        answer = loop.run_until_complete(command(Caller(uid, uid), message))
+    except _REFUSALS as error:
+        event(f"refused: {str(error)[:40]}")
+        return
+    json.dumps(answer, allow_nan=False)
+    if "need" in answer:
+        event(f"needs {answer['need']}")
+        assert answer["need"] in ("local", "stdin", "file")
+        assert answer["need"] != "file" or isinstance(answer["path"], str)
+    else:
+        event(f"ran: status {answer['status']}")
+        assert set(answer) == {"status", "stdout", "stderr"}
+        assert isinstance(answer["status"], int)
+        assert answer["status"] == 0 or answer["stderr"]  # a failure says why
+    loop.run_until_complete(asyncio.sleep(0.001))
+    assert offline.errors == []
+    daemon.commit(everything=True)
     assert {job.job_id for job in daemon.store.load_jobs()} == set(daemon.controller.cluster.jobs)
 
 

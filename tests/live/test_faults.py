@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import grp
 import http.client
 import json
 import os
+import pwd
 import signal
 import socket
 import urllib.parse
@@ -861,3 +863,61 @@ def test_plurmds_launch_check_gives_a_launch_or_names_the_bad_field(
     except LaunchFieldError:
         return
     assert spec.job_id == message["job_id"] and attempt == message["attempt"]
+
+
+def _launch_message(node: NodeDaemon, work_dir: Path, job_id: int, attempt: int) -> dict[str, Any]:
+    user = pwd.getpwuid(os.getuid()).pw_name
+    group = grp.getgrgid(os.getgid()).gr_name
+    return {
+        "job_id": job_id,
+        "attempt": attempt,
+        "name": "wrap",
+        "user": user,
+        "uid": os.getuid(),
+        "gid": os.getgid(),
+        "group": group,
+        "script": "#!/bin/sh\nsleep 60\n",
+        "args": [],
+        "work_dir": str(work_dir),
+        "stdout": str(work_dir / f"launching-{job_id}.out"),
+        "open_mode": "truncate",
+        "environment": ["PATH=/usr/bin:/bin"],
+        "partition": "debug",
+        "nodes": [node.name],
+        "cpus_on_node": 1,
+        "cpus_per_task": 1,
+        "submit_host": "localhost",
+        "cluster_name": "c",
+        "restart_count": attempt,
+        **dict.fromkeys(
+            ["account", "qos", "ntasks", "mem_per_node", "time_limit", "stderr"]
+            + [f"array_{key}" for key in ("job_id", "task_id", "task_count")]
+            + [f"array_task_{key}" for key in ("min", "max", "step")]
+        ),
+    }
+
+
+def test_a_launch_in_progress_is_reported_by_a_registration_and_killed_if_disowned(
+    offline: _Offline, tmp_path: Path
+) -> None:
+    """A registration made while a launch is in progress (plurmctld restarted meanwhile)
+    reports the job as running, so that the controller does not take it for lost and run it
+    again; and if the controller disowns it, the job is killed as soon as it has started."""
+    node, loop = offline.node, offline.loop
+    message = _launch_message(node, tmp_path, 9001, 2)
+    launch = loop.create_task(node._launch(Caller(0, 0), message))
+    while node.launching.get(9001) != 2 and not launch.done():
+        loop.run_until_complete(asyncio.sleep(0))  # until it waits for the exec
+    assert [9001, 2] in node.reported_jobs()
+    # a second copy of the same launch (a retry) is a duplicate, not a second run
+    assert loop.run_until_complete(node._launch(Caller(0, 0), message)) == {"duplicate": True}
+    node._kill_orphan(9001, 2)  # the registration's answer: not the controller's
+    assert loop.run_until_complete(launch) == {}
+    _, job = node.jobs[9001]
+    try:
+        end = loop.run_until_complete(asyncio.wait_for(job.wait(), 30))
+        assert end.signal in (signal.SIGTERM, signal.SIGKILL)  # killed, not run to its end
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(job.sid, signal.SIGKILL)
+    assert 9001 not in node.launching

@@ -84,6 +84,12 @@ class NodeDaemon:
         self.launcher = Launcher(self.spool)
         #: (job id, attempt) of each job running here.
         self.jobs: dict[int, tuple[int, RunningJob]] = {}
+        #: Jobs whose launch has begun and not finished: job id -> attempt. A registration
+        #: reports them as running, so that a controller that restarted meanwhile does not
+        #: take them for lost and start them again elsewhere.
+        self.launching: dict[int, int] = {}
+        #: Launches the controller disowned (a registration's ``kill``) before they finished.
+        self._disowned: set[tuple[int, int]] = set()
         #: Ends not yet acknowledged: (job id, attempt) -> (exit code, signal).
         self.ended: dict[tuple[int, int], tuple[int, int]] = self._load_ended()
         self.registered = False
@@ -208,7 +214,7 @@ class NodeDaemon:
                     "node": self.name,
                     "cpus": os.cpu_count() or 1,
                     "real_memory": real_memory(),
-                    "jobs": [[job_id, attempt] for job_id, (attempt, _) in self.jobs.items()],
+                    "jobs": self.reported_jobs(),
                     "ended": [[*key, *value] for key, value in reported.items()],
                 },
             )
@@ -228,11 +234,19 @@ class NodeDaemon:
         for (job_id, attempt), (code, number) in list(self.ended.items()):
             await self._report(job_id, attempt, code, number)
 
+    def reported_jobs(self) -> list[list[int]]:
+        """[job id, attempt] of each job running here or being launched."""
+        running = {job_id: attempt for job_id, (attempt, _) in self.jobs.items()}
+        running.update(self.launching)
+        return [[job_id, attempt] for job_id, attempt in sorted(running.items())]
+
     def _kill_orphan(self, job_id: int, attempt: int) -> None:
         held = self.jobs.get(job_id)
         if held is not None and held[0] == attempt:
             logger.warning("job_id=%d not the controller's: killed", job_id)
             held[1].kill(0.0)
+        elif self.launching.get(job_id) == attempt:
+            self._disowned.add((job_id, attempt))  # killed once its launch is done
 
     async def _report(self, job_id: int, attempt: int, code: int, number: int) -> None:
         try:
@@ -294,16 +308,25 @@ class NodeDaemon:
         except LaunchFieldError as error:
             raise RpcError(f"bad launch message: {error}") from None
         job_id = spec.job_id
-        if (job_id, attempt) in self.ended or (
-            job_id in self.jobs and self.jobs[job_id][0] == attempt
+        if (
+            (job_id, attempt) in self.ended
+            or (job_id in self.jobs and self.jobs[job_id][0] == attempt)
+            or self.launching.get(job_id) == attempt
         ):
             return {"duplicate": True}
+        self.launching[job_id] = attempt
         try:
             job = await self.launcher.launch(spec)
         except LaunchError as error:
             logger.error("%s", error)
             return {"error": error.reason}
+        finally:
+            if self.launching.get(job_id) == attempt:
+                del self.launching[job_id]
         self.jobs[job_id] = (attempt, job)
+        if (job_id, attempt) in self._disowned:
+            self._disowned.discard((job_id, attempt))
+            self._kill_orphan(job_id, attempt)
         self._save_running()
         limit = message.get("mem_limit")
         self.gather.start(

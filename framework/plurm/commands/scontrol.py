@@ -452,7 +452,7 @@ def _visible(view: ClusterView) -> Iterator[Job]:
     now = view.now
     age = view.config.min_job_age
     for job in view.cluster.jobs.values():
-        if not (job.state.finished and job.end_time is not None and job.end_time + age < now):
+        if not job.purged(now, age):
             yield job
 
 

@@ -447,7 +447,7 @@ def run(
     age = view.config.min_job_age
     jobs = []
     for job in cluster.jobs.values():
-        if job.state.finished and job.end_time is not None and job.end_time + age < now:
+        if job.purged(now, age):
             continue  # purged after MinJobAge, as slurmctld does
         if ids is not None and job.job_id not in ids and job.array_job_id not in ids:
             continue

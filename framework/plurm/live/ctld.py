@@ -23,6 +23,7 @@ import logging
 import pwd
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,10 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between the checks for silent nodes and for jobs past MinJobAge.
 HOUSEKEEPING = 1.0
+#: Seconds between purges of jobs past MinJobAge (slurmctld's is a minute too).
+PURGE_INTERVAL = 60.0
+#: The states of a finished job.
+FINISHED_STATES = tuple(state for state in JobState if state.finished)
 #: The store's value holding the priority plugin's own state (its usage).
 PRIORITY_STATE = "priority_state"
 #: How many of its start times plurmctld keeps in its store.
@@ -175,11 +180,36 @@ class ControllerDaemon:
             logger.info("restored %d jobs, next job id %s", len(jobs), next_id)
 
     async def _housekeeping(self) -> None:
+        last_purge = time.monotonic()
         while True:
             await asyncio.sleep(HOUSEKEEPING)
             self.executor.check_silence()
             self.commit()
             self.save_priority_state()
+            if time.monotonic() - last_purge >= PURGE_INTERVAL:
+                last_purge = time.monotonic()
+                self.purge()
+
+    def purge(self) -> list[int]:
+        """Forget the jobs finished more than MinJobAge ago, in memory and in the state
+        store, as slurmctld purges its job records (their accounting records stay, for
+        sacct); the ids forgotten."""
+        cluster = self.controller.cluster
+        now = self.controller.now
+        age = self.config.min_job_age
+        gone = [
+            job.job_id
+            for state in FINISHED_STATES
+            for job in cluster.jobs_unordered(state)
+            if job.purged(now, age)
+        ]
+        if gone:
+            self.commit()  # nothing of theirs is left unsaved
+            for job_id in gone:
+                cluster.remove_job(job_id)
+            self.store.delete_jobs(gone)
+            logger.info("purged %d jobs finished more than MinJobAge=%d s ago", len(gone), age)
+        return gone
 
     def save_priority_state(self) -> None:
         """Save the priority plugin's own state (:func:`~plurm.hookspecs.priority.
@@ -307,11 +337,7 @@ class ControllerDaemon:
         """The jobs the commands show: all but those finished longer than MinJobAge ago."""
         now = self.controller.now
         age = self.config.min_job_age
-        return [
-            job
-            for job in self.controller.cluster.jobs.values()
-            if not (job.state.finished and job.end_time is not None and job.end_time + age < now)
-        ]
+        return [job for job in self.controller.cluster.jobs.values() if not job.purged(now, age)]
 
     def _submit(self, caller: Caller, message: dict[str, Any]) -> Any:
         try:

@@ -299,6 +299,15 @@ class Cluster:
         self._in_states.clear()
         self._by_partition.clear()
 
+    def remove_job(self, job_id: int) -> Job | None:
+        """Forget a job (plurmctld's purge of a job past MinJobAge)."""
+        job = self.jobs.pop(job_id, None)
+        if job is not None:
+            self._by_state.get(job.state, {}).pop(job_id, None)
+            self._in_states.clear()
+            self._by_partition.clear()
+        return job
+
     def set_state(self, job: Job, state: JobState) -> None:
         """The one way a job's state changes, keeping the per-state index right."""
         self._by_state.get(job.state, {}).pop(job.job_id, None)

@@ -392,6 +392,16 @@ class Job:
         has already released. Slurm's squeue and scontrol list these."""
         return self.nodes if self.completing_nodes is None else self.completing_nodes
 
+    def purged(self, now: float, min_job_age: int) -> bool:
+        """Finished more than MinJobAge seconds ago: slurmctld has forgotten it, and the
+        commands no longer show it (MinJobAge=0 keeps every job)."""
+        return (
+            min_job_age > 0
+            and self.state.finished
+            and self.end_time is not None
+            and self.end_time + min_job_age < now
+        )
+
     def run_time(self, now: float) -> float:
         """Seconds the job has run: its time before suspension plus the current stretch."""
         if self.start_time is None:

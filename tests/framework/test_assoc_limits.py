@@ -4,8 +4,6 @@ Slurm 22.05's pending reasons, and what refuses a submission (plurm.controller.l
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from plurm.controller import RequestError
 from plurm.errors import ConfError
 from plurm.model.job import JobState, PendingReason
 from plurm.testing import JobBuilder, TestCluster
+from tests.support.cli import simulate
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -225,20 +224,7 @@ def test_a_simulated_session_shows_the_reasons_and_the_refusal(tmp_path: Path) -
         "110 sbatch --uid=daemon -n1 --wrap='sleep 100'\n"
         "111 squeue -h -o %i\n"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "plurm.cli.main",
-            "simulate",
-            "--conf",
-            str(tmp_path / "slurm.conf"),
-            str(tmp_path / "session"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = simulate(tmp_path / "slurm.conf", tmp_path / "session")
     assert result.returncode == 0, result.stderr
     assert f"sbatch: error: Batch job submission failed: {POLICY}" in result.stdout
     first, second = result.stdout.split("$ squeue -o '%i %t %r'\n")[1:3]

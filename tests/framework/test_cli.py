@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import plurm
 
 CONF = REPO / "conf"
-
-
-def plurm(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 def test_hostlist_expand_prints_one_host_per_line() -> None:
@@ -87,13 +76,7 @@ def test_conf_check_reports_errors_with_positions_and_exits_1(tmp_path: Path) ->
 def test_conf_check_uses_slurm_conf_from_the_environment(tmp_path: Path) -> None:
     path = tmp_path / "slurm.conf"
     path.write_text("ClusterName=envy\nSlurmctldHost=head\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", "conf", "check"],
-        capture_output=True,
-        text=True,
-        env={"SLURM_CONF": str(path), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    result = plurm("conf", "check", env={"SLURM_CONF": str(path), "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
     assert "ClusterName=envy" in result.stdout
 

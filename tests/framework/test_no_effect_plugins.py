@@ -4,8 +4,6 @@ check`` (exit 1) and refused by ``plurm simulate``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from plurm import conf
 from plurm.cli.main import main
 from plurm.manager import Plugins
+from tests.support.cli import simulate
 
 HEAD = "ClusterName=c\nSlurmctldHost=h\n"
 NODES = "NodeName=n[1-2] CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n"
@@ -84,13 +83,7 @@ def test_no_op_plugins_say_so_once_each_in_plurm_simulate(tmp_path: Path) -> Non
     )
     session = tmp_path / "session"
     session.write_text("0 sbatch -N1 --wrap='sleep 5'\n1 squeue -h -o %T\n3 sinfo -h -o %T\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", "simulate", "--conf", str(path), str(session)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    done = simulate(path, session, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "RUNNING" in done.stdout
     lines = done.stderr.splitlines()

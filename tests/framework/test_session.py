@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from plurm.sim.session import SessionError, parse_session
 from tests.conftest import REPO
+from tests.support.cli import simulate
 
 EXAMPLE = REPO / "conf" / "seed-suspend-gang"
-
-
-def simulate(conf: Path, session: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", "simulate", "--conf", str(conf), str(session)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def test_session_lines_keep_file_order_and_times() -> None:

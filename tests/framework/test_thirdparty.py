@@ -33,6 +33,7 @@ from plurm.sim.metrics import write_jobs_csv
 from plurm.sim.trace import TraceMapping, Transition, replay
 from plurm.workload import CleanedTrace, clean, read_swf
 from tests.conftest import REPO, SHARED
+from tests.support.cli import plurm
 
 THIRDPARTY = REPO / "tests" / "data" / "thirdparty"
 PACKAGES = ("preempt_mirror", "preempt_max_age", "preempt_faulty")
@@ -73,14 +74,7 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _plurm(target: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(target), str(REPO)]))
-    return subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        check=False,
-    )
+    return plurm(*args, cwd=cwd, env=env)
 
 
 def _variant(select: str, mode: str, preempt: str) -> str:

@@ -5,8 +5,6 @@ judges slurm.conf's PreemptMode itself (left out, as it takes its methods from P
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from plurm.manager import Plugins
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, JobState
 from tests.conftest import REPO
+from tests.support.cli import plurm
 
 pytest.importorskip("plurm_preempt_pbs")
 
@@ -29,15 +28,6 @@ def _copy(tmp_path: Path) -> Path:
     return target
 
 
-def _plurm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "plurm.cli.main", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 def test_the_example_loads_with_pbs_settings() -> None:
     plugins = Plugins.load(conf.load(EXAMPLE / "slurm.conf"))
     assert "preempt/pbs" in plugins.type_strings()
@@ -47,7 +37,7 @@ def test_conf_check_reports_a_bad_qmgr_conf_with_file_line_and_column(tmp_path: 
     directory = _copy(tmp_path)
     with (directory / "qmgr.conf").open("a") as stream:
         stream.write("set queue express priorty = 3\n")
-    result = _plurm("conf", "check", str(directory / "slurm.conf"))
+    result = plurm("conf", "check", str(directory / "slurm.conf"))
     assert result.returncode == 1
     assert f"{directory / 'qmgr.conf'}:5:19: unrecognized key 'priorty'" in result.stderr
     assert "did you mean 'priority'?" in result.stderr
@@ -57,7 +47,7 @@ def test_conf_check_reports_a_bad_qmgr_conf_with_file_line_and_column(tmp_path: 
 def test_simulate_refuses_a_malformed_sched_config(tmp_path: Path) -> None:
     directory = _copy(tmp_path)
     (directory / "sched_config").write_text('preempt_order: "R 50 X"\n')
-    result = _plurm("simulate", "--conf", str(directory / "slurm.conf"), str(directory / "session"))
+    result = plurm("simulate", "--conf", str(directory / "slurm.conf"), str(directory / "session"))
     assert result.returncode != 0
     assert f"{directory / 'sched_config'}:1:22:" in result.stderr
     assert "'X' is not a preemption method" in result.stderr

@@ -6,8 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from plurm.model.job import JobState
 from plurm.testing import JobBuilder, TestCluster
 from plurm_priority_multifactor.fairshare import Tree, build_tree, classic, fair_tree
 from plurm_priority_multifactor.usage import decay_per_second
+from tests.support.cli import simulate
 
 Make = Callable[..., TestCluster]
 Job = Callable[[], JobBuilder]
@@ -357,20 +356,7 @@ def test_a_simulated_session_shows_fair_share_deciding(tmp_path: Path) -> None:
         "7100 sshare -a -l\n"
         "7210 squeue\n"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "plurm.cli.main",
-            "simulate",
-            "--conf",
-            str(tmp_path / "slurm.conf"),
-            str(tmp_path / "session"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = simulate(tmp_path / "slurm.conf", tmp_path / "session")
     assert result.returncode == 0, result.stderr
     sprio = result.stdout.split("$ sprio -l\n", 1)[1].split("[t=", 1)[0].splitlines()
     rows = {row.split()[0]: row.split() for row in sprio[1:]}

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 
 from plurm.model.job import JobState
 from plurm.testing import JobBuilder, TestCluster
-from plurm_priority_multifactor.fairshare import Tree, build_tree, classic, fair_tree
+from plurm_priority_multifactor.fairshare import (
+    FairTreePlan,
+    Node,
+    Tree,
+    build_tree,
+    classic,
+    fair_tree,
+)
 from plurm_priority_multifactor.usage import decay_per_second
 from tests.support.cli import simulate
 
@@ -26,20 +33,22 @@ Job = Callable[[], JobBuilder]
 
 
 @st.composite
-def trees(draw: st.DrawFn) -> Tree:
+def trees(draw: st.DrawFn, parent_shares: bool = False) -> Tree:
     """A random account tree (up to 3 levels below root) with users under any account,
-    random shares (0 included) and usage (0 included, ties likely)."""
+    random shares (0 included; with ``parent_shares``, ``Fairshare=parent`` too) and usage
+    (0 included, ties likely)."""
+    shares = st.integers(0, 4) | st.none() if parent_shares else st.integers(0, 4)
     count = draw(st.integers(1, 6))
     accounts: dict[str, tuple[str | None, int | None]] = {"root": (None, None)}
     names = ["root"]
     for index in range(count):
         parent = draw(st.sampled_from(names))
         name = f"a{index}"
-        accounts[name] = (parent, draw(st.integers(0, 4)))
+        accounts[name] = (parent, draw(shares))
         names.append(name)
     users: dict[tuple[str, str], int | None] = {}
     for index in range(draw(st.integers(1, 8))):
-        users[(f"u{index}", draw(st.sampled_from(names)))] = draw(st.integers(0, 4))
+        users[(f"u{index}", draw(st.sampled_from(names)))] = draw(shares)
     tree = build_tree(accounts, users)
     for node in tree.users():
         amount = float(draw(st.sampled_from([0, 0, 1, 2, 5, 10, 100])))
@@ -110,6 +119,25 @@ def test_fair_tree_ranks_users_by_their_level_fairshare_paths(tree: Tree) -> Non
             assert factors[user.key] == (count - ahead) / count
     for key, (_, _, lf) in values.items():
         assert lf == _lf(tree, key) or (math.isinf(lf) and math.isinf(_lf(tree, key)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(trees(parent_shares=True), st.lists(st.sampled_from([0.0, 1.0, 3.0, 100.0]), max_size=12))
+def test_the_fast_fair_tree_gives_the_reference_factors(tree: Tree, charges: list[float]) -> None:
+    """FairTreePlan (what the plugin calls at each recalculation) equals fair_tree, float
+    for float, on the tree it was made for, after its usage changes, and on usage kept
+    from before a change."""
+    plan = FairTreePlan(tree)
+    assert plan.factors() == fair_tree(tree)[0]
+    users = tree.users()
+    for index, amount in enumerate(charges):  # usage changes: the plan follows it
+        before, expected = plan.usage(), fair_tree(tree)[0]
+        walker: Node | None = users[index % len(users)]
+        while walker is not None:
+            walker.usage += amount
+            walker = walker.parent
+        assert plan.factors() == fair_tree(tree)[0]
+        assert plan.factors(before) == expected  # on the usage kept from before the change
 
 
 def test_fair_tree_ties_as_real_slurm_ranked_them() -> None:

@@ -30,7 +30,14 @@ from plurm.model.job import Job, JobState
 from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
 from plurm.registry import PluginContext
 from plurm_priority_multifactor import factors as fx
-from plurm_priority_multifactor.fairshare import Tree, build_tree, classic, fair_tree
+from plurm_priority_multifactor.fairshare import (
+    FairTreePlan,
+    Node,
+    Tree,
+    build_tree,
+    classic,
+    fair_tree,
+)
 from plurm_priority_multifactor.state import load_state, save_state
 from plurm_priority_multifactor.usage import decay_per_second, reset_period_key
 
@@ -76,12 +83,21 @@ class MultifactorPriority:
         )
         self.totals = fx.ClusterTotals.of(config)
         self.tree = _tree_of(context)
+        self.plan = FairTreePlan(self.tree) if self.fair_tree else None
         self.decay = decay_per_second(settings.decay_half_life)
         self.last_ran: float | None = None
         self.reset_key: tuple[int, ...] | None = None
         #: Run time charged so far per (job id, run).
         self.charged: dict[tuple[int, int], float] = {}
+        #: What each run is charged per second (its CPUs times its QOS's UsageFactor), and
+        #: the tree nodes it is charged to: found at its first charge, fixed while it runs.
+        self.rates: dict[tuple[int, int], tuple[float, list[Node]]] = {}
         self.fairshare: dict[tuple[str, str | None], float] = {}
+        #: The usage the fair-share factors are owed on, when a recalculation had no job to
+        #: give a priority and left them to be worked out once one is needed (None: they
+        #: are current; a list: the usage as it was then, each tree node's in the plan's
+        #: order; an empty list: the tree's own usage, unchanged since).
+        self.owed: list[float] | None = None
         #: Each job's factors as its priority was last worked out (sprio shows these,
         #: as Slurm's controller keeps them between its calculations).
         self.last: dict[int, PriorityFactors] = {}
@@ -112,16 +128,28 @@ class MultifactorPriority:
         if delta <= 0:
             return
         self.charged[run] = ran
+        rate = self.rates.get(run)
+        if rate is None:
+            rate = self.rates[run] = self._rate(job, cluster)
+        per_second, path = rate
+        amount = per_second * delta * self.decay**delta
+        for node in path:
+            node.usage += amount
+
+    def _rate(self, job: Job, cluster: Cluster) -> tuple[float, list[Node]]:
+        """What a run of ``job`` is charged per second, and the nodes charged (its
+        association and every account above; none without an association)."""
         key = self._association(job)
-        if key is None:
-            return
+        node = None if key is None else self.tree.nodes.get(key)
+        path = []
+        while node is not None:
+            path.append(node)
+            node = node.parent
+        if not path:
+            return 0.0, path
         qos = self.config.qos_spec(job.qos or "normal")
         factor = qos.usage_factor if qos is not None else 1.0
-        amount = self._cpus(job, cluster) * factor * delta * self.decay**delta
-        node = self.tree.nodes.get(key)
-        while node is not None:
-            node.usage += amount
-            node = node.parent
+        return self._cpus(job, cluster) * factor, path
 
     def _bring_up_to_date(self, now: float, cluster: Cluster) -> None:
         """Decay, reset and charge usage up to ``now``."""
@@ -140,9 +168,12 @@ class MultifactorPriority:
         for job in cluster.jobs_in(*_RUNNING):
             self._charge(job, cluster)
 
-    def _refresh_fairshare(self) -> None:
-        if self.fair_tree:
-            self.fairshare = fair_tree(self.tree)[0]
+    def _refresh_fairshare(self, usage: list[float] | None = None) -> None:
+        self.owed = None
+        if not self.weights.fairshare:
+            self.fairshare = {}  # weighed by 0: every job's fair-share term is 0 anyway
+        elif self.plan is not None:
+            self.fairshare = self.plan.factors(usage)
         else:
             values = classic(self.tree)
             self.fairshare = {
@@ -158,6 +189,8 @@ class MultifactorPriority:
         if job.state is not JobState.PENDING and job.nodes:
             cpus = self._cpus(job, cluster)
         key = self._association(job)
+        if self.owed is not None:
+            self._refresh_fairshare(self.owed or None)
         fairshare = self.fairshare.get(key, 0.0) if key is not None else 0.0
         size = fx.job_size(
             job,
@@ -214,16 +247,18 @@ class MultifactorPriority:
     @hookimpl
     def priority_recalc(self, cluster: Cluster) -> Mapping[int, int]:
         self._bring_up_to_date(cluster.now, cluster)
-        self._refresh_fairshare()
         states = [JobState.PENDING]
         if "CALCULATE_RUNNING" in self.flags:
             states.append(JobState.RUNNING)
+        jobs = [job for job in cluster.jobs_in(*states) if job.priority != 0]
+        self.last.clear()
+        if jobs or self.plan is None:
+            self._refresh_fairshare()
+        else:  # no job to give a priority: the factors are worked out when one needs them
+            self.owed = []
         changed = {}
         increase_only = "INCR_ONLY" in self.flags
-        self.last.clear()
-        for job in cluster.jobs_in(*states):
-            if job.priority == 0:
-                continue
+        for job in jobs:
             priority = self._priority(job, cluster)
             if increase_only:
                 priority = max(priority, job.priority)
@@ -235,7 +270,10 @@ class MultifactorPriority:
     def priority_job_end(self, job: Job, cluster: Cluster) -> None:
         if self.last_ran is None:
             self.last_ran = cluster.now
+        if self.owed == [] and self.plan is not None:
+            self.owed = self.plan.usage()  # as the recalculation left it, before this charge
         self._charge(job, cluster)
+        self.rates.pop((job.job_id, job.restarts), None)  # this run is charged in full
 
     @hookimpl
     def priority_jobs_recovered(self, jobs: Sequence[Job], cluster: Cluster) -> None:

@@ -86,6 +86,8 @@ def test_limits_are_read_and_max_limits_pass_down_the_tree(tmp_path: Path) -> No
         ("Account=a MaxJobs=-3", "MaxJobs"),
         ("User=root Account=root MaxWall=soon", "MaxWall"),
         ("Account=a GrpJob=2", "GrpJobs"),  # the nearest field is suggested
+        ("Account=a Priority=high", "Priority"),
+        ("User=root Account=root Priority=-5", "Priority"),
     ],
 )
 def test_bad_limits_are_refused_with_the_field(tmp_path: Path, line: str, message: str) -> None:

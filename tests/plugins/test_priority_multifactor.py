@@ -318,6 +318,29 @@ def test_qos_weight_and_nice_order_the_queue(make_cluster: Make, job: Job) -> No
     assert weights[1].split() == ["Weights", "1", "100", "10000"]  # SITE, AGE, QOS
 
 
+def test_association_priority_weighs_and_is_handed_down(make_cluster: Make, job: Job) -> None:
+    """accounts.conf's Priority= over the highest of any association, times
+    PriorityWeightAssoc: a user without one of its own takes its account's."""
+    conf = _conf("PriorityWeightAssoc=1000")
+    accounts = (
+        "Account=chem Priority=100\nAccount=phys Priority=400\n"
+        "User=hank Account=chem\nUser=ivy Account=phys Priority=25\n"
+    )
+    cluster = make_cluster(conf, accounts_text=accounts)
+    cluster.submit(job().user("root").account("root").tasks(8).runtime(600))
+    cluster.run_until(5)
+    low = cluster.submit(job().user("ivy").account("phys").tasks(8).runtime(60))
+    high = cluster.submit(job().user("hank").account("chem").tasks(8).runtime(60))
+    cluster.run_until(10)
+    sprio = cluster.command("sprio -n -o '%i %b'").stdout.splitlines()[1:]
+    # the normalized factors: ivy 25 of 400, hank 100 (chem's) of 400
+    assert {int(row.split()[0]): row.split()[1] for row in sprio} == {
+        low: "0.0625000",
+        high: "0.2500000",
+    }
+    assert _first_to_start(cluster, [low, high]) == high
+
+
 def test_partition_job_factor_weighs(make_cluster: Make, job: Job) -> None:
     conf = (
         "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"

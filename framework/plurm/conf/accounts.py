@@ -74,6 +74,7 @@ _ACCOUNT_FIELDS = (
     "Coordinators",
     "Fairshare",
     "Shares",
+    "Priority",
     *_LIMIT_FIELDS,
 )
 _USER_FIELDS = (
@@ -84,6 +85,7 @@ _USER_FIELDS = (
     "AdminLevel",
     "Fairshare",
     "Shares",
+    "Priority",
     *_LIMIT_FIELDS,
 )
 #: The TRES GrpTRES may bound, with the AssocLimits field each sets.
@@ -142,6 +144,7 @@ def read_accounts(
         if "shares" in values:
             values.setdefault("fairshare", values.pop("shares"))
         shares = _shares(values.get("fairshare"), where, errors)
+        priority = _priority(values.get("priority"), where, errors)
         limits = _limits(values, where, errors)
         name = first.value.lower()
         if not name:
@@ -168,6 +171,7 @@ def read_accounts(
             accounts[name] = attrs.evolve(
                 _account(name, values, where),
                 fairshare=shares,
+                priority=priority,
                 limits=limits,
             )
     _check_accounts(accounts, qos_names, errors)
@@ -208,6 +212,11 @@ def _shares(text: str | None, where: SourceLocation, errors: list[ConfError]) ->
         return int(text)
     errors.append(ConfValueError("Fairshare", text, "not a number of shares or parent", where))
     return 1
+
+
+def _priority(text: str | None, where: SourceLocation, errors: list[ConfError]) -> int | None:
+    """An association's Priority (None: not set, or ``-1``, sacctmgr's "clear")."""
+    return None if text is None else _count("Priority", text, where, errors)
 
 
 def _count(key: str, text: str, where: SourceLocation, errors: list[ConfError]) -> int | None:
@@ -329,6 +338,18 @@ def _inherited(accounts: dict[str, AccountSpec], name: str) -> tuple[tuple[str, 
     return qos if qos is not None else ("normal",), default
 
 
+def _inherited_priority(
+    accounts: dict[str, AccountSpec], account: str, own: int | None
+) -> int | None:
+    """An association's Priority: its own, else the nearest account's above it that sets
+    one, as slurmdbd hands it down."""
+    current: str | None = account
+    while own is None and current is not None and current in accounts:
+        own = accounts[current].priority
+        current = accounts[current].parent
+    return own
+
+
 def _associations(
     users: list[tuple[str, dict[str, str], SourceLocation]],
     accounts: dict[str, AccountSpec],
@@ -351,6 +372,9 @@ def _associations(
                 own if own is not None else qos,
                 values.get("defaultqos", default),
                 fairshare=_shares(values.get("fairshare"), where, []),
+                priority=_inherited_priority(
+                    accounts, account, _priority(values.get("priority"), where, [])
+                ),
                 limits=_propagated(accounts, account, _limits(values, where, [])),  # (reported)
             )
             for name in (*association.qos, *filter(None, [association.default_qos])):

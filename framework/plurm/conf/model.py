@@ -217,6 +217,9 @@ class AccountSpec:
     location: SourceLocation | None = attrs.field(default=None, eq=False)
     #: Fairshare: its shares among its siblings (sacctmgr's default 1); None: ``parent``.
     fairshare: int | None = 1
+    #: Priority: what its associations add to their jobs' association factor (None: not
+    #: set; its sub-accounts and users without one of their own take it).
+    priority: int | None = None
     #: Its limits as written (GrpTRES, GrpJobs, MaxJobs, MaxSubmitJobs, MaxWall).
     limits: AssocLimits = NO_LIMITS
 
@@ -233,6 +236,9 @@ class Association:
     #: Fairshare: its shares among its account's children (sacctmgr's default 1); None:
     #: ``parent`` (the user's jobs count as its account's own).
     fairshare: int | None = 1
+    #: Priority (its own, else the nearest account's above it; None: not set), which
+    #: priority/multifactor divides by the highest of any association for the ASSOC factor.
+    priority: int | None = None
     #: Its limits: its Grp* as its line writes them, its Max* from its line else from the
     #: nearest account above that sets them (as slurmdbd propagates them).
     limits: AssocLimits = NO_LIMITS

@@ -11,9 +11,9 @@ resets it at PriorityUsageResetPeriod boundaries, works the fair-share factors o
 gives every pending job (and, with ``CALCULATE_RUNNING``, every running one) its priority
 anew; with ``INCR_ONLY`` a priority never goes down. A job's usage up to its end is charged
 when it stops running; plurmctld keeps the usage across its restarts (:mod:`.state`). The
-association factor is 0 (accounts.conf has no association
-Priority); ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which weighs billing) and the other flags are
-accepted and do nothing here.
+association factor is the job's association's Priority (accounts.conf, handed down the
+account tree) over the highest of any association; ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which
+weighs billing) and the other flags are accepted and do nothing here.
 """
 
 from __future__ import annotations
@@ -82,6 +82,15 @@ class MultifactorPriority:
             tres=parse_tres_weights(settings.weight_tres),
         )
         self.totals = fx.ClusterTotals.of(config)
+        #: Each association's Priority (accounts.conf; inherited down the account tree),
+        #: and the highest of any association, which the ASSOC factor divides by.
+        self.assoc_priority = {
+            (a.account, a.user): a.priority for a in config.associations if a.priority
+        }
+        self.max_assoc_priority = max(
+            [*self.assoc_priority.values(), *(spec.priority or 0 for spec in config.accounts)],
+            default=0,
+        )
         self.tree = _tree_of(context)
         self.plan = FairTreePlan(self.tree) if self.fair_tree else None
         self.decay = decay_per_second(settings.decay_half_life)
@@ -208,6 +217,7 @@ class MultifactorPriority:
             qos=job.qos or "normal",
             priority=job.priority,
             age=weights.age * fx.age(job, now, settings.max_age),
+            assoc=weights.assoc * self._assoc_factor(key),
             fairshare=weights.fairshare * fairshare,
             jobsize=weights.jobsize * size,
             part=weights.partition * fx.partition(self.config, job, totals),
@@ -218,6 +228,12 @@ class MultifactorPriority:
             ),
             nice=job.request.nice,
         )
+
+    def _assoc_factor(self, key: tuple[str, str | None] | None) -> float:
+        """The association's Priority over the highest of any association (0 without)."""
+        if key is None or self.max_assoc_priority <= 0:
+            return 0.0
+        return self.assoc_priority.get(key, 0) / self.max_assoc_priority
 
     def _priority(self, job: Job, cluster: Cluster) -> int:
         parts = self.last[job.job_id] = self._factors(job, cluster)

@@ -1,0 +1,136 @@
+"""PreemptParameters=victims=slurm|fewest|least_lost_work under preempt/partition_prio, on
+select/linear and select/cons_res: the seed's future-ideas example and the 8-node case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from plurm.errors import PlurmError
+from plurm.model.job import JobState
+from plurm.testing import JobBuilder, TestCluster
+
+Make = Callable[..., TestCluster]
+Job = Callable[[], JobBuilder]
+
+# The Slurm 1.3 preemption page's "future ideas": five nodes, three one-node jobs of the
+# low partition on n[1-3], a 3-node job of the high partition; SUSPEND,GANG.
+SEED = (
+    "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
+    "{params}"
+    "NodeName=n[1-5] CPUs=2\n"
+    "PartitionName=active Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:1\n"
+    "PartitionName=hipri Nodes=ALL PriorityTier=2 OverSubscribe=FORCE:1\n"
+)
+
+# Eight one-CPU nodes under select/linear: a 4-node job and two 2-node jobs fill them.
+EIGHT = (
+    "SelectType=select/linear\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+    "{params}"
+    "NodeName=n[1-8] CPUs=1\n"
+    "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\n"
+    "PartitionName=high Nodes=ALL PriorityTier=2\n"
+)
+
+
+def _params(victims: str | None) -> str:
+    return f"PreemptParameters=victims={victims}\n" if victims else ""
+
+
+def _seed(make_cluster: Make, job: Job, victims: str | None) -> tuple[TestCluster, int]:
+    cluster = make_cluster(SEED.format(params=_params(victims)))
+    for _ in range(3):
+        cluster.submit(job().tasks(2).runtime(600))
+    cluster.settle()
+    assert [cluster.job(i).nodes for i in (1, 2, 3)] == [("n1",), ("n2",), ("n3",)]
+    high = cluster.submit(job().partition("hipri").nodes(3).tasks(6).runtime(100))
+    cluster.run_until(cluster.now + 5)
+    return cluster, high
+
+
+@pytest.mark.parametrize("victims", [None, "slurm"])
+def test_seed_example_slurm_suspends_all_three(make_cluster: Make, job: Job, victims: str) -> None:
+    cluster, high = _seed(make_cluster, job, victims)
+    assert cluster.state(high) is JobState.RUNNING
+    assert cluster.job(high).nodes == ("n1", "n2", "n3")
+    assert [cluster.state(i) for i in (1, 2, 3)] == [JobState.SUSPENDED] * 3
+
+
+def test_seed_example_fewest_takes_one_victim_and_the_idle_nodes(
+    make_cluster: Make, job: Job
+) -> None:
+    cluster, high = _seed(make_cluster, job, "fewest")
+    assert cluster.state(high) is JobState.RUNNING
+    # One victim (the first in Slurm's order: job 1) and the two idle nodes.
+    assert cluster.job(high).nodes == ("n1", "n4", "n5")
+    assert [cluster.state(i) for i in (1, 2, 3)] == [
+        JobState.SUSPENDED,
+        JobState.RUNNING,
+        JobState.RUNNING,
+    ]
+
+
+def _eight(
+    make_cluster: Make, job: Job, victims: str | None, *, old_big: bool
+) -> tuple[TestCluster, dict[str, int], int]:
+    """The 4-node job and two 2-node jobs; ``old_big``: the 4-node job started an hour
+    before the others (else an hour after)."""
+    cluster = make_cluster(EIGHT.format(params=_params(victims)))
+    ids: dict[str, int] = {}
+    first, second = (("big", 4), ("small", 2)) if old_big else (("small", 2), ("big", 4))
+    for name, size in (first, second):
+        count = 1 if name == "big" else 2
+        for index in range(count):
+            ids[f"{name}{index}"] = cluster.submit(job().nodes(size).runtime(100_000))
+        cluster.settle()
+        cluster.run_until(cluster.now + 3600)
+    assert all(cluster.state(i) is JobState.RUNNING for i in ids.values())
+    high = cluster.submit(job().partition("high").nodes(4).runtime(100))
+    cluster.run_until(cluster.now + 2)
+    return cluster, ids, high
+
+
+def _preempted(cluster: TestCluster, ids: dict[str, int]) -> set[str]:
+    return {name for name, i in ids.items() if cluster.job(i).preempt_time is not None}
+
+
+@pytest.mark.parametrize("old_big", [True, False])
+def test_eight_nodes_slurm_takes_the_two_small_jobs(
+    make_cluster: Make, job: Job, old_big: bool
+) -> None:
+    cluster, ids, _ = _eight(make_cluster, job, "slurm", old_big=old_big)
+    assert _preempted(cluster, ids) == {"small0", "small1"}
+
+
+@pytest.mark.parametrize("old_big", [True, False])
+def test_eight_nodes_fewest_takes_the_one_four_node_job(
+    make_cluster: Make, job: Job, old_big: bool
+) -> None:
+    cluster, ids, high = _eight(make_cluster, job, "fewest", old_big=old_big)
+    assert _preempted(cluster, ids) == {"big0"}
+    cluster.run_until(cluster.now + 10)
+    assert cluster.state(high) is JobState.RUNNING
+    assert cluster.state(ids["big0"]) is JobState.PENDING  # requeued
+    assert {cluster.state(ids[n]) for n in ("small0", "small1")} == {JobState.RUNNING}
+
+
+def test_eight_nodes_least_lost_work_takes_the_young_small_jobs(
+    make_cluster: Make, job: Job
+) -> None:
+    cluster, ids, _ = _eight(make_cluster, job, "least_lost_work", old_big=True)
+    # 4 CPUs x 2 h lost against 2 x 2 CPUs x 1 h: the two young 2-node jobs go.
+    assert _preempted(cluster, ids) == {"small0", "small1"}
+
+
+def test_eight_nodes_least_lost_work_takes_a_young_big_job(make_cluster: Make, job: Job) -> None:
+    cluster, ids, _ = _eight(make_cluster, job, "least_lost_work", old_big=False)
+    # 4 CPUs x 1 h lost against 2 x 2 CPUs x 2 h: the young 4-node job goes.
+    assert _preempted(cluster, ids) == {"big0"}
+
+
+def test_an_unknown_objective_is_a_configuration_error(make_cluster: Make) -> None:
+    with pytest.raises(PlurmError, match="victims takes one of slurm, fewest, least_lost_work"):
+        make_cluster(EIGHT.format(params=_params("cheapest")))

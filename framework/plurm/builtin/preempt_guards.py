@@ -76,6 +76,8 @@ class _TimeGuard:
         self.context = context
         written = str(context.options.get(self.OPTION) or "")
         try:
+            if not written:
+                raise ValueError(f"{self.OPTION} needs a value ({self.OPTION}=MIN[%])")
             self.guard = parse_run_guard(written)
         except ValueError as error:
             raise ConfValueError(

@@ -369,6 +369,7 @@ class PreemptionMixin(ControllerBase):
             return plugins.select_job_test(job, nodes, SelectMode.RUN_NOW, members, cluster)
 
         test: Callable[[Sequence[Candidate]], SelectResult] = dry_run
+        original = result
         if not result.victims:
             # Placed on top of running jobs for gang scheduling to suspend: their victims
             # are the candidates on its nodes, and each set is tried on the idle nodes and
@@ -378,6 +379,11 @@ class PreemptionMixin(ControllerBase):
                 return result
             result, test = stacked
         choice = choose_victims(result, candidates, cost_of, test)
+        if original is not result:
+            # (gang scheduling suspends the jobs under it, as under Slurm's placement)
+            if choice.cost >= choice.slurm_cost:
+                return original
+            return attrs.evolve(choice.result, victims=())
         if choice.result is not result:
             logger.debug(
                 "victims job_id=%s slurm=%s chosen=%s cost=%s slurm_cost=%s exact=%s tests=%s",

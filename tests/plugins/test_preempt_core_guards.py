@@ -161,3 +161,25 @@ def test_bad_guard_values_are_configuration_errors(
 ) -> None:
     with pytest.raises(PlurmError, match=message):
         _make(make_cluster, params)
+
+
+def test_a_guard_holds_under_preempt_qos_too(make_cluster: Make, job: Job) -> None:
+    conf = (
+        "SelectType=select/linear\nPreemptType=preempt/qos\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+        "PreemptParameters=no_preempt_run_time=10\n"
+        "NodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE\n"
+    )
+    qos = "QOS=normal Priority=10\nQOS=high Priority=100 Preempt=normal\n"
+    cluster = make_cluster(conf, qos_text=qos)
+    young = cluster.submit(job().runtime(100_000))
+    cluster.settle()
+    first = cluster.submit(job().qos("high").runtime(60))
+    cluster.run_until(cluster.now + 10)
+    assert cluster.state(first) is JobState.RUNNING  # 1 minute old: preempted
+    cluster.run_until(cluster.now + 400)
+    assert cluster.state(young) is JobState.RUNNING
+    cluster.run_until(cluster.now + 900)  # now it has run more than 10 minutes
+    second = cluster.submit(job().qos("high").runtime(60))
+    cluster.run_until(cluster.now + 10)
+    assert cluster.state(second) is JobState.PENDING
+    assert cluster.state(young) is JobState.RUNNING

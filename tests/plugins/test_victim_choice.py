@@ -134,3 +134,24 @@ def test_eight_nodes_least_lost_work_takes_a_young_big_job(make_cluster: Make, j
 def test_an_unknown_objective_is_a_configuration_error(make_cluster: Make) -> None:
     with pytest.raises(PlurmError, match="victims takes one of slurm, fewest, least_lost_work"):
         make_cluster(EIGHT.format(params=_params("cheapest")))
+
+
+def test_past_the_exact_bound_the_pool_still_finds_the_one_big_victim(
+    make_cluster: Make, job: Job
+) -> None:
+    """18 nodes, sixteen 1-node jobs then one 2-node job (last in Slurm's order: larger):
+    17 candidates, past EXACT_CANDIDATES; the bounded pool (lowest cost per CPU) holds the
+    2-node job, and fewest takes it alone where Slurm takes two 1-node jobs."""
+    conf = EIGHT.replace("NodeName=n[1-8]", "NodeName=n[1-18]")
+    for victims, expected in (("slurm", 2), ("fewest", 1)):
+        cluster = make_cluster(conf.format(params=_params(victims)))
+        smalls = [cluster.submit(job().runtime(100_000)) for _ in range(16)]
+        big = cluster.submit(job().nodes(2).runtime(100_000))
+        cluster.settle()
+        assert all(cluster.state(i) is JobState.RUNNING for i in [*smalls, big])
+        high = cluster.submit(job().partition("high").nodes(2).runtime(100))
+        cluster.run_until(cluster.now + 10)
+        assert cluster.state(high) is JobState.RUNNING
+        taken = [i for i in [*smalls, big] if cluster.job(i).preempt_time is not None]
+        assert len(taken) == expected
+        assert (taken == [big]) is (victims == "fewest")

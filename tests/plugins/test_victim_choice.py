@@ -155,3 +155,32 @@ def test_past_the_exact_bound_the_pool_still_finds_the_one_big_victim(
         taken = [i for i in [*smalls, big] if cluster.job(i).preempt_time is not None]
         assert len(taken) == expected
         assert (taken == [big]) is (victims == "fewest")
+
+
+def test_a_retry_during_grace_time_keeps_its_victims(make_cluster: Make, job: Job) -> None:
+    """least_lost_work at the first try (t=101): the 2-node job (2 CPUs x 30 s) over the
+    1-node job (1 x 70 s). At the preemptor's retry at the periodic pass (t=180, past
+    KillWait + MessageTimeout: it may signal again), during the victim's GraceTime, the
+    2-node job would cost more (2 x 109 s > 1 x 149 s) had it not been chosen already: the
+    retry keeps it and takes no second victim."""
+    conf = (
+        "SelectType=select/linear\nPreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n"
+        "PreemptParameters=victims=least_lost_work\n"
+        "NodeName=n[1-3] CPUs=1\n"
+        "PartitionName=low Nodes=ALL Default=YES PriorityTier=1 GraceTime=120\n"
+        "PartitionName=high Nodes=ALL PriorityTier=2\n"
+    )
+    cluster = make_cluster(conf)
+    cluster.run_until(30)
+    old = cluster.submit(job().runtime(100_000))
+    cluster.run_until(70)
+    young = cluster.submit(job().nodes(2).runtime(100_000))
+    cluster.run_until(100)
+    assert cluster.job(old).start_time == 31 and cluster.job(young).start_time == 71
+    cluster.submit(job().partition("high").runtime(100))
+    cluster.run_until(103)
+    assert cluster.job(young).preempt_time == 101
+    assert cluster.job(old).preempt_time is None
+    cluster.run_until(185)  # past the retry at 180 (its GraceTime ends at 221)
+    assert cluster.state(young) is JobState.RUNNING  # in its GraceTime
+    assert cluster.job(old).preempt_time is None

@@ -356,13 +356,18 @@ class PreemptionMixin(ControllerBase):
         """Select's answer for the cheapest set of victims the search finds under the
         objective of ``preempt_victim_cost`` (see :mod:`.victim_search`); select's own
         answer when no plugin gives costs. The candidates are read afresh (select may
-        have handed on those it was given)."""
+        have handed on those it was given). A victim already being ended (a preemptor's
+        retry during its GraceTime) costs nothing more, so a retry keeps its victims."""
         plugins, cluster = self.plugins, self.cluster
         candidates = self._candidates(job)
         if not candidates or plugins.preempt_victim_cost(job, candidates[0], cluster) is None:
             return result
 
+        ending = self._ending
+
         def cost_of(candidate: Candidate) -> float:
+            if candidate.job_id in ending:
+                return 0.0  # (being ended already, in its GraceTime: its loss is counted)
             return plugins.preempt_victim_cost(job, candidate, cluster) or 0.0
 
         def dry_run(members: Sequence[Candidate]) -> SelectResult:

@@ -1,7 +1,7 @@
 """Benchmark: the latency of one placement decision that must preempt, on a full cluster.
 
 Run:  python bench/bench_decision.py [--nodes 10000] [--repeat 50] [--mode requeue|suspend]
-                                     [--quick]
+                                     [--victims slurm|fewest|least_lost_work] [--quick]
 
 A simulated cluster of ``--nodes`` one-CPU nodes (select/linear, sched/builtin,
 preempt/partition_prio) has two partitions on all nodes: ``low`` (PriorityTier=1, the
@@ -15,6 +15,11 @@ RUNNING (``--nodes`` running jobs). Each repetition then times, with ``time.perf
   with them and preempts the victim (REQUEUE: kill and requeue it, the preemptor waits for
   its node; SUSPEND,GANG with ``--mode suspend``: the preemptor starts and gang suspends the
   victim).
+
+``--victims`` sets ``PreemptParameters=victims=`` (default: not set, Slurm's choice): with
+``fewest`` or ``least_lost_work`` the pass also runs the core's victim search
+(:mod:`plurm.controller.victim_search`); the low jobs start ``--batch`` at a time, a second
+apart, so their lost work differs.
 
 The decision is submit + pass. Between repetitions the state is undone through the
 simulator itself: the clock runs until the preemptor has started, the preemptor is cancelled,
@@ -39,8 +44,9 @@ from plurm.sim.session import Simulation
 LONG = 10**9  # seconds: the low jobs never end by themselves
 
 
-def config_text(nodes: int, mode: str) -> str:
+def config_text(nodes: int, mode: str, victims: str | None = None) -> str:
     width = len(str(nodes))
+    params = f"PreemptParameters=victims={victims}\n" if victims else ""
     if mode == "suspend":
         preempt = "PreemptMode=SUSPEND,GANG\nSchedulerTimeSlice=30\n"
         low = "PreemptMode=SUSPEND OverSubscribe=FORCE:1"
@@ -51,7 +57,7 @@ def config_text(nodes: int, mode: str) -> str:
     return (
         "ClusterName=decide\nSlurmctldHost=head\nSelectType=select/linear\n"
         "SchedulerType=sched/builtin\nPreemptType=preempt/partition_prio\n"
-        f"{preempt}"
+        f"{preempt}{params}"
         f"NodeName=n[{0:0{width}d}-{nodes - 1:0{width}d}] CPUs=1 RealMemory=1000\n"
         f"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE {low}\n"
         f"PartitionName=high Nodes=ALL PriorityTier=10 MaxTime=INFINITE {high}\n"
@@ -95,11 +101,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--mode", choices=("requeue", "suspend"), default="requeue")
     parser.add_argument("--batch", type=int, default=1000, help="low jobs per fill pass")
+    parser.add_argument("--victims", choices=("slurm", "fewest", "least_lost_work"), default=None)
     parser.add_argument("--quick", action="store_true", help="1,000 nodes, 20 repetitions")
     args = parser.parse_args()
     if args.quick:
         args.nodes, args.repeat = 1000, 20
-    config = conf.parse_text(config_text(args.nodes, args.mode))
+    config = conf.parse_text(config_text(args.nodes, args.mode, args.victims))
     simulation = Simulation(config)
     controller = simulation.controller
     cluster = controller.cluster
@@ -137,8 +144,8 @@ def main() -> None:
         assert not list(cluster.jobs_in(JobState.PENDING))
     decisions = [s + p for s, p in zip(submits, passes, strict=True)]
     print(
-        f"mode {args.mode}, {args.repeat} decisions, load average {os.getloadavg()[0]:.2f}"
-        " (2 cores)"
+        f"mode {args.mode}, victims {args.victims or 'unset'}, {args.repeat} decisions, "
+        f"load average {os.getloadavg()[0]:.2f} (2 cores)"
     )
     print(f"{'ms':10} {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}")
     rows = (("submit", submits), ("pass", passes), ("decision", decisions), ("CPU", cpus))

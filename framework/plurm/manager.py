@@ -418,6 +418,14 @@ class Plugins:
         """``preempt_trim_victims``: True only when the plugin says so."""
         return self._fast("preempt_trim_victims")(cluster) is True
 
+    def preempt_victim_cost(
+        self, preemptor: Job, candidate: Candidate, cluster: Cluster
+    ) -> float | None:
+        """The cost of ``candidate`` as a victim of ``preemptor`` under the site's victim
+        objective; None: Slurm's choice stands (no plugin answers)."""
+        cost = self._fast("preempt_victim_cost")(preemptor, candidate, cluster)
+        return None if cost is None else float(cost)
+
     def preempt_methods(self, job: Job, cluster: Cluster) -> tuple[PreemptMethod, ...] | None:
         """The policy's ladder for ``job``, or None when it gives none (``preempt_mode``
         then decides)."""

@@ -322,6 +322,18 @@ PREEMPT_OPTIONS = frozenset(
 )
 
 
+#: Plurm's own PreemptParameters options and the core preempt plugin each loads (beside the
+#: PreemptType policy and plurm.conf's guards) when slurm.conf sets it: the victim objective
+#: and the anti-thrash guards (see ``plurm.builtin.preempt_victims`` and
+#: ``plurm.builtin.preempt_guards``).
+CORE_PREEMPT_PLUGINS: Mapping[str, str] = {
+    "victims": "preempt/victims",
+    "max_job_preempt": "preempt/max_job_preempt",
+    "no_preempt_run_time": "preempt/no_preempt_run_time",
+    "no_preempt_finish_time": "preempt/no_preempt_finish_time",
+}
+
+
 #: slurm.conf keys naming Slurm plugins that have no effect in simulation, and the prefix of
 #: their type strings (``MpiDefault=pmi2`` is ``mpi/pmi2``). Each plugin a configuration
 #: names there loads (see ``plurm.builtin.no_effect``), so a missing one is an error.
@@ -503,16 +515,24 @@ class SlurmConfig:
 
         The sched type lists the scheduler that orders the queue first and, when gang
         scheduling is on, the gang plugin (``sched/gang``) after it; the preempt type lists
-        the PreemptType policy first and the guards of plurm.conf after it. The types of
+        the PreemptType policy first, the guards of plurm.conf after it, then the core's
+        preempt plugins of the Plurm options PreemptParameters sets
+        (:data:`CORE_PREEMPT_PLUGINS`). The types of
         :data:`NO_EFFECT_KEYS` list the plugins slurm.conf names there (none when the key is
         not set, AccountingStorageType's always).
         """
         sched = (
             (self.scheduler_type, "sched/gang") if self.gang_scheduling else (self.scheduler_type,)
         )
+        options = self.preempt_parameters.options
+        core = tuple(
+            type_string
+            for option, type_string in CORE_PREEMPT_PLUGINS.items()
+            if option in options and type_string not in self.preempt_guards
+        )
         types = {
             "select": (self.select_type,),
-            "preempt": (self.preempt_type, *self.preempt_guards),
+            "preempt": (self.preempt_type, *self.preempt_guards, *core),
             "sched": sched,
             "jobacct_gather": (self.jobacct_gather_type,),
             "priority": (self.priority_type,),

@@ -127,6 +127,8 @@ class ControllerBase:
     _ladder: bool
     _filter: bool
     _trim: bool
+    _choose: bool
+    _choose_stacked: bool
     _releases: bool
     _parked: dict[int, Job]
     _victims: VictimPool | None
@@ -205,6 +207,7 @@ class ControllerBase:
             result: SelectResult,
             candidates: Sequence[Candidate],
         ) -> SelectResult: ...
+        def _chosen(self, job: Job, nodes: NodeBitmap, result: SelectResult) -> SelectResult: ...
         @staticmethod
         def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending: ...
 

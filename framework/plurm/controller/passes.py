@@ -410,7 +410,10 @@ class PassesMixin(ControllerBase):
                     reason = _NODES_RESERVED
                     continue
             result = self._test_by_weight(job, usable)
-            if result.status is not _SUCCESS and self._walk_candidates:
+            if result.status is _SUCCESS and self._choose_stacked and result.nodes:
+                # (placed on top of others, gang scheduling would suspend them)
+                result = self._chosen(job, usable, result)
+            elif result.status is not _SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
                     result = self.plugins.select_job_test(
@@ -418,6 +421,8 @@ class PassesMixin(ControllerBase):
                     )
                     if self._trim and result.victims:
                         result = self._trimmed(job, usable, result, candidates)
+                    if self._choose and result.victims:
+                        result = self._chosen(job, usable, result)
             if result.status is not _SUCCESS:
                 if result.status is _BUSY_STATUS:
                     outcome = _BUSY_STATUS

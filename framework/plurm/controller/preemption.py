@@ -10,11 +10,15 @@ Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from plurm.conf.values import PreemptBase
 from plurm.controller.base import _HOLDING, ControllerBase, _Ending
+from plurm.controller.victim_search import choose_victims
 from plurm.controller.victims import VictimPool
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState, PreemptsByTier, never_preempts
@@ -32,6 +36,8 @@ from plurm.model.select import (
 _Rung = tuple[PreemptBase, PreemptMethod | None]
 
 __all__ = ["PreemptionMixin"]
+
+logger = logging.getLogger(__name__)
 
 
 class PreemptionMixin(ControllerBase):
@@ -56,6 +62,8 @@ class PreemptionMixin(ControllerBase):
         self._ladder = plugins.implements("preempt_methods")
         self._filter = plugins.implements("preempt_candidates")
         self._trim = self._preemption and plugins.preempt_trim_victims(self.cluster)
+        self._choose = self._preemption and plugins.implements("preempt_victim_cost")
+        self._choose_stacked = self._choose and self.config.gang_scheduling
         self._releases = self.cluster.preempt_traits.suspend_releases
         self._parked = {
             job.job_id: job
@@ -343,3 +351,91 @@ class PreemptionMixin(ControllerBase):
             }:
                 result = trial
         return result
+
+    def _chosen(self, job: Job, nodes: NodeBitmap, result: SelectResult) -> SelectResult:
+        """Select's answer for the cheapest set of victims the search finds under the
+        objective of ``preempt_victim_cost`` (see :mod:`.victim_search`); select's own
+        answer when no plugin gives costs. The candidates are read afresh (select may
+        have handed on those it was given). A victim already being ended (a preemptor's
+        retry during its GraceTime) costs nothing more, so a retry keeps its victims."""
+        plugins, cluster = self.plugins, self.cluster
+        candidates = self._candidates(job)
+        if not candidates or plugins.preempt_victim_cost(job, candidates[0], cluster) is None:
+            return result
+
+        ending = self._ending
+
+        def cost_of(candidate: Candidate) -> float:
+            if candidate.job_id in ending:
+                return 0.0  # (being ended already, in its GraceTime: its loss is counted)
+            return plugins.preempt_victim_cost(job, candidate, cluster) or 0.0
+
+        def dry_run(members: Sequence[Candidate]) -> SelectResult:
+            return plugins.select_job_test(job, nodes, SelectMode.RUN_NOW, members, cluster)
+
+        test: Callable[[Sequence[Candidate]], SelectResult] = dry_run
+        original = result
+        if not result.victims:
+            # Placed on top of running jobs for gang scheduling to suspend: their victims
+            # are the candidates on its nodes, and each set is tried on the idle nodes and
+            # those only its members hold.
+            stacked = self._stacked(job, nodes, result, candidates)
+            if stacked is None:
+                return result
+            result, test = stacked
+        choice = choose_victims(result, candidates, cost_of, test)
+        if original is not result:
+            # (gang scheduling suspends the jobs under it, as under Slurm's placement)
+            if choice.cost >= choice.slurm_cost:
+                return original
+            return attrs.evolve(choice.result, victims=())
+        if choice.result is not result:
+            logger.debug(
+                "victims job_id=%s slurm=%s chosen=%s cost=%s slurm_cost=%s exact=%s tests=%s",
+                job.job_id,
+                list(result.victims),
+                list(choice.result.victims),
+                choice.cost,
+                choice.slurm_cost,
+                choice.exact,
+                choice.tests,
+            )
+        return choice.result
+
+    def _stacked(
+        self, job: Job, nodes: NodeBitmap, result: SelectResult, candidates: Sequence[Candidate]
+    ) -> tuple[SelectResult, Callable[[Sequence[Candidate]], SelectResult]] | None:
+        """For a job select placed on top of others (gang scheduling suspends them): its
+        answer with the candidates on its nodes as victims, and a dry run of a set of
+        candidates on the nodes where nothing else runs (None: it displaces no candidate)."""
+        cluster, plugins = self.cluster, self.plugins
+        holders: dict[str, list[int]] = {}
+        for other in cluster.jobs_in(*_HOLDING):
+            if other.job_id != job.job_id and nodes.mask & cluster.mask_of(other.nodes):
+                for name in other.nodes:
+                    holders.setdefault(name, []).append(other.job_id)
+        placed = set(result.nodes)
+        displaced = {i for name in placed for i in holders.get(name, ())}
+        if not displaced:
+            return None
+        victims = tuple(c.job_id for c in candidates if c.job_id in displaced)
+        if not victims or len(victims) != len(displaced):
+            return None  # (it shares its nodes with jobs it may not preempt: gang's affair)
+        idle = nodes.mask & ~cluster.mask_of(holders)
+        index = cluster.node_index
+
+        def test(members: Sequence[Candidate]) -> SelectResult:
+            ids = {c.job_id for c in members}
+            free = idle
+            for candidate in members:
+                for name in candidate.job.nodes:
+                    if name in holders and all(i in ids for i in holders[name]):
+                        free |= 1 << index[name]
+            answer = plugins.select_job_test(
+                job, cluster.bitmap(free & nodes.mask), SelectMode.RUN_NOW, (), cluster
+            )
+            on = set(answer.nodes)
+            taken = tuple(c.job_id for c in members if on.intersection(c.job.nodes))
+            return attrs.evolve(answer, victims=taken)
+
+        return attrs.evolve(result, victims=victims), test

@@ -382,3 +382,30 @@ def preempt_check_mode(mode: PreemptMode, config: SlurmConfig) -> str | None:
 
     .. versionadded:: 1.8
     """
+
+
+@hookspec(firstresult=True)
+def preempt_victim_cost(preemptor: Job, candidate: Candidate, cluster: Cluster) -> float | None:
+    """What taking ``candidate`` as a victim of ``preemptor`` costs, under the site's
+    victim objective (``PreemptParameters=victims=...``, answered by the core's
+    ``preempt/victims``). When it answers, the core searches, after select chose its
+    victims (and after ``preempt_trim_victims``'s trim), for a set of candidates whose
+    summed cost is lower and with which the preemptor still starts now: dry runs of
+    ``select_job_test`` (RUN_NOW) with that set as the only candidates, so every select
+    plugin places the job the same way it would with Slurm's set (idle resources first).
+    Ties go to the set that comes first in the candidates' order (Slurm's). The search is
+    exact over up to :data:`plurm.controller.victim_search.EXACT_CANDIDATES` candidates
+    and bounded beyond (see :mod:`plurm.controller.victim_search`).
+
+    When called: for the first candidates of a preemptor that select needed victims for,
+    in the main pass and when backfill starts a job by preempting.
+
+    :returns: a cost of 0 or more (1 per victim: the fewest victims; the CPU-seconds the
+        victim would lose: the least lost work); None (the default when no plugin
+        implements it) for Slurm's choice, with no search. Exclusive.
+    :Purity: pure; MUST NOT change anything.
+    :Slurm equivalent: none (Slurm preempts the candidates select removed, in order, until
+        the job fits; its 1.3 preemption page lists a smarter choice as a future idea).
+
+    .. versionadded:: 1.10
+    """

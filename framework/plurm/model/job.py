@@ -8,6 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from plurm import hostlist
+from plurm.model.gres import GresRequest
 
 __all__ = [
     "Dependency",
@@ -240,9 +241,10 @@ class JobRequest:
     comment: str = ""
     #: --ntasks-per-node (None: not asked).
     ntasks_per_node: int | None = None
-    #: --gres and --gpus* as given (``gpu:2``, ``gpus=2``, ``gpus-per-node=1``): carried to
-    #: the select plugin; Plurm does not schedule generic resources yet.
+    #: --gres and --gpus* as given (``gpu:2``, ``gpus=2``, ``gpus-per-node=1``), for display.
     gres: tuple[str, ...] = ()
+    #: What the job asks of generic resources, typed (None: nothing, the common case).
+    gres_request: GresRequest | None = None
     #: --wckey (accepted and kept; Plurm does no WCKey accounting).
     wckey: str | None = None
     #: --signal=[{R|B}:]SIG[@SECS]: the signal the controller sends ``warn_time`` seconds

@@ -40,20 +40,20 @@ def test_a_job_without_gres_has_no_gres_request(cluster: TestCluster) -> None:
 
 def test_options_become_a_typed_request(cluster: TestCluster) -> None:
     line = (
-        "--gres=gpu:a100:1 --gpus=3 --gpus-per-task=a100:1 -n2 --cpus-per-gpu=2 "
+        "--gres=gpu:v100:1 --gpus=1 --gpus-per-task=v100:1 -n2 --cpus-per-gpu=2 "
         "--mem-per-gpu=1G --gres-flags=enforce-binding"
     )
     assert submit(cluster, line)[0] == 0, submit(cluster, line)
     request = cluster.job(1).request
     assert request.gres_request == GresRequest(
-        per_node=(GresAsk("gpu", "a100", 1),),
-        per_job=(GresAsk("gpu", None, 3),),
-        per_task=(GresAsk("gpu", "a100", 1),),
+        per_node=(GresAsk("gpu", "v100", 1),),
+        per_job=(GresAsk("gpu", None, 1),),
+        per_task=(GresAsk("gpu", "v100", 1),),
         cpus_per_gpu=2,
         mem_per_gpu=1024,
         enforce_binding=True,
     )
-    assert request.gres == ("gpu:a100:1", "gpus=3", "gpus-per-task=a100:1")
+    assert request.gres == ("gpu:v100:1", "gpus=1", "gpus-per-task=v100:1")
     assert submit(cluster, "--gres=gpu --gpus-per-node=1")[0] == 0
     assert cluster.job(2).request.gres_request == GresRequest(
         per_node=(GresAsk("gpu", None, 1), GresAsk("gpu", None, 1))
@@ -109,6 +109,8 @@ NOT_AVAILABLE = (
         "--gres=gpu:h100:1",  # no such type
         "-N3 --gres=gpu:a100:1",  # two a100 nodes only
         "--gpus=9",  # eight GPUs in all
+        "--gpus=5",  # one node (no -N): no node has five
+        "-n4 --gpus-per-task=a100:1",  # one node: four a100 (Plurm does not add nodes)
         "-n5 --gpus-per-task=a100:1",  # four a100 in all
         "-p cpu --gres=gpu:1",  # a partition without GPUs
         "-N2 --ntasks-per-node=3 --gpus-per-task=a100:1",  # a node holds two tasks' worth
@@ -122,7 +124,13 @@ def test_what_no_node_could_hold_is_refused_at_submission(
 
 @pytest.mark.parametrize(
     "options",
-    ["--gres=gpu:4", "--gres=gpu:a100:2 -N2", "--gpus=8 -N3", "-n4 --gpus-per-task=a100:1"],
+    [
+        "--gres=gpu:4",
+        "--gres=gpu:a100:2 -N2",
+        "--gpus=4 -N2",
+        "-N2 -n4 --gpus-per-task=a100:1",
+        "-N3 --gpus=6",
+    ],
 )
 def test_what_some_nodes_could_hold_is_accepted(cluster: TestCluster, options: str) -> None:
     assert submit(cluster, options)[0] == 0

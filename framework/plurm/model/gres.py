@@ -49,14 +49,25 @@ class GresRequest:
     def names(self) -> frozenset[str]:
         return frozenset(ask.name for ask in (*self.per_node, *self.per_job, *self.per_task))
 
-    def node_need(self, tasks_on_node: int) -> tuple[GresAsk, ...]:
-        """What one node must hold for its part: the per-node asks and, for the tasks it
-        runs, the per-task ones (the per-job asks are spread, see :func:`satisfiable`)."""
-        if not self.per_task:
-            return self.per_node
-        tasks = max(1, tasks_on_node)
-        per_task = tuple(GresAsk(a.name, a.type, a.count * tasks) for a in self.per_task)
-        return self.per_node + per_task
+    def node_share(
+        self, min_nodes: int, tasks: int, tasks_per_node: int | None
+    ) -> tuple[GresAsk, ...]:
+        """What each node of a job on ``min_nodes`` nodes must give: the per-node asks,
+        the job's totals (--gpus) spread evenly over its nodes (rounded up), and the
+        per-task asks times the tasks a node runs (--ntasks-per-node, else the tasks
+        spread evenly). Asks of one name and type add up."""
+        nodes = max(1, min_nodes)
+        on_node = tasks_per_node if tasks_per_node is not None else -(-max(1, tasks) // nodes)
+        wanted: dict[tuple[str, str | None], int] = {}
+        for ask in self.per_node:
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + ask.count
+        for ask in self.per_job:
+            share = -(-ask.count // nodes)
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + share
+        for ask in self.per_task:
+            share = ask.count * on_node
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + share
+        return tuple(GresAsk(name, gtype, count) for (name, gtype), count in wanted.items())
 
 
 def available(counts: Iterable[GresCount], ask: GresAsk) -> int:
@@ -66,9 +77,19 @@ def available(counts: Iterable[GresCount], ask: GresAsk) -> int:
     )
 
 
-def node_fits(request: GresRequest, counts: Sequence[GresCount], tasks_on_node: int) -> bool:
-    """The node holds at least what ``request`` asks of each of its nodes."""
-    return all(available(counts, ask) >= ask.count for ask in request.node_need(tasks_on_node))
+def node_fits(need: Sequence[GresAsk], counts: Sequence[GresCount]) -> bool:
+    """A node with ``counts`` holds ``need`` (one node's part): each ask, and for each name
+    the typed and untyped asks together."""
+    if not all(available(counts, ask) >= ask.count for ask in need):
+        return False
+    names = {ask.name for ask in need}
+    if len(names) == len(need):
+        return True
+    return all(
+        sum(c.count for c in counts if c.name == name)
+        >= sum(ask.count for ask in need if ask.name == name)
+        for name in names
+    )
 
 
 def satisfiable(
@@ -78,14 +99,8 @@ def satisfiable(
     tasks_per_node: int | None,
     nodes: Sequence[Sequence[GresCount]],
 ) -> bool:
-    """Whether some ``min_nodes`` of the nodes (each given by its GresCount values) could
-    hold the request, all of them free: enough nodes fit each node's part, and together
-    they hold the job's totals (--gpus, and --gpus-per-task times the tasks)."""
-    per_node_tasks = tasks_per_node if tasks_per_node is not None else 1
-    fitting = [counts for counts in nodes if node_fits(request, counts, per_node_tasks)]
-    if len(fitting) < max(1, min_nodes):
-        return False
-    totals = list(request.per_job) + [
-        GresAsk(a.name, a.type, a.count * max(1, tasks)) for a in request.per_task
-    ]
-    return all(sum(available(counts, ask) for counts in fitting) >= ask.count for ask in totals)
+    """Whether ``min_nodes`` of the nodes (each given by its GresCount values) could hold
+    the request, all of them free."""
+    need = request.node_share(min_nodes, tasks, tasks_per_node)
+    fitting = sum(1 for counts in nodes if node_fits(need, counts))
+    return fitting >= max(1, min_nodes)

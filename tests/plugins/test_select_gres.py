@@ -35,12 +35,19 @@ def sbatch(cluster: TestCluster, options: str) -> int:
     return int(result.stdout.strip())
 
 
-def held(cluster: TestCluster) -> dict[int, dict[str, object]]:
-    """The units each running job holds, as the plugin keeps them."""
-    select = cluster.plugins.manager.get_plugin("select/cons_tres") or next(
-        p for p in cluster.plugins.manager.get_plugins() if hasattr(p, "gres")
-    )
-    return {job: dict(nodes) for job, nodes in select.gres.held.items()}
+def held(
+    cluster: TestCluster,
+) -> dict[int, dict[str, dict[tuple[str, str | None], tuple[int, ...]]]]:
+    """The units each running job holds (Job.gres_alloc, from select_job_gres)."""
+    found: dict[int, dict[str, dict[tuple[str, str | None], tuple[int, ...]]]] = {}
+    for job in cluster.controller.cluster.jobs.values():
+        if job.state.name != "RUNNING":
+            continue
+        for unit in job.gres_alloc:
+            found.setdefault(job.job_id, {}).setdefault(unit.node, {})[(unit.name, unit.type)] = (
+                unit.indexes
+            )
+    return found
 
 
 def test_one_gpu_jobs_go_two_per_node_and_the_fifth_waits_on_resources(
@@ -145,3 +152,5 @@ def test_select_linear_takes_whole_nodes_with_their_gpus(
     cluster.run_until(cluster.now + 31)
     assert cluster.job(cpu).nodes == ("c1",)
     assert cluster.state(third).name == "PENDING"
+    # the job holds every GPU of its node
+    assert held(cluster)[first] == {cluster.job(first).nodes[0]: {("gpu", None): (0, 1)}}

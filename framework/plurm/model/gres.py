@@ -16,7 +16,15 @@ import attrs
 
 from plurm.conf.model import GresCount
 
-__all__ = ["GresAsk", "GresRequest", "available", "node_fits", "satisfiable"]
+__all__ = [
+    "GresAsk",
+    "GresHeld",
+    "GresRequest",
+    "available",
+    "gres_totals",
+    "node_fits",
+    "satisfiable",
+]
 
 
 @attrs.frozen
@@ -68,6 +76,25 @@ class GresRequest:
             share = ask.count * on_node
             wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + share
         return tuple(GresAsk(name, gtype, count) for (name, gtype), count in wanted.items())
+
+
+@attrs.frozen
+class GresHeld:
+    """Units of one generic resource (name and type) a job holds on one node: their
+    indexes among the node's units of that name (the device indexes)."""
+
+    node: str
+    name: str
+    type: str | None
+    indexes: tuple[int, ...]
+
+
+def gres_totals(held: Iterable[GresHeld]) -> dict[str, int]:
+    """Units held by name (``gpu`` -> 4), in first-seen order."""
+    totals: dict[str, int] = {}
+    for unit in held:
+        totals[unit.name] = totals.get(unit.name, 0) + len(unit.indexes)
+    return totals
 
 
 def available(counts: Iterable[GresCount], ask: GresAsk) -> int:

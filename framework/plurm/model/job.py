@@ -8,7 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from plurm import hostlist
-from plurm.model.gres import GresRequest
+from plurm.model.gres import GresHeld, GresRequest
 
 __all__ = [
     "Dependency",
@@ -317,6 +317,9 @@ class Job:
     #: pairs from the select plugin (None: whole nodes). A completing job keeps them all;
     #: it holds those on ``held_nodes``.
     units: frozenset[tuple[str, int]] | None = None
+    #: The generic resources (GPUs) the job was given at its last start, per node (empty:
+    #: none), from ``select_job_gres``; kept after its end for accounting.
+    gres_alloc: tuple[GresHeld, ...] = ()
     exit_code: int = 0
     #: The signal that ended the job (0: it exited); scontrol shows ExitCode=code:signal.
     exit_signal: int = 0

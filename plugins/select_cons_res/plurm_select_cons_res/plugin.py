@@ -13,7 +13,7 @@ from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.gres import GresAsk
+from plurm.model.gres import GresAsk, GresHeld
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
@@ -424,6 +424,12 @@ class ConsResSelect:
         need = self._gres_need(job)
         binding = job.request.gres_request.enforce_binding
         held = {}
+        if job.gres_alloc and {u.node for u in job.gres_alloc} == set(placed.cores):
+            # recovered (a restarted controller): the units it was given, as they were
+            for unit in job.gres_alloc:
+                held.setdefault(unit.node, {})[(unit.name, unit.type)] = unit.indexes
+            state.hold(job.job_id, held)
+            return
         for node, cores in placed.cores.items():
             chosen = state.choose(node, need, self.usage, cores)
             if chosen is None and not binding:
@@ -433,6 +439,17 @@ class ConsResSelect:
                 continue
             held[node] = chosen
         state.hold(job.job_id, held)
+
+    @hookimpl
+    def select_job_gres(self, job: Job, cluster: Cluster) -> tuple[GresHeld, ...]:
+        if self.gres is None:
+            return ()
+        held = self.gres.held.get(job.job_id, {})
+        return tuple(
+            GresHeld(node, name, gtype, indexes)
+            for node in cluster.in_table_order(held)
+            for (name, gtype), indexes in held[node].items()
+        )
 
     @hookimpl
     def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]]:

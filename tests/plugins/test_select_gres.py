@@ -154,3 +154,31 @@ def test_select_linear_takes_whole_nodes_with_their_gpus(
     assert cluster.state(third).name == "PENDING"
     # the job holds every GPU of its node
     assert held(cluster)[first] == {cluster.job(first).nodes[0]: {("gpu", None): (0, 1)}}
+
+
+GANG = """
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+PreemptMode=GANG
+SchedulerTimeSlice=30
+GresTypes=gpu
+NodeName=g1 CPUs=4 Sockets=1 CoresPerSocket=4 RealMemory=8000 Gres=gpu:2
+PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2
+"""
+
+
+def test_gang_time_slices_cores_but_never_gpus(make_cluster: Callable[..., TestCluster]) -> None:
+    cluster = make_cluster(GANG)
+    # CPU-only jobs that each fill the node share it by time slices
+    first, second = sbatch(cluster, "-n4"), sbatch(cluster, "-n4")
+    cluster.settle()
+    assert {cluster.state(first).name, cluster.state(second).name} == {"RUNNING", "SUSPENDED"}
+    cluster.command(f"scancel {first} {second}")
+    cluster.settle()
+    # jobs that each need both GPUs do not: a suspended job keeps its GPUs
+    gpu_a = sbatch(cluster, "-n1 --gres=gpu:2")
+    gpu_b = sbatch(cluster, "-n1 --gres=gpu:2")
+    cluster.run_until(cluster.now + 65)
+    assert cluster.state(gpu_a).name == "RUNNING"
+    assert cluster.state(gpu_b).name == "PENDING"
+    assert cluster.job(gpu_b).reason.value == "Resources"

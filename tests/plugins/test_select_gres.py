@@ -50,6 +50,16 @@ def held(
     return found
 
 
+def assert_no_gpu_shared(cluster: TestCluster) -> None:
+    seen: set[tuple[str, int]] = set()
+    for nodes in held(cluster).values():
+        for node, units in nodes.items():
+            for indexes in units.values():
+                for index in indexes:
+                    assert (node, index) not in seen, (node, index, held(cluster))
+                    seen.add((node, index))
+
+
 def test_one_gpu_jobs_go_two_per_node_and_the_fifth_waits_on_resources(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
@@ -95,6 +105,11 @@ def test_a_two_gpu_job_preempts_the_jobs_holding_one_nodes_gpus(
     still = [j for j in low if j not in requeued]
     assert all(cluster.job(j).nodes != node for j in still)
     assert held(cluster)[urgent][node[0]] == {("gpu", None): (0, 1)}
+    # once it ends, the requeued jobs start again, each on GPUs of its own
+    cluster.command(f"scancel {urgent}")
+    cluster.run_until(cluster.now + 300)
+    assert all(cluster.state(j).name == "RUNNING" for j in low)
+    assert_no_gpu_shared(cluster)
 
 
 def test_cpu_only_high_priority_job_does_not_preempt_for_gpus(

@@ -425,11 +425,18 @@ class ConsResSelect:
         binding = job.request.gres_request.enforce_binding
         held = {}
         if job.gres_alloc and {u.node for u in job.gres_alloc} == set(placed.cores):
-            # recovered (a restarted controller): the units it was given, as they were
+            # recovered (a restarted controller): the units it was given, as they were,
+            # unless another job holds one of them now
             for unit in job.gres_alloc:
                 held.setdefault(unit.node, {})[(unit.name, unit.type)] = unit.indexes
-            state.hold(job.job_id, held)
-            return
+            if not any(
+                set(indexes) & state.used(node, self.usage).get(key, set())
+                for node, keys in held.items()
+                for key, indexes in keys.items()
+            ):
+                state.hold(job.job_id, held)
+                return
+            held = {}
         for node, cores in placed.cores.items():
             chosen = state.choose(node, need, self.usage, cores)
             if chosen is None and not binding:

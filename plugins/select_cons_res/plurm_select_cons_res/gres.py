@@ -136,7 +136,11 @@ class GresState:
 class GresTester:
     """A :class:`Tester` that also needs ``need`` of each node: it tests only the nodes
     where the units are free in the usage tested (so a copy without a candidate frees
-    the candidate's units), and with binding checks each chosen node's bound units."""
+    the candidate's units), and with binding checks each chosen node's bound units.
+
+    The nodes where the units are free with every job's units counted are found once;
+    a usage without some jobs (the preemption loop's copies) only adds nodes those jobs
+    hold units on, so only those are looked at again."""
 
     def __init__(
         self, inner: Tester, state: GresState, need: tuple[GresAsk, ...], binding: bool
@@ -145,6 +149,30 @@ class GresTester:
         self.state = state
         self.need = need
         self.binding = binding
+        self._base: tuple[Sequence[str], list[str], set[str]] | None = None
+
+    def fit(self, nodes: Sequence[str], usage: Usage) -> list[str]:
+        """The nodes with the job's share free in ``usage``, in the order given."""
+        state, need = self.state, self.need
+        allocations = usage.allocations
+        if not allocations:  # an idle cluster
+            return [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+        known = self._base
+        if known is None or known[0] is not nodes:
+            base = [n for n in nodes if state.choose(n, need, None) is not None]
+            known = self._base = (nodes, base, set(base))
+        _, base, base_set = known
+        touched: set[str] = set()
+        for job_id, held in state.held.items():
+            if job_id not in allocations:
+                touched.update(held)
+        if not touched:
+            return base
+        return [
+            n
+            for n in nodes
+            if n in base_set or (n in touched and state.choose(n, need, usage) is not None)
+        ]
 
     def test(
         self,
@@ -154,12 +182,11 @@ class GresTester:
         usage: Usage,
         suspend: Collection[int] | None = None,
     ) -> Placement | None:
-        state, need = self.state, self.need
-        fit = [n for n in nodes if state.choose(n, need, usage) is not None]
+        fit = self.fit(nodes, usage)
         placed = self.inner.test(needs, fit, partition, usage, suspend)  # type: ignore[arg-type]
         if placed is None or not self.binding:
             return placed
         for node, cores in placed.cores.items():
-            if state.choose(node, need, usage, cores) is None:
+            if self.state.choose(node, self.need, usage, cores) is None:
                 return None
         return placed

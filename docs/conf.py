@@ -10,7 +10,14 @@ extensions = ["sphinx.ext.autodoc", "myst_parser"]
 myst_fence_as_directive = ["mermaid"]
 # Only the pages of the plugin author's site; the rest of docs/ is read on the forge.
 root_doc = "index"
-include_patterns = ["index.rst", "api.rst", "plugins.md", "hooks.md", "reference.md"]
+include_patterns = [
+    "index.rst",
+    "api.rst",
+    "plugins.md",
+    "hooks.md",
+    "reference.md",
+    "gres.md",
+]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 nitpicky = True
 autodoc_member_order = "bysource"

@@ -45,6 +45,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.model.node", ("NodeCondition", "NodeState", "NodeStatus")),
     ("plurm.model.job", ("Job", "JobRequest", "JobState", "PendingReason", "PreemptsByTier")),
     ("plurm.model.job", ("Dependency",)),
+    ("plurm.model.gres", ("GresRequest", "GresAsk", "GresHeld")),
     ("plurm.model.usage", ("StepUsage", "UsageError")),
     (
         "plurm.model.select",
@@ -58,6 +59,7 @@ REFERENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plurm.conf.model", ("PreemptParameters", "SchedulerParameters")),
     ("plurm.conf.model", ("ControlHost", "NodeSetSpec", "DownNodesSpec", "ConfNotice")),
     ("plurm.conf.model", ("AccountSpec", "Association", "AssocLimits", "PrioritySettings")),
+    ("plurm.conf.model", ("GresConfig", "GresCount", "GresDevice", "GresRecord")),
     ("plurm.conf.values", ("PreemptMode", "PreemptBase", "OverSubscribe", "OverSubscribeKind")),
     ("plurm.conf.values", ("SelectTypeParameters", "CrBase")),
     ("plurm.registry", ("PluginContext",)),

@@ -41,6 +41,7 @@ from plurm.registry import LoadedPlugin, PluginConflictError, PluginLoadError, R
 if TYPE_CHECKING:  # (a command that loads only its auth plugin imports no cluster model)
     from plurm.model.backfill import BackfillStart, BackfillView
     from plurm.model.cluster import Cluster
+    from plurm.model.gres import GresHeld
     from plurm.model.job import Job, JobRequest, JobState
     from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
 
@@ -370,6 +371,10 @@ class Plugins:
     def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]] | None:
         units = self._fast("select_job_resources")(job, cluster)
         return frozenset(units) if units is not None else None
+
+    def select_job_gres(self, job: Job, cluster: Cluster) -> tuple[GresHeld, ...]:
+        held = self._fast("select_job_gres")(job, cluster)
+        return tuple(held) if held else ()
 
     def select_job_fini(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_fini")(job, cluster)

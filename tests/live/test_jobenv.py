@@ -239,3 +239,11 @@ def test_tasks_per_node(
     ntasks: int | None, cpus: list[int], kwargs: dict[str, int], expected: list[int]
 ) -> None:
     assert tasks_per_node(ntasks, cpus, **kwargs) == expected
+
+
+def test_a_job_given_gpus_sees_their_indexes() -> None:
+    env = job_environment(info(gpus=(1, 3)))
+    for name in ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"):
+        assert env[name] == "1,3"
+    assert env["SLURM_JOB_GPUS"] == "1,3"
+    assert "CUDA_VISIBLE_DEVICES" not in job_environment(info())

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from plurm.commands.gres_display import tracked
 from plurm.conf.model import SlurmConfig
 from plurm.errors import RequestError
 from plurm.model.job import Job, JobRequest, JobState
@@ -239,7 +240,9 @@ class LocalClient:
 
         view = self.view()
         jobs = view.cluster.jobs.values()
-        records = records_from_jobs(jobs, view.now, alloc_cpus=alloc_cpus(view))
+        records = records_from_jobs(
+            jobs, view.now, alloc_cpus=alloc_cpus(view), gres_tracked=tracked(view.config)
+        )
         return [record for record in records if query.matches(record)]
 
 

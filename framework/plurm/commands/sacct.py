@@ -139,9 +139,12 @@ def _step_usage(name: str) -> Value:
     return value
 
 
-def _tres(cpus: int, mem: int, nodes: int, *, billing: bool) -> str:
+def _tres(
+    cpus: int, mem: int, nodes: int, *, billing: bool, gres: tuple[tuple[str, int], ...] = ()
+) -> str:
     parts = [f"billing={cpus}"] if billing else []
     parts.append(f"cpu={cpus}")
+    parts += [f"gres/{name}={count}" for name, count in gres]  # (sorted by name, as sacct)
     if mem:
         parts.append(f"mem={_units(mem, 2)}")
     parts.append(f"node={nodes}")
@@ -209,7 +212,7 @@ def _job_cpu_total(job: JobRecord, attribute: str) -> float:
 def _job_alloc_tres(job: JobRecord, now: float) -> str | None:
     if not job.alloc_cpus:
         return None
-    return _tres(job.alloc_cpus, job.total_mem, len(job.nodes), billing=True)
+    return _tres(job.alloc_cpus, job.total_mem, len(job.nodes), billing=True, gres=job.alloc_gres)
 
 
 def _step_alloc_tres(step: StepRecord, now: float) -> str | None:

@@ -22,6 +22,7 @@ import attrs
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
+from plurm.commands.gres_options import gres_request
 from plurm.commands.options import Option, parse_options
 from plurm.commands.timefmt import EPOCH, clock_time
 from plurm.conf.model import SlurmConfig
@@ -81,6 +82,9 @@ OPTIONS = (
     Option("gpus_per_node", None, ("gpus-per-node",)),
     Option("gpus_per_task", None, ("gpus-per-task",)),
     Option("gpus_per_socket", None, ("gpus-per-socket",)),
+    Option("cpus_per_gpu", None, ("cpus-per-gpu",)),
+    Option("mem_per_gpu", None, ("mem-per-gpu",)),
+    Option("gres_flags", None, ("gres-flags",)),
     Option("mail_type", None, ("mail-type",)),
     Option("mail_user", None, ("mail-user",)),
     Option("wckey", None, ("wckey",)),
@@ -335,7 +339,7 @@ def parse_request(
     ntasks = _positive("ntasks", str(values["ntasks"])) if "ntasks" in values else None
     if ntasks is None and per_node is not None and "nodes" in values:
         ntasks = per_node * min_nodes  # as Slurm derives the task count
-    gres = _gres(values, client.config)
+    gres, gres_asked = gres_request(values, client.config)
     # --uid runs the job as another user; its group stays the submitter's.
     user, uid = _user(str(values["uid"])) if "uid" in values else (invocation.user, invocation.uid)
     request = JobRequest(
@@ -383,6 +387,7 @@ def parse_request(
         comment=str(values.get("comment") or ""),
         ntasks_per_node=per_node,
         gres=gres,
+        gres_request=gres_asked,
         wckey=values.get("wckey"),
         warn_signal=warn[0] if warn else None,
         warn_time=warn[1] if warn else 0,
@@ -513,25 +518,6 @@ _MAIL_TYPES = frozenset(
 def _mail_type(text: str) -> None:
     if not all(word.upper() in _MAIL_TYPES for word in text.split(",")):
         raise _error("Invalid --mail-type specification")
-
-
-def _gres(values: Mapping[str, str | None], config: SlurmConfig) -> tuple[str, ...]:
-    """--gres and --gpus*, as given. Slurm refuses a generic resource no node has; Plurm
-    carries the rest to the select plugin and does not schedule them yet."""
-    asked: list[str] = []
-    names: list[str] = []
-    for word in str(values.get("gres") or "").split(","):
-        if word and word.lower() != "none":
-            asked.append(word)
-            names.append(word.split(":", 1)[0])
-    for option in ("gpus", "gpus_per_node", "gpus_per_task", "gpus_per_socket"):
-        if option in values:
-            asked.append(f"{option.replace('_', '-')}={values[option]}")
-            names.append("gpu")
-    known = {gres.split(":", 1)[0] for node in config.nodes for gres in node.gres}
-    if any(name not in known for name in names):
-        raise CommandError("sbatch: error: Invalid generic resource (gres) specification", 1)
-    return tuple(asked)
 
 
 #: Slurm's bound on --nice (NICE_OFFSET - 3).

@@ -9,6 +9,7 @@ from pathlib import Path
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
+from plurm.commands.gres_display import job_gres_tres, node_gres_tres, tres_per_lines
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
@@ -197,6 +198,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         ["StdIn=/dev/null"],
         [f"StdOut={_output_path(job)}"],
         ["Power="],
+        *tres_per_lines(job),
         [""],
     ]
     return _lines(groups) + "\n"
@@ -258,6 +260,13 @@ def _oversubscribe(job: Job, view: ClusterView) -> str:
 
 
 def _tres(job: Job, allocated: bool, view: ClusterView) -> str:
+    text = _cpu_tres(job, allocated, view)
+    if job.request.gres_request is None:
+        return text
+    return text + job_gres_tres(job, view.config, allocated)
+
+
+def _cpu_tres(job: Job, allocated: bool, view: ClusterView) -> str:
     """TRES: the whole allocation, even while a completing job holds only part of it
     (requeue/016); a pending job also asks for the memory of the nodes it wants; one
     requeued after it finished still shows what it held."""
@@ -314,6 +323,12 @@ def show_node(name: str, view: ClusterView) -> str:
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     condition = cluster.node_down.get(name)
     cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
+    alloc_tres = _alloc_tres(name, alloc, view)
+    if name in view.config.gres.counts:
+        cfg += node_gres_tres(name, view.config, None)
+        if alloc_tres:
+            holders = (job for job in cluster.allocated() if name in job.held_nodes)
+            alloc_tres += node_gres_tres(name, view.config, holders)
     groups = [
         [f"NodeName={name}", "Arch=x86_64", f"CoresPerSocket={spec.cores_per_socket}", ""],
         [f"CPUAlloc={alloc}", f"CPUEfctv={spec.cpus}", f"CPUTot={spec.cpus}", "CPULoad=0.00"],
@@ -346,7 +361,7 @@ def show_node(name: str, view: ClusterView) -> str:
         [f"BootTime={clock_time(0)}", f"SlurmdStartTime={clock_time(0)}"],
         [f"LastBusyTime={clock_time(view.now)}"],
         [f"CfgTRES={cfg}"],
-        [f"AllocTRES={_alloc_tres(name, alloc, view)}"],
+        [f"AllocTRES={alloc_tres}"],
         ["CapWatts=n/a"],
         ["CurrentWatts=0", "AveWatts=0"],
         ["ExtSensorsJoules=n/s", "ExtSensorsWatts=0", "ExtSensorsTemp=n/s"],

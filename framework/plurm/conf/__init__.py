@@ -1,4 +1,4 @@
-"""slurm.conf (and qos.conf, accounts.conf), read as Slurm 22.05 reads them, into frozen
+"""slurm.conf (and qos.conf, accounts.conf, gres.conf), read as Slurm 22.05 reads them, into frozen
 typed values.
 
 The data path, one stage a module:
@@ -10,6 +10,7 @@ The data path, one stage a module:
 ``build``   raw -> :class:`SlurmConfig` with defaults, aliases, topology and Nodes= resolved
 ``qos``     qos.conf -> :class:`QosSpec` records
 ``accounts`` accounts.conf -> :class:`AccountSpec` and :class:`Association` records
+``gres``    GresTypes, nodes' Gres= and gres.conf -> :class:`GresConfig` (devices per node)
 ``plurmconf`` plurm.conf (Plurm's own settings, which Slurm never reads) -> PreemptGuards
 
 Use :func:`load` for a file on disk and :func:`parse_text` for text in hand. Both raise only
@@ -44,7 +45,7 @@ from plurm.conf.values import (
     PreemptMode,
     SelectTypeParameters,
 )
-from plurm.errors import ConfIncludeError, raise_collected
+from plurm.errors import ConfError, ConfIncludeError, raise_collected
 from plurm.inputfile import MAX_CONF_BYTES, read_text
 
 __all__ = [
@@ -95,17 +96,19 @@ def parse_text(
     qos_text: str | None = None,
     accounts_text: str | None = None,
     plurm_text: str | None = None,
+    gres_text: str | None = None,
 ) -> SlurmConfig:
     """Parse slurm.conf ``text`` as if it were the file ``path`` (Includes resolve beside it).
 
-    ``qos_text`` stands for qos.conf, ``accounts_text`` for accounts.conf and ``plurm_text``
-    for plurm.conf (Plurm's own settings); when None, the file beside ``path`` is read if
-    present.
+    ``qos_text`` stands for qos.conf, ``accounts_text`` for accounts.conf, ``plurm_text``
+    for plurm.conf (Plurm's own settings) and ``gres_text`` for gres.conf; when None, the
+    file beside ``path`` is read if present.
     """
     # The parser (lark and its grammar) loads here, not with the package: a command that
     # finds its configuration in the cache (plurm.conf.cache) never needs it.
     from plurm.conf.accounts import read_accounts
     from plurm.conf.build import build_config
+    from plurm.conf.gres import gres_types, read_gres_conf
     from plurm.conf.plurmconf import read_plurm_conf
     from plurm.conf.qos import read_qos
     from plurm.conf.reader import read_config
@@ -127,12 +130,23 @@ def parse_text(
     if plurm_text is None and plurm_path.exists():
         plurm_text = _companion(plurm_path)
     plurm_settings, plurm_errors = read_plurm_conf(str(plurm_path), plurm_text or "")
-    errors = errors + qos_errors + account_errors + plurm_errors
+    gres_path = main.parent / "gres.conf"
+    if gres_text is None and gres_path.exists():
+        gres_text = _companion(gres_path)
+    gres_errors: list[ConfError] = []
+    gres_notices: list[ConfNotice] = []
+    if config is not None and (gres_text or any(spec.gres for spec in config.nodes)):
+        gres, gres_errors, gres_notices, drains = read_gres_conf(
+            str(gres_path), gres_text or "", gres_types(config.inactive), config.nodes
+        )
+        config = attrs.evolve(config, gres=gres, down_nodes=config.down_nodes + drains)
+    errors = errors + qos_errors + account_errors + plurm_errors + gres_errors
     raise_collected(errors)
     assert config is not None
     files = config.files + ((str(qos_path),) if qos_text else ())
     files += (str(accounts_path),) if accounts_text else ()
     files += (str(plurm_path),) if plurm_text else ()
+    files += (str(gres_path),) if gres_text else ()
     return attrs.evolve(
         config,
         qos=qos,
@@ -141,7 +155,7 @@ def parse_text(
         associations=associations,
         default_accounts=default_accounts,
         admin_levels=admin_levels,
-        notices=config.notices + tuple(qos_notices),
+        notices=config.notices + tuple(qos_notices) + tuple(gres_notices),
         files=files,
         **plurm_settings,  # type: ignore[arg-type]
     )

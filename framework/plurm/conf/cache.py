@@ -7,10 +7,11 @@ their configuration through :func:`load`, which keeps the parsed :class:`SlurmCo
 user's cache directory (``$XDG_CACHE_HOME/plurm``, else ``~/.cache/plurm``), one file per
 slurm.conf path, and uses it only while nothing it was read from has changed:
 
-* every file the configuration was read from (slurm.conf, its Includes, qos.conf and
-  accounts.conf), and the companions that were absent then (a qos.conf created since counts
-  as a change), is stamped with its device, inode, size, modification and change times in
-  nanoseconds: any write, replacement or removal changes a stamp;
+* every file the configuration was read from (slurm.conf, its Includes, qos.conf,
+  accounts.conf, plurm.conf and gres.conf), and the companions that were absent then (a
+  qos.conf or gres.conf created since counts as a change), is stamped with its device,
+  inode, size, modification and change times in nanoseconds: any write, replacement or
+  removal changes a stamp;
 * so is Plurm's own code (the files of the ``plurm`` package), so that a new version never
   reads a configuration an old one pickled.
 
@@ -58,6 +59,10 @@ _LAYOUT = 1
 
 _Stamp = tuple[int, int, int, int, int] | None
 
+#: The files beside slurm.conf that parsing reads when they exist: one created since the
+#: configuration was cached counts as a change.
+_COMPANIONS = ("qos.conf", "accounts.conf", "plurm.conf", "gres.conf")
+
 
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -80,7 +85,7 @@ def _code_stamp() -> str:
 def _sources(config: SlurmConfig, main: Path) -> list[str]:
     """Every file the configuration depends on, including the companions it lacked."""
     files = [str(main), *config.files]
-    files += [str(main.parent / "qos.conf"), str(main.parent / "accounts.conf")]
+    files += [str(main.parent / name) for name in _COMPANIONS]
     return sorted(set(files))
 
 
@@ -223,4 +228,4 @@ def _plugins_stamp() -> str:
 
 def _sources_guess(main: Path) -> list[str]:
     """The files known to matter before parsing (Includes are known only after)."""
-    return [str(main), str(main.parent / "qos.conf"), str(main.parent / "accounts.conf")]
+    return [str(main), *(str(main.parent / name) for name in _COMPANIONS)]

@@ -27,6 +27,10 @@ __all__ = [
     "ConfNotice",
     "ControlHost",
     "DownNodesSpec",
+    "GresConfig",
+    "GresCount",
+    "GresDevice",
+    "GresRecord",
     "NodeSetSpec",
     "NodeSpec",
     "PartitionSpec",
@@ -86,6 +90,61 @@ class NodeSpec:
     reason: str | None = None
     extra: Mapping[str, str] = attrs.field(factory=dict)
     location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class GresCount:
+    """One ``name[:type][:count]`` of a node's ``Gres=``."""
+
+    name: str
+    type: str | None
+    count: int
+
+    def __str__(self) -> str:
+        head = f"{self.name}:{self.type}" if self.type else self.name
+        return f"{head}:{self.count}"
+
+
+@attrs.frozen
+class GresDevice:
+    """One device of a generic resource on a node (a gres.conf record with ``File``): its
+    index among the node's devices of that name (Slurm's device index), type, device file and
+    the cores it is bound to (None: any core). Resources without files are counts only, as
+    in Slurm."""
+
+    name: str
+    index: int
+    type: str | None = None
+    file: str | None = None
+    cores: frozenset[int] | None = None
+
+
+@attrs.frozen
+class GresRecord:
+    """One gres.conf record, as read: ``nodes`` None applies it to every node."""
+
+    name: str
+    type: str | None
+    count: int
+    files: tuple[str, ...]
+    cores: frozenset[int] | None
+    nodes: tuple[str, ...] | None
+    location: SourceLocation | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class GresConfig:
+    """Generic resources, resolved: the names GresTypes allows, each node's counts (only
+    nodes with some) and devices, and where gres.conf was read."""
+
+    types: tuple[str, ...] = ()
+    counts: Mapping[str, tuple[GresCount, ...]] = attrs.field(factory=dict)
+    devices: Mapping[str, tuple[GresDevice, ...]] = attrs.field(factory=dict)
+    records: tuple[GresRecord, ...] = ()
+    autodetect: str | None = None
+
+    def node_counts(self, node: str) -> tuple[GresCount, ...]:
+        return self.counts.get(node, ())
 
 
 @attrs.frozen
@@ -400,6 +459,8 @@ class SlurmConfig:
     #: PreemptGuards (plurm.conf, Plurm's own): preempt plugins loaded after the
     #: PreemptType policy that may only veto its victims (``preempt_veto``).
     preempt_guards: tuple[str, ...] = ()
+    #: Generic resources: GresTypes, each node's Gres= counts and gres.conf's devices.
+    gres: GresConfig = GresConfig()
     #: SchedulerPassOn (plurm.conf, Plurm's own): ``tick`` runs the pass that answers an
     #: event (a submission, a job's end) at the next whole second, as Slurm does; ``event``
     #: runs it at once.

@@ -287,7 +287,11 @@ class LifecycleMixin(ControllerBase):
         job.pre_suspend_time = 0.0
         job.reason = _NO_REASON
         self._set_state(job, _RUNNING)
+        if job.gres_alloc:
+            job.gres_alloc = ()  # a requeued job's last GPUs: select chooses anew
         self.plugins.select_job_begin(job, self.cluster)
+        if job.request.gres_request is not None:
+            job.gres_alloc = self.plugins.select_job_gres(job, self.cluster)
         if self._limits is not None:
             self._limits.started(job)
         if self._gang:  # its only reader; building it costs a set per start

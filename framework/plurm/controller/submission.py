@@ -13,6 +13,7 @@ from plurm.conf.model import PartitionSpec
 from plurm.controller.access import partition_refusal, slurm_user_uid
 from plurm.controller.accounting import Charge, Refused, charge
 from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
+from plurm.model.gres import satisfiable
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
 from plurm.model.priority import PriorityFactors, PriorityReport
 
@@ -217,6 +218,10 @@ class SubmissionMixin(ControllerBase):
             name not in self.cluster.node_index for name in request.nodelist
         ):
             raise RequestError("Invalid node name specified")
+        if request.gres_request is not None and not self._gres_satisfiable(request, part):
+            # slurmctld tests the request against the configured nodes whatever
+            # EnforcePartLimits says, and refuses what none could ever hold
+            raise RequestError("Requested node configuration is not available")
         if self.config.enforce_part_limits != "NO":
             if self._beyond_node_limits(request, partition):
                 raise RequestError("More processors requested than permitted")
@@ -273,6 +278,19 @@ class SubmissionMixin(ControllerBase):
         if request.min_nodes > count or request.cpus > cpus or too_many:
             return True
         return bool(request.nodelist) and any(name not in part.nodes for name in request.nodelist)
+
+    def _gres_satisfiable(self, request: JobRequest, part: PartitionSpec) -> bool:
+        """Some nodes of the partition, all free, could hold the job's generic resources."""
+        assert request.gres_request is not None
+        counts = self.cluster.config.gres.counts
+        nodes = [name for name in part.nodes if name not in request.exclude]
+        return satisfiable(
+            request.gres_request,
+            request.min_nodes,
+            request.tasks,
+            request.ntasks_per_node,
+            [counts.get(name, ()) for name in nodes],
+        )
 
     def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:
         limit = self.cluster.partition(partition).max_time

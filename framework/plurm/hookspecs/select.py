@@ -14,6 +14,7 @@ from plurm._markers import hookspec
 
 if TYPE_CHECKING:
     from plurm.model.cluster import Cluster
+    from plurm.model.gres import GresHeld
     from plurm.model.job import Job
     from plurm.model.select import Candidate, SelectMode, SelectResult
 
@@ -132,6 +133,25 @@ def select_job_resources(job: Job, cluster: Cluster) -> frozenset[tuple[str, int
     :Slurm equivalent: the job's ``job_resrcs`` core bitmap, which ``gang.c`` reads.
 
     .. versionadded:: 1.2
+    """
+
+
+@hookspec(firstresult=True)
+def select_job_gres(job: Job, cluster: Cluster) -> tuple[GresHeld, ...] | None:
+    """The generic resources (GPUs) ``job`` holds: per node, the name, type and unit
+    indexes.
+
+    When called: after ``select_job_begin``, for a job that asks for generic resources
+    (``job.request.gres_request`` is not None); the core keeps the answer on the job
+    (``Job.gres_alloc``) for display, accounting and the node daemon's environment.
+
+    :returns: the units, or None when the plugin does not place generic resources.
+        Exclusive: first non-None result wins.
+    :Purity: pure.
+    :Slurm equivalent: the job's ``gres_list_alloc`` (``gres_job_state_t`` with its
+        ``gres_bit_alloc`` per node), which slurmctld sends to slurmd.
+
+    .. versionadded:: 1.10
     """
 
 

@@ -33,6 +33,7 @@ import attrs
 from plurm import conf
 from plurm._markers import hookimpl
 from plurm.commands.client import LocalClient, alloc_cpus
+from plurm.commands.gres_display import tracked
 from plurm.controller import Controller, RequestError
 from plurm.live.access import Access
 from plurm.live.admission import check_request
@@ -239,7 +240,9 @@ class ControllerDaemon:
             cpus = alloc_cpus(self.client.view())
             with self.store.transaction():
                 self.store.save_jobs(jobs, next_job_id=controller.next_job_id)
-                for record in records_from_jobs(jobs, controller.now, alloc_cpus=cpus):
+                for record in records_from_jobs(
+                    jobs, controller.now, alloc_cpus=cpus, gres_tracked=tracked(controller.config)
+                ):
                     self.store.record_job(record)
                 self.steps.settle(jobs, controller.now)
         self.executor.flush()

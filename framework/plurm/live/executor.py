@@ -223,7 +223,18 @@ class LiveExecutor:
             "restart_count": job.restarts,
             "time_limit": job.time_limit,
             **_array_facts(job),
+            **_gpu_facts(job, batch_host),
         }
+
+
+def _gpu_facts(job: Job, node: str) -> dict[str, list[int]]:
+    """The GPU indexes the job holds on ``node`` (``gpus``), only for a job given some."""
+    if not job.gres_alloc:
+        return {}
+    indexes = sorted(
+        i for u in job.gres_alloc if u.node == node and u.name == "gpu" for i in u.indexes
+    )
+    return {"gpus": indexes} if indexes else {}
 
 
 def _array_facts(job: Job) -> dict[str, int | None]:

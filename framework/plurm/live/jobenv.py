@@ -47,6 +47,13 @@ __all__ = [
 
 #: Slurm's "no value" marker for a 32-bit number; ``%a`` of a job that is not an array task.
 NO_VAL = 0xFFFFFFFE
+#: The variables naming a job's GPUs (gres/gpu's NVIDIA, AMD and OpenCL ones, and Slurm's).
+_GPU_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "SLURM_JOB_GPUS",
+)
 #: Slurmstepd caps the zero-padding width of a filename pattern at 10.
 _MAX_WIDTH = 10
 
@@ -172,6 +179,8 @@ class JobEnvInfo:
     array_task_step: int | None = None
     time_limit: int | None = None
     tres_per_node: str | None = None
+    #: The indexes of the GPUs the job holds on this node (None: it holds none).
+    gpus: tuple[int, ...] | None = None
     base_env: Mapping[str, str] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -298,6 +307,12 @@ def job_environment(info: JobEnvInfo) -> dict[str, str]:
         values["SLURM_MEM_PER_NODE"] = info.mem_per_node
     if info.mem_per_cpu is not None:
         values["SLURM_MEM_PER_CPU"] = info.mem_per_cpu
+    if info.gpus is not None:
+        # as Slurm's gres/gpu plugin sets them without device confinement: the node's own
+        # indexes of the job's GPUs
+        gpus = ",".join(str(index) for index in info.gpus)
+        for name in _GPU_VARIABLES:
+            values[name] = gpus
     if info.restart_count > 0:
         values["SLURM_RESTART_COUNT"] = info.restart_count
     if info.array_task_id is not None:

@@ -372,6 +372,7 @@ class NodeDaemon:
             array_task_min=read.optional_number("array_task_min"),
             array_task_max=read.optional_number("array_task_max"),
             array_task_step=read.optional_number("array_task_step"),
+            gpus=read.numbers("gpus") if "gpus" in message else None,
         )
 
         def path(pattern: str | None) -> str | None:
@@ -504,6 +505,14 @@ class _Fields:
 
     def optional_text(self, key: str) -> str | None:
         return None if self._get(key) is None else self.text(key)
+
+    def numbers(self, key: str) -> tuple[int, ...]:
+        value = self._get(key)
+        if type(value) is not list or any(
+            type(item) is not int or not 0 <= item <= _INT_MAX for item in value
+        ):
+            raise LaunchFieldError(f"{key}: not a list of integers from 0 to {_INT_MAX}")
+        return tuple(value)
 
     def texts(self, key: str) -> tuple[str, ...]:
         value = self._get(key)

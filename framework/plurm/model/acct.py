@@ -124,6 +124,9 @@ class JobRecord:
     end: float | None = None
     nodes: tuple[str, ...] = ()
     alloc_cpus: int = 0
+    #: The tracked GRES the job was given (AccountingStorageTRES's ``gres/NAME``):
+    #: (``gpu`` or ``gpu:a100``, count) pairs; empty for most jobs.
+    alloc_gres: tuple[tuple[str, int], ...] = ()
     req_cpus: int = 1
     req_nodes: int = 1
     req_mem: int | None = None
@@ -291,18 +294,31 @@ def _state(job: Job) -> str:
     return "CANCELLED"
 
 
+def _tracked_gres(job: Job, tracked: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    if not job.gres_alloc or not tracked:
+        return ()
+    totals: dict[str, int] = {}
+    for unit in job.gres_alloc:
+        for key in (unit.name, f"{unit.name}:{unit.type}" if unit.type else None):
+            if key in tracked:
+                totals[key] = totals.get(key, 0) + len(unit.indexes)
+    return tuple(sorted(totals.items()))
+
+
 def records_from_jobs(
     jobs: Iterable[Job],
     now: float,
     *,
     alloc_cpus: Callable[[Job], int] | None = None,
     cancelled_by: int = 0,
+    gres_tracked: tuple[str, ...] = (),
 ) -> list[JobRecord]:
     """Accounting records for a controller's in-memory jobs (a simulation keeps no
     accounting store), in job-id order. ``alloc_cpus`` gives a started job's CPUs (default:
     what it asked for) and ``cancelled_by`` the uid of scancel's caller (a session's
     commands run as root). A simulated job runs no steps but its batch script: a job that
-    started has its ``batch`` step, on its first node."""
+    started has its ``batch`` step, on its first node. ``gres_tracked`` names the GRES
+    AccountingStorageTRES tracks (``gpu``, ``gpu:a100``)."""
     records = []
     for job in sorted(jobs, key=lambda j: j.job_id):
         request = job.request
@@ -357,6 +373,7 @@ def records_from_jobs(
                 end=end,
                 nodes=job.nodes if started else (),
                 alloc_cpus=cpus,
+                alloc_gres=_tracked_gres(job, gres_tracked) if started else (),
                 req_cpus=request.cpus,
                 req_nodes=request.min_nodes,
                 req_mem=request.mem_per_cpu or request.mem_per_node,

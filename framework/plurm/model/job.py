@@ -8,6 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from plurm import hostlist
+from plurm.model.gres import GresHeld, GresRequest
 
 __all__ = [
     "Dependency",
@@ -240,9 +241,10 @@ class JobRequest:
     comment: str = ""
     #: --ntasks-per-node (None: not asked).
     ntasks_per_node: int | None = None
-    #: --gres and --gpus* as given (``gpu:2``, ``gpus=2``, ``gpus-per-node=1``): carried to
-    #: the select plugin; Plurm does not schedule generic resources yet.
+    #: --gres and --gpus* as given (``gpu:2``, ``gpus=2``, ``gpus-per-node=1``), for display.
     gres: tuple[str, ...] = ()
+    #: What the job asks of generic resources, typed (None: nothing, the common case).
+    gres_request: GresRequest | None = None
     #: --wckey (accepted and kept; Plurm does no WCKey accounting).
     wckey: str | None = None
     #: --signal=[{R|B}:]SIG[@SECS]: the signal the controller sends ``warn_time`` seconds
@@ -315,6 +317,9 @@ class Job:
     #: pairs from the select plugin (None: whole nodes). A completing job keeps them all;
     #: it holds those on ``held_nodes``.
     units: frozenset[tuple[str, int]] | None = None
+    #: The generic resources (GPUs) the job was given at its last start, per node (empty:
+    #: none), from ``select_job_gres``; kept after its end for accounting.
+    gres_alloc: tuple[GresHeld, ...] = ()
     exit_code: int = 0
     #: The signal that ended the job (0: it exited); scontrol shows ExitCode=code:signal.
     exit_signal: int = 0

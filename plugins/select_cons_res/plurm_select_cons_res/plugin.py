@@ -13,10 +13,12 @@ from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
+from plurm.model.gres import GresAsk, GresHeld
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 from plurm_select_cons_res.free_cores import FreeCores, on_free_cores
+from plurm_select_cons_res.gres import GresState, GresTester
 from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
 from plurm_select_cons_res.needs import Needs, Sharing, needs_of, row_count
 from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
@@ -84,6 +86,8 @@ class ConsResSelect:
         #: Each node's (node, core) pairs for the cores a job holds there: the same cores
         #: recur on a node job after job, and a union of ready sets reuses their hashes.
         self._node_units: dict[tuple[str, frozenset[int]], frozenset[tuple[str, int]]] = {}
+        #: The GPUs (generic resources) jobs hold; None on a cluster without any.
+        self.gres = GresState(context.config.gres) if context.config.gres.counts else None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -184,6 +188,7 @@ class ConsResSelect:
         self.free_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
         self.idle_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
         self.idle_tests.clear()
+        self.gres = GresState(cluster.config.gres) if cluster.config.gres.counts else None
         self._changed()
         return True
 
@@ -204,6 +209,8 @@ class ConsResSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
+        if job.request.gres_request is not None:
+            return self._gres_job_test(job, nodes, mode, candidates, cluster)
         needs = self._needs(job, cluster)
         if needs is None:
             return SelectResult.never()
@@ -249,6 +256,74 @@ class ConsResSelect:
             tester,
             needs,
             nodes,
+            job.partition,
+            self.usage,
+            candidates,
+            cluster.config.preempt_parameters,
+            suspend_releases=cluster.preempt_traits.suspend_releases,
+        )
+        if preemption is None:
+            return SelectResult.busy()
+        return self._success(job, preemption.placement, preemption.victims)
+
+    def _gres_need(self, job: Job) -> tuple[GresAsk, ...]:
+        request = job.request
+        assert request.gres_request is not None
+        return request.gres_request.node_share(
+            request.min_nodes, request.tasks, request.ntasks_per_node
+        )
+
+    def _gres_job_test(
+        self,
+        job: Job,
+        nodes: Sequence[str],
+        mode: SelectMode,
+        candidates: Sequence[Candidate],
+        cluster: Cluster,
+    ) -> SelectResult:
+        """The test of a job that asks for generic resources: only nodes with its share
+        of them free, tested through :class:`GresTester` (in the preemption loop too)."""
+        needs = self._needs(job, cluster)
+        state = self.gres
+        if needs is None or state is None:
+            return SelectResult.never()
+        request = job.request
+        assert request.gres_request is not None
+        need = self._gres_need(job)
+        configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+        if len(configured) < max(1, request.min_nodes):
+            return SelectResult.never()
+        tester = GresTester(
+            self._tester(cluster), state, need, request.gres_request.enforce_binding
+        )
+        idle = tester.test(needs, configured, job.partition, Usage())
+        if idle is None:
+            return SelectResult.never()
+        if mode is not _RUN_NOW:
+            return SelectResult(_SUCCESS, idle.nodes)
+        placed = tester.test(needs, configured, job.partition, self.usage)
+        if placed is not None:
+            return self._success(job, placed)
+        if not candidates:
+            return SelectResult.busy()
+        if (
+            cluster.preempt_traits.suspend_in_partition
+            and candidates[0].mode is PreemptBase.SUSPEND
+        ):
+            placed = preempt_by_suspension(
+                tester,  # type: ignore[arg-type]
+                needs,
+                configured,
+                job.partition,
+                self.usage,
+                candidates,
+            )
+            if placed is not None:
+                return self._success(job, placed)
+        preemption = preempt_by_removal(
+            tester,  # type: ignore[arg-type]
+            needs,
+            configured,
             job.partition,
             self.usage,
             candidates,
@@ -334,10 +409,54 @@ class ConsResSelect:
         sharing = needs.sharing if needs is not None else _ONE_ROW
         allocation = placed.allocation(job.job_id, job.partition, sharing)
         self.usage.remove(job.job_id)
+        if job.request.gres_request is not None and self.gres is not None:
+            self._gres_begin(job, placed)
         self.usage.add(allocation, self._rows(cluster).get(job.partition, 1))
         self.free_cores.hold(allocation)
         self._changed()
         return True
+
+    def _gres_begin(self, job: Job, placed: Placement) -> None:
+        """Give the job its units on each node: bound to its cores where they can be (only
+        there with enforce-binding), else the lowest free ones."""
+        state = self.gres
+        assert state is not None and job.request.gres_request is not None
+        need = self._gres_need(job)
+        binding = job.request.gres_request.enforce_binding
+        held = {}
+        if job.gres_alloc and {u.node for u in job.gres_alloc} == set(placed.cores):
+            # recovered (a restarted controller): the units it was given, as they were,
+            # unless another job holds one of them now
+            for unit in job.gres_alloc:
+                held.setdefault(unit.node, {})[(unit.name, unit.type)] = unit.indexes
+            if not any(
+                set(indexes) & state.used(node, self.usage).get(key, set())
+                for node, keys in held.items()
+                for key, indexes in keys.items()
+            ):
+                state.hold(job.job_id, held)
+                return
+            held = {}
+        for node, cores in placed.cores.items():
+            chosen = state.choose(node, need, self.usage, cores)
+            if chosen is None and not binding:
+                chosen = state.choose(node, need, self.usage)
+            if chosen is None:  # the core started it where its units are not free
+                self.log.warning("job %s: GRES not free on node=%s", job.job_id, node)
+                continue
+            held[node] = chosen
+        state.hold(job.job_id, held)
+
+    @hookimpl
+    def select_job_gres(self, job: Job, cluster: Cluster) -> tuple[GresHeld, ...]:
+        if self.gres is None:
+            return ()
+        held = self.gres.held.get(job.job_id, {})
+        return tuple(
+            GresHeld(node, name, gtype, indexes)
+            for node in cluster.in_table_order(held)
+            for (name, gtype), indexes in held[node].items()
+        )
 
     @hookimpl
     def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]]:
@@ -359,6 +478,8 @@ class ConsResSelect:
     @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:
         self.usage.remove(job.job_id)
+        if self.gres is not None:
+            self.gres.release(job.job_id)
         self.free_cores.release(job.job_id)
         self._changed()
         return True
@@ -371,6 +492,8 @@ class ConsResSelect:
         if allocation is None:
             return True
         gone = set(nodes)
+        if self.gres is not None:
+            self.gres.release(job.job_id, gone)
         kept = attrs.evolve(
             allocation,
             cores={n: c for n, c in allocation.cores.items() if n not in gone},

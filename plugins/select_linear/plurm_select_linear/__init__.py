@@ -31,6 +31,7 @@ from plurm.conf.model import PartitionSpec
 from plurm.conf.values import OverSubscribeKind, PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
+from plurm.model.gres import GresHeld, node_fits
 from plurm.model.job import Job, JobRequest
 from plurm.model.runs import best_run, best_span, consecutive_runs, set_bit_spans
 from plurm.model.select import Candidate, Candidates, SelectMode, SelectResult, SelectStatus
@@ -567,6 +568,14 @@ class LinearSelect:
         candidates: Sequence[Candidate],
         cluster: Cluster,
     ) -> SelectResult:
+        if job.request.gres_request is not None:
+            # whole nodes: a node serves if its GRES hold the job's share of them, and the
+            # job then has all of them, as Slurm's select/linear gives it
+            need = job.request.gres_request.node_share(
+                job.request.min_nodes, job.request.tasks, job.request.ntasks_per_node
+            )
+            counts = cluster.config.gres.counts
+            nodes = tuple(n for n in nodes if node_fits(need, counts.get(n, ())))
         busy_key = None
         if mode is _RUN_NOW and type(nodes) is NodeBitmap:
             busy_key = (job.job_id, nodes.mask)
@@ -784,6 +793,20 @@ class LinearSelect:
         self.free &= ~allocation.mask
         self.unrun &= ~allocation.mask
         return True
+
+    @hookimpl
+    def select_job_gres(self, job: Job, cluster: Cluster) -> tuple[GresHeld, ...]:
+        """Whole nodes: every unit of each of the job's nodes, as select/linear gives."""
+        held: list[GresHeld] = []
+        counts = cluster.config.gres.counts
+        for node in job.nodes:
+            first: dict[str, int] = {}
+            for count in counts.get(node, ()):
+                start = first.get(count.name, 0)
+                first[count.name] = start + count.count
+                indexes = tuple(range(start, start + count.count))
+                held.append(GresHeld(node, count.name, count.type, indexes))
+        return tuple(held)
 
     @hookimpl
     def select_job_fini(self, job: Job, cluster: Cluster) -> bool:

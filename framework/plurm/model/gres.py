@@ -1,0 +1,133 @@
+"""A job's generic resources, as sbatch asks for them: ``--gres`` and ``--gpus-per-node`` per
+node, ``--gpus`` for the whole job, ``--gpus-per-task`` per task, with ``--cpus-per-gpu``,
+``--mem-per-gpu`` and ``--gres-flags=enforce-binding``.
+
+A job without generic resources has no :class:`GresRequest` at all (``JobRequest.gres_request``
+is None), so that nothing here is on its path. :func:`satisfiable` is the submission check:
+whether the nodes a job may use could ever hold what it asks, as slurmctld refuses a job
+with "Requested node configuration is not available" otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from plurm.conf.model import GresCount
+
+__all__ = [
+    "GresAsk",
+    "GresHeld",
+    "GresRequest",
+    "available",
+    "gres_totals",
+    "node_fits",
+    "satisfiable",
+]
+
+
+@attrs.frozen
+class GresAsk:
+    """``count`` of the generic resource ``name``, of ``type`` (None: any type)."""
+
+    name: str
+    type: str | None
+    count: int
+
+    def __str__(self) -> str:
+        head = f"{self.name}:{self.type}" if self.type else self.name
+        return f"{head}:{self.count}"
+
+
+@attrs.frozen
+class GresRequest:
+    """What a job asks of generic resources. ``per_node`` (--gres, --gpus-per-node) is what
+    each of its nodes must give, ``per_job`` (--gpus) the total over its nodes, ``per_task``
+    (--gpus-per-task) what each task gets. ``mem_per_gpu`` is MiB."""
+
+    per_node: tuple[GresAsk, ...] = ()
+    per_job: tuple[GresAsk, ...] = ()
+    per_task: tuple[GresAsk, ...] = ()
+    cpus_per_gpu: int | None = None
+    mem_per_gpu: int | None = None
+    enforce_binding: bool = False
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(ask.name for ask in (*self.per_node, *self.per_job, *self.per_task))
+
+    def node_share(
+        self, min_nodes: int, tasks: int, tasks_per_node: int | None
+    ) -> tuple[GresAsk, ...]:
+        """What each node of a job on ``min_nodes`` nodes must give: the per-node asks,
+        the job's totals (--gpus) spread evenly over its nodes (rounded up), and the
+        per-task asks times the tasks a node runs (--ntasks-per-node, else the tasks
+        spread evenly). Asks of one name and type add up."""
+        nodes = max(1, min_nodes)
+        on_node = tasks_per_node if tasks_per_node is not None else -(-max(1, tasks) // nodes)
+        wanted: dict[tuple[str, str | None], int] = {}
+        for ask in self.per_node:
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + ask.count
+        for ask in self.per_job:
+            share = -(-ask.count // nodes)
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + share
+        for ask in self.per_task:
+            share = ask.count * on_node
+            wanted[(ask.name, ask.type)] = wanted.get((ask.name, ask.type), 0) + share
+        return tuple(GresAsk(name, gtype, count) for (name, gtype), count in wanted.items())
+
+
+@attrs.frozen
+class GresHeld:
+    """Units of one generic resource (name and type) a job holds on one node: their
+    indexes among the node's units of that name (the device indexes)."""
+
+    node: str
+    name: str
+    type: str | None
+    indexes: tuple[int, ...]
+
+
+def gres_totals(held: Iterable[GresHeld]) -> dict[str, int]:
+    """Units held by name (``gpu`` -> 4), in first-seen order."""
+    totals: dict[str, int] = {}
+    for unit in held:
+        totals[unit.name] = totals.get(unit.name, 0) + len(unit.indexes)
+    return totals
+
+
+def available(counts: Iterable[GresCount], ask: GresAsk) -> int:
+    """How many of what ``ask`` names a node with ``counts`` has."""
+    return sum(
+        c.count for c in counts if c.name == ask.name and (ask.type is None or c.type == ask.type)
+    )
+
+
+def node_fits(need: Sequence[GresAsk], counts: Sequence[GresCount]) -> bool:
+    """A node with ``counts`` holds ``need`` (one node's part): each ask, and for each name
+    the typed and untyped asks together."""
+    if not all(available(counts, ask) >= ask.count for ask in need):
+        return False
+    names = {ask.name for ask in need}
+    if len(names) == len(need):
+        return True
+    return all(
+        sum(c.count for c in counts if c.name == name)
+        >= sum(ask.count for ask in need if ask.name == name)
+        for name in names
+    )
+
+
+def satisfiable(
+    request: GresRequest,
+    min_nodes: int,
+    tasks: int,
+    tasks_per_node: int | None,
+    nodes: Sequence[Sequence[GresCount]],
+) -> bool:
+    """Whether ``min_nodes`` of the nodes (each given by its GresCount values) could hold
+    the request, all of them free."""
+    need = request.node_share(min_nodes, tasks, tasks_per_node)
+    fitting = sum(1 for counts in nodes if node_fits(need, counts))
+    return fitting >= max(1, min_nodes)

@@ -212,10 +212,10 @@ def victims(records: Sequence[JobRecord], transitions: Iterable[Transition]) -> 
 
 def bin_width(span: float) -> float:
     """The width of the bins to average a series of ``span`` seconds over: 10 minutes up to
-    12 hours, an hour up to 4 days, a day beyond."""
+    12 hours, an hour up to 7 days, a day beyond."""
     if span <= 12 * 3600:
         return 600.0
-    if span <= 4 * 86400:
+    if span <= 7 * 86400:
         return 3600.0
     return 86400.0
 

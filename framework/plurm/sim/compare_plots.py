@@ -221,7 +221,7 @@ def overlaid_png(
     """(run, xs in seconds, ys) per run, drawn as steps, one colour per run."""
     start, end = window
     unit, name = time_unit(end - start)
-    with _figure(3.8) as figure:
+    with _figure(3.8 + 0.2 * math.ceil(len(runs) / 6)) as figure:
         axes = figure.add_subplot()
         for index, (run, xs, ys) in enumerate(runs):
             axes.step(
@@ -239,8 +239,8 @@ def overlaid_png(
         axes.set_ylabel(ylabel)
         axes.set_title(title)
         axes.grid(True, linewidth=0.3)
-        if runs:
-            axes.legend(loc="upper left", fontsize="small", framealpha=0.9)
+        if runs:  # below the axes: inside, it hides the start of the lines
+            figure.legend(loc="outside lower center", ncols=min(len(runs), 6), fontsize="small")
         return _png(figure)
 
 

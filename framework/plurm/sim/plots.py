@@ -179,14 +179,14 @@ def queue_png(step: Step, window: tuple[float, float], width: float | None = Non
         )
         xs, ys = _bins_xy(means, end, unit)
         axes.step(xs, ys, where="post", linewidth=1.6, color="darkgreen", label=bin_name(width))
-        axes.legend(loc="upper right", fontsize="small", framealpha=0.9)
+        axes.figure.legend(loc="outside lower center", ncols=2, fontsize="small")
         axes.set_ylim(0, max(1.0, 1.05 * max(step.values, default=0.0)))
         axes.set_xlim(start / unit, max(end, start + 1) / unit)
         axes.set_xlabel(f"time since the first submission ({name})")
         axes.set_ylabel("pending jobs")
         axes.set_title(f"Queue length: {bin_name(width)} over the raw series")
 
-    return _draw(3.4, draw)
+    return _draw(3.7, draw)
 
 
 def victims_png(found: Sequence[Victim], window: tuple[float, float]) -> bytes:
@@ -236,7 +236,10 @@ def victims_png(found: Sequence[Victim], window: tuple[float, float]) -> bytes:
         running = bottom.twinx()
         running.step(xs, ys, where="post", color="0.3", linewidth=1.2)
         running.set_ylabel("lost so far (CPU-h, line)")
-        running.set_ylim(bottom=0, top=max(1.0, total * 1.05))
+        # The same share of each axis below its 0, so that both zeros are one line.
+        worst = max((v.lost_cpu_seconds / 3600 for v in found), default=0.0) or 1.0
+        bottom.set_ylim(-0.04 * worst, 1.06 * worst)
+        running.set_ylim(-0.04 * (total or 1.0), 1.06 * (total or 1.0))
         bottom.set_ylabel("lost per preemption (CPU-h, dots)")
         bottom.set_xlim(start / unit, max(end, start + 1) / unit)
         bottom.set_xlabel(f"time since the first submission ({name})")

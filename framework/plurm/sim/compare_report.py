@@ -125,20 +125,18 @@ def _full_table(results: Sequence[RunResult]) -> str:
 
 
 def _settings_table(comparison: Comparison, results: Sequence[RunResult]) -> str:
-    ran = [r for r in results if r.series is not None]
+    ran = [(r, dict(r.series.settings)) for r in results if r.series is not None]
     keys: list[str] = []
-    values: list[dict[str, str]] = []
-    for result in ran:
-        assert result.series is not None
-        pairs = dict(result.series.settings)
-        values.append(pairs)
+    for _, pairs in ran:
         keys += [key for key in pairs if key not in keys]
-    rows = ["<table>", _head_row([r.name for r in ran])]
+    values = [pairs for _, pairs in ran]
+    names = [r.name for r, _ in ran]
+    rows = ["<table>", _head_row(names)]
     changes = {run.name: run.describe() for run in comparison.runs}
     confs = {run.name: run.conf_path for run in comparison.runs}
     for label, cells in (
-        ("slurm.conf", [confs.get(r.name, "") for r in ran]),
-        ("keys set", [changes.get(r.name, "") for r in ran]),
+        ("slurm.conf", [confs.get(name, "") for name in names]),
+        ("keys set", [changes.get(name, "") for name in names]),
     ):
         rows.append(
             f"<tr><th>{label}</th>" + "".join(f"<td>{_escape(c)}</td>" for c in cells) + "</tr>"

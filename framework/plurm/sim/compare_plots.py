@@ -114,18 +114,20 @@ def scatter_png(points: Sequence[tuple[str, float, float]]) -> bytes:
         axes = figure.add_subplot()
         right = 1.3 * max((p[1] for p in points), default=0.0) or 1.0
         top = max((p[2] for p in points), default=0.0)
+        # A little room below 0 on each axis, so that a point at 0 shows whole.
         if logarithmic:
             axes.set_yscale("symlog", linthresh=1.0)
-            axes.set_ylim(0, top * 4)
+            axes.set_ylim(-0.1, top * 4)
         else:
-            axes.set_ylim(0, 1.2 * top or 1.0)
-        axes.set_xlim(0, right)
+            axes.set_ylim(-0.03 * (top or 1.0), 1.2 * top or 1.0)
+        axes.set_xlim(-0.02 * right, right)
+        left = axes.get_xlim()[0]
         low, high = axes.get_ylim()
         scale = axes.yaxis.get_transform()
         span = scale.transform(high) - scale.transform(low)
         anchors = [
             (
-                lost / right,
+                (lost - left) / (right - left),
                 (scale.transform(wait) - scale.transform(low)) / span,
                 " = ".join(points[i][0] for i in indices),
             )
@@ -193,8 +195,11 @@ def utilization_grid_png(
             top = [100 * v for _, v in total]
             useful = [100 * (a - b) for (_, a), (_, b) in zip(total, wasted, strict=True)]
             top, useful = [*top, top[-1]], [*useful, useful[-1]]
-            axes.fill_between(xs, 0, useful, step="post", color="tab:blue", alpha=0.5)
-            axes.fill_between(xs, useful, top, step="post", color="tab:orange", alpha=0.85)
+            # No edges: a bin without lost work must show no orange at all.
+            axes.fill_between(xs, 0, useful, step="post", color="tab:blue", alpha=0.5, linewidth=0)
+            axes.fill_between(
+                xs, useful, top, step="post", color="tab:orange", alpha=0.85, linewidth=0
+            )
             mean = used.mean(*own)
             kept = mean - lost.mean(*own)
             axes.set_title(

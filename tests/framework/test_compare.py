@@ -308,10 +308,12 @@ def test_a_failing_run_is_reported_and_the_others_still_are(
 ) -> None:
     real_replay = compare_module.replay
 
-    def replay_failing_builtin(trace: Any, config: conf.SlurmConfig, mapping: Any) -> Any:
+    def replay_failing_builtin(
+        trace: Any, config: conf.SlurmConfig, mapping: Any, **options: Any
+    ) -> Any:
         if config.scheduler_type == "sched/builtin":
             raise RuntimeError("the simulator broke")
-        return real_replay(trace, config, mapping)
+        return real_replay(trace, config, mapping, **options)
 
     # In-process threads, so that the patched replay is the one the runs call.
     monkeypatch.setattr("plurm.cli.compare.open_executor", _threads)
@@ -328,6 +330,8 @@ def test_a_failing_run_is_reported_and_the_others_still_are(
     assert "## Failed runs" in markdown and "RuntimeError: the simulator broke" in markdown
     assert (out / "backfill" / "summary.json").exists()
     assert not (out / "builtin").exists()
+    page = (out / "compare.html").read_text()
+    assert "<h2>Failed runs</h2>" in page and "RuntimeError: the simulator broke" in page
 
 
 def test_a_worker_that_dies_fails_its_run_only(
@@ -335,10 +339,10 @@ def test_a_worker_that_dies_fails_its_run_only(
 ) -> None:
     real_run_one = compare_module.run_one
 
-    def dying(run: Run, trace: Any) -> RunResult:
+    def dying(run: Run, trace: Any, report: bool = True) -> RunResult:
         if run.name == "cancel":
             raise MemoryError()
-        return real_run_one(run, trace)
+        return real_run_one(run, trace, report)
 
     monkeypatch.setattr(compare_module, "run_one", dying)
     with ThreadPoolExecutor(max_workers=2) as executor:

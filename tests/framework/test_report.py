@@ -45,6 +45,7 @@ PLOTS = (
     "queue length",
     "wait-time distribution",
     "preemptions over time",
+    "victim run time and lost work",
     "Gantt chart",
 )
 

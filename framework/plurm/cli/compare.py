@@ -5,6 +5,9 @@
 * ``plurm compare --trace T --conf C [--map M] --run NAME[:Key=Value,...] ... --out DIR`` is
   the same without a file.
 
+Unless ``--no-report``, the runs bring back their series and ``compare.html`` shows the
+figures and the plots side by side.
+
 Runs go to a local process pool (``--workers N``), or to Dask (``--executor dask``, on a local
 cluster or the scheduler at ``--dask-scheduler ADDR``). The table goes to stdout and, with
 ``compare.csv``, ``compare.md``, ``compare.json`` and each run's ``jobs.csv`` and
@@ -39,8 +42,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "compare",
         help="replay one workload trace under several configurations and compare the figures",
         description="Replay a trace under each run of a comparison file (or of --run options) "
-        "in parallel, print the figures side by side and write compare.csv, compare.md and "
-        "each run's jobs.csv and summary.json under --out.",
+        "in parallel, print the figures side by side and write compare.csv, compare.md, "
+        "compare.json, the page compare.html and each run's jobs.csv and summary.json under "
+        "--out.",
     )
     parser.add_argument("file", metavar="FILE.toml", nargs="?", help="a comparison file")
     parser.add_argument("--out", required=True, metavar="DIR", help="where to write the results")
@@ -86,6 +90,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--strict",
         action="store_true",
         help="refuse a trace with any bad line (by default bad lines are reported and skipped)",
+    )
+    parser.add_argument(
+        "--no-report",
+        action="store_true",
+        help="do not write DIR/compare.html (nor collect the series its plots draw)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(run=run_compare)
@@ -148,7 +157,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
         print(f"run {result.name}: {status} in {result.seconds:.1f} s", file=sys.stderr)
 
     with open_executor(args.executor, workers, args.dask_scheduler, security) as executor:
-        results = run_runs(comparison.runs, trace, executor, done=done)
+        results = run_runs(comparison.runs, trace, executor, done=done, report=not args.no_report)
     write_outputs(Path(args.out), comparison, results, trace)
     if not args.quiet:
         out.write("\n" + render_table(results))

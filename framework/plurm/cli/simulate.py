@@ -242,7 +242,9 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     report = None
     if transitions is not None:
-        report = _write_report(args, records, transitions, summary, total_cpus, jobs, mapping_name)
+        report = _write_report(
+            args, config, records, transitions, summary, total_cpus, jobs, mapping_name
+        )
     if not args.quiet:
         shown = {k: v for k, v in summary.items() if not k.startswith("by_")}
         out.write(json.dumps(shown, indent=1) + "\n")
@@ -340,6 +342,7 @@ def _mapping(args: argparse.Namespace) -> tuple[TraceMapping, str]:
 
 def _write_report(
     args: argparse.Namespace,
+    config: conf.SlurmConfig,
     records: list[JobRecord],
     transitions: list[Transition],
     summary: dict[str, Any],
@@ -348,6 +351,7 @@ def _write_report(
     mapping: str,
 ) -> Path:
     from plurm.sim.report import write_report  # matplotlib only when a report is asked for
+    from plurm.sim.settings import partition_settings, plugin_settings
 
     details = [
         ("trace", Path(args.trace).name + (f" (first {jobs} cleaned jobs)" if args.jobs else "")),
@@ -363,4 +367,6 @@ def _write_report(
         total_cpus,
         title=f"Plurm replay of {Path(args.trace).name}",
         details=details,
+        settings=plugin_settings(config),
+        partitions=partition_settings(config),
     )

@@ -28,8 +28,10 @@ by the caller and the results do not depend on the executor or the worker count.
 fails comes back as a :class:`RunResult` with its error; the others are still reported.
 
 :func:`write_outputs` writes ``compare.csv`` (one row per figure, one column per run, full
-precision), ``compare.md`` (the same, rounded, with what each run changed), ``compare.json``
-and, per run, ``<name>/jobs.csv`` and ``<name>/summary.json``.
+precision), ``compare.md`` (the same, rounded, with what each run changed), ``compare.json``,
+``compare.html`` (the page: the figures and the plots side by side, see
+:mod:`plurm.sim.compare_report`; when the runs brought back their series, as they do unless
+``report=False``) and, per run, ``<name>/jobs.csv`` and ``<name>/summary.json``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ from plurm.errors import CompareError, PlurmError
 from plurm.inputfile import MAX_CONF_BYTES, read_text
 from plurm.manager import Plugins
 from plurm.sim.metrics import summarize, write_jobs_csv
+from plurm.sim.runseries import RunSeries
 from plurm.sim.tomlfile import read_toml
-from plurm.sim.trace import TraceMapping, replay
+from plurm.sim.trace import TraceMapping, Transition, replay
 from plurm.workload import CleanedTrace, clean, read_swf
 
 __all__ = [
@@ -77,7 +80,7 @@ __all__ = [
 #: A run's name is also the name of its output directory.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 #: Files of the comparison's own; no run may take their name.
-_OUTPUTS = ("compare.csv", "compare.md", "compare.json")
+_OUTPUTS = ("compare.csv", "compare.md", "compare.json", "compare.html")
 _TOP_KEYS = {"title", "trace", "conf", "map", "jobs", "run"}
 _RUN_KEYS = {"name", "conf", "set", "map"}
 
@@ -127,7 +130,8 @@ class RunResult:
     """What came back from one run: its summary and jobs CSV, or why it failed.
 
     ``seconds`` is the wall time the replay took (for progress messages only; it is kept out of
-    every output file, which depend on the configuration and the trace alone).
+    every output file, which depend on the configuration and the trace alone). ``series``
+    is what the page draws (None when the run was asked for no report, or failed).
     """
 
     name: str
@@ -135,6 +139,7 @@ class RunResult:
     jobs_csv: str = ""
     error: str | None = None
     seconds: float = 0.0
+    series: RunSeries | None = None
 
     @property
     def ok(self) -> bool:
@@ -145,16 +150,22 @@ def total_cpus(config: SlurmConfig) -> int:
     return sum(node.cpus * len(node.names) for node in config.nodes)
 
 
-def run_one(run: Run, trace: CleanedTrace) -> RunResult:
+def run_one(run: Run, trace: CleanedTrace, report: bool = True) -> RunResult:
     """Replay ``trace`` under ``run``; never raises (a failure is the result's ``error``).
+    With ``report``, the result brings back the series the comparison page draws.
 
     A top-level function of picklable arguments, so that any executor can ship it.
     """
     started = time.perf_counter()
+    drawn: RunSeries | None = None
     try:
         config = run.config()
-        records = replay(trace, config, run.mapping)
-        summary = summarize(records, total_cpus(config))
+        transitions: list[Transition] | None = [] if report else None
+        records = replay(trace, config, run.mapping, transitions=transitions)
+        cpus = total_cpus(config)
+        summary = summarize(records, cpus)
+        if transitions is not None:
+            drawn = RunSeries.build(records, transitions, summary, config, cpus)
         stream = io.StringIO()
         write_jobs_csv(records, stream)
     except PlurmError as error:
@@ -163,7 +174,8 @@ def run_one(run: Run, trace: CleanedTrace) -> RunResult:
         # Exceptions need not pickle back from a worker; their text always does.
         message = traceback.format_exc().rstrip()
     else:
-        return RunResult(run.name, summary, stream.getvalue(), None, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return RunResult(run.name, summary, stream.getvalue(), None, seconds, drawn)
     return RunResult(run.name, error=message, seconds=time.perf_counter() - started)
 
 
@@ -499,12 +511,14 @@ def run_runs(
     executor: Executor,
     *,
     done: Callable[[RunResult], None] | None = None,
+    report: bool = True,
 ) -> list[RunResult]:
     """Run every run on ``executor``; the results in the runs' order, whatever order they end
     in. ``done(result)`` is called as each one ends. A worker that dies makes its run's result
-    an error; it never stops the others from being collected."""
+    an error; it never stops the others from being collected. ``report``: bring back each
+    run's series for the page (see :func:`run_one`)."""
     futures: dict[Future[RunResult], int] = {
-        executor.submit(run_one, run, trace): index for index, run in enumerate(runs)
+        executor.submit(run_one, run, trace, report): index for index, run in enumerate(runs)
     }
     results: list[RunResult | None] = [None] * len(runs)
     for future in as_completed(futures):
@@ -646,7 +660,8 @@ def write_outputs(
 ) -> None:
     """compare.csv, compare.md, compare.json and each successful run's jobs.csv and
     summary.json under ``directory/<run name>/``; compare.json says how many bad trace lines
-    were left out (``skipped_lines``)."""
+    were left out (``skipped_lines``). compare.html too when a run brought back its series
+    (matplotlib is imported only then)."""
     directory.mkdir(parents=True, exist_ok=True)
     for result in results:
         if result.summary is None:
@@ -675,3 +690,8 @@ def write_outputs(
         ],
     }
     (directory / "compare.json").write_text(json.dumps(document, indent=1) + "\n")
+    if any(result.series is not None for result in results):
+        from plurm.sim.compare_report import render_page
+
+        page = render_page(comparison, results, trace)
+        (directory / "compare.html").write_text(page, encoding="utf-8")

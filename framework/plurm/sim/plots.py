@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from plurm.sim.series import Interval, Step
+from plurm.sim.series import Interval, Step, Victim, bin_width, binned_means
 from plurm.sim.trace import JobRecord
 
 if TYPE_CHECKING:
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "bin_name",
     "gantt_png",
     "preemptions_png",
     "queue_png",
     "time_unit",
     "utilization_png",
+    "victims_png",
     "waits_png",
 ]
 
@@ -78,40 +80,170 @@ def _step_xy(step: Step, end: float, unit: float) -> tuple[list[float], list[flo
     return times, values
 
 
-def utilization_png(step: Step, window: tuple[float, float]) -> bytes:
+def bin_name(width: float) -> str:
+    """How the legend names means over bins of ``width`` seconds."""
+    if width == 86400:
+        return "daily means"
+    if width == 3600:
+        return "hourly means"
+    return f"{width / 60:g}-minute means"
+
+
+def _bins_xy(
+    means: Sequence[tuple[float, float]], end: float, unit: float
+) -> tuple[list[float], list[float]]:
+    """Binned means as the points of a step drawn ``where="post"`` (the last bin to ``end``)."""
+    xs = [left / unit for left, _ in means] + [end / unit]
+    ys = [value for _, value in means]
+    return xs, [*ys, ys[-1] if ys else 0.0]
+
+
+def utilization_png(
+    total: Step, lost: Step, window: tuple[float, float], width: float | None = None
+) -> bytes:
+    """The share of CPUs in use: the raw step function faint behind its means per bin, the
+    means split into useful work and work later thrown away (requeue, cancel)."""
     start, end = window
     unit, name = time_unit(end - start)
-    mean = step.mean(start, end)
+    width = width or bin_width(end - start)
+    mean = total.mean(start, end)
+    used = binned_means(total, start, end, width)
+    wasted = binned_means(lost, start, end, width)
 
     def draw(axes: Axes) -> None:
-        times, values = _step_xy(step, end, unit)
-        axes.step(times, [100 * v for v in values], where="post", linewidth=0.7)
+        times, values = _step_xy(total, end, unit)
+        axes.step(
+            times,
+            [100 * v for v in values],
+            where="post",
+            linewidth=0.5,
+            color="0.55",
+            alpha=0.35,
+            label="in use (raw)",
+        )
+        xs, all_ys = _bins_xy(used, end, unit)
+        _, lost_ys = _bins_xy(wasted, end, unit)
+        useful_ys = [100 * (a - b) for a, b in zip(all_ys, lost_ys, strict=True)]
+        top_ys = [100 * a for a in all_ys]
+        axes.fill_between(
+            xs,
+            0,
+            useful_ys,
+            step="post",
+            color="tab:blue",
+            alpha=0.55,
+            linewidth=0,
+            label=f"useful ({bin_name(width)})",
+        )
+        if any(lost_ys):
+            axes.fill_between(
+                xs,
+                useful_ys,
+                top_ys,
+                step="post",
+                color="tab:orange",
+                alpha=0.8,
+                linewidth=0,
+                label="later thrown away (requeue, cancel)",
+            )
+        axes.step(xs, top_ys, where="post", color="tab:blue", linewidth=1.2)
         label = f"mean {100 * mean:.1f} %"
         axes.axhline(100 * mean, color="tab:red", linestyle="--", linewidth=1, label=label)
-        axes.legend(loc="lower right", fontsize="small", framealpha=0.9)
-        axes.set_ylim(0, max(105.0, 105 * max(step.values, default=0.0)))
+        # Below the axes: inside, it hides a corner of the series.
+        axes.figure.legend(loc="outside lower center", ncols=4, fontsize="small")
+        axes.set_ylim(0, max(105.0, 105 * max(total.values, default=0.0)))
         axes.set_xlim(start / unit, max(end, start + 1) / unit)
         axes.set_xlabel(f"time since the first submission ({name})")
         axes.set_ylabel("CPUs in use (%)")
-        axes.set_title("Utilization")
+        axes.set_title(f"Utilization: {bin_name(width)} over the raw series")
 
-    return _draw(3.4, draw)
+    return _draw(3.9, draw)
 
 
-def queue_png(step: Step, window: tuple[float, float]) -> bytes:
+def queue_png(step: Step, window: tuple[float, float], width: float | None = None) -> bytes:
     start, end = window
     unit, name = time_unit(end - start)
+    width = width or bin_width(end - start)
+    means = binned_means(step, start, end, width)
 
     def draw(axes: Axes) -> None:
         times, values = _step_xy(step, end, unit)
-        axes.step(times, values, where="post", linewidth=0.7, color="tab:green")
+        axes.step(
+            times,
+            values,
+            where="post",
+            linewidth=0.5,
+            color="tab:green",
+            alpha=0.3,
+            label="pending jobs (raw)",
+        )
+        xs, ys = _bins_xy(means, end, unit)
+        axes.step(xs, ys, where="post", linewidth=1.6, color="darkgreen", label=bin_name(width))
+        axes.figure.legend(loc="outside lower center", ncols=2, fontsize="small")
         axes.set_ylim(0, max(1.0, 1.05 * max(step.values, default=0.0)))
         axes.set_xlim(start / unit, max(end, start + 1) / unit)
         axes.set_xlabel(f"time since the first submission ({name})")
         axes.set_ylabel("pending jobs")
-        axes.set_title("Queue length")
+        axes.set_title(f"Queue length: {bin_name(width)} over the raw series")
 
-    return _draw(3.4, draw)
+    return _draw(3.7, draw)
+
+
+def victims_png(found: Sequence[Victim], window: tuple[float, float]) -> bytes:
+    """Per preemption, over time: the victim's run time in the attempt it cut (top) and the
+    CPU-hours that attempt lost, with their running total (bottom)."""
+    import matplotlib.style
+    from matplotlib.figure import Figure
+
+    start, end = window
+    unit, name = time_unit(end - start)
+    with matplotlib.style.context("default"):
+        figure = Figure(figsize=(WIDTH, 5.2), dpi=DPI, layout="constrained")
+        top, bottom = figure.subplots(2, 1, sharex=True)
+        for mode in MODES:
+            chosen = [v for v in found if v.mode == mode]
+            if not chosen:
+                continue
+            times = [v.time / unit for v in chosen]
+            top.scatter(
+                times,
+                [v.run / 3600 for v in chosen],
+                s=9,
+                color=MODE_COLORS[mode],
+                label=f"{mode} ({len(chosen)})",
+            )
+            if mode != "suspend":
+                bottom.scatter(
+                    times,
+                    [v.lost_cpu_seconds / 3600 for v in chosen],
+                    s=9,
+                    color=MODE_COLORS[mode],
+                )
+        if found:
+            top.legend(loc="upper left", fontsize="small", framealpha=0.9)
+        else:
+            top.text(0.5, 0.5, "no preemptions in this run", ha="center", transform=top.transAxes)
+        top.set_ylabel("victim's run time (h)")
+        top.set_title("Per preemption: the victim's run time and the work it lost")
+        total = 0.0
+        xs, ys = [start / unit], [0.0]
+        for v in found:
+            total += v.lost_cpu_seconds / 3600
+            xs.append(v.time / unit)
+            ys.append(total)
+        xs.append(end / unit)
+        ys.append(total)
+        running = bottom.twinx()
+        running.step(xs, ys, where="post", color="0.3", linewidth=1.2)
+        running.set_ylabel("lost so far (CPU-h, line)")
+        # The same share of each axis below its 0, so that both zeros are one line.
+        worst = max((v.lost_cpu_seconds / 3600 for v in found), default=0.0) or 1.0
+        bottom.set_ylim(-0.04 * worst, 1.06 * worst)
+        running.set_ylim(-0.04 * (total or 1.0), 1.06 * (total or 1.0))
+        bottom.set_ylabel("lost per preemption (CPU-h, dots)")
+        bottom.set_xlim(start / unit, max(end, start + 1) / unit)
+        bottom.set_xlabel(f"time since the first submission ({name})")
+        return _png(figure)
 
 
 def waits_png(classes: dict[str, list[float]]) -> bytes:

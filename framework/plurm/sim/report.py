@@ -1,5 +1,7 @@
-"""A trace replay's report: one self-contained HTML file with the summary as tables and the
-plots (utilization, queue length, waits per class, preemptions, and a Gantt chart for small
+"""A trace replay's report: one self-contained HTML file with the configuration's plugins and
+preemption settings at the top, the summary as tables and the plots (utilization, useful and
+later thrown away, and queue length as hourly or daily means over the raw series; waits per
+class; preemptions; each preemption's victim run time and lost work; a Gantt chart for small
 runs) embedded as base64 PNGs. Nothing in it points outside the file, and nothing in it
 depends on when or where it was made, so the same replay gives the same bytes.
 """
@@ -15,7 +17,7 @@ from typing import Any
 from plurm.sim import plots, series
 from plurm.sim.trace import JobRecord, Transition
 
-__all__ = ["GANTT_MAX_JOBS", "render_report", "write_report"]
+__all__ = ["GANTT_MAX_JOBS", "image", "render_report", "useful_utilization", "write_report"]
 
 #: Above this many jobs the Gantt chart is left out (one row per job stops being readable).
 GANTT_MAX_JOBS = 200
@@ -72,7 +74,16 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int
     return "\n".join(out)
 
 
-def _overall(summary: Mapping[str, Any]) -> str:
+def useful_utilization(summary: Mapping[str, Any], total_cpus: int) -> float:
+    """The utilization less the work later thrown away (requeue and cancel preemptions):
+    the share of the CPUs' time spent on work that was kept."""
+    first, last = summary["utilization_window"]
+    span = (last - first) * total_cpus
+    lost = summary["lost_cpu_hours"] * 3600 / span if span > 0 else 0.0
+    return float(summary["utilization"]) - lost
+
+
+def _overall(summary: Mapping[str, Any], total_cpus: int) -> str:
     first, last = summary["utilization_window"]
     preempted = summary["preemptions"]
     rows = [
@@ -90,6 +101,11 @@ def _overall(summary: Mapping[str, Any]) -> str:
             f"{_number(summary['bounded_slowdown_p95'])}",
         ),
         ("utilization", f"{_percent(summary['utilization'])} of {_duration(last - first)}"),
+        (
+            "useful utilization",
+            f"{_percent(useful_utilization(summary, total_cpus))} "
+            "(less the work requeues and cancels threw away)",
+        ),
         ("makespan", _duration(summary["makespan"])),
         ("throughput", f"{_number(summary['throughput_per_hour'])} jobs/h"),
         (
@@ -162,7 +178,8 @@ def _high_priority(summary: Mapping[str, Any]) -> str:
     return _table(("class", "jobs", "mean wait", "p95 wait"), rows)
 
 
-def _image(png: bytes, alt: str) -> str:
+def image(png: bytes, alt: str) -> str:
+    """An ``<img>`` of PNG bytes, inline as a data: URI."""
     data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
@@ -175,13 +192,19 @@ def render_report(
     *,
     title: str = "Plurm trace replay",
     details: Sequence[tuple[str, str]] = (),
+    settings: Sequence[tuple[str, str]] = (),
+    partitions: Sequence[Sequence[str]] = (),
 ) -> str:
     """The report as HTML text. ``details`` are (label, value) pairs shown under the title
-    (the trace, the configuration, ...)."""
+    (the trace, the configuration, ...); ``settings`` the configuration's plugin and
+    preemption settings and ``partitions`` its partitions' (name, nodes, PriorityTier,
+    PreemptMode) (see :mod:`plurm.sim.settings`), shown next."""
     first, last = summary["utilization_window"]
     window = (float(first), float(last))
     intervals = series.run_intervals(records, transitions)
     preempted = series.preemptions(transitions)
+    total = series.utilization(intervals, total_cpus, window[0])
+    lost = series.utilization([i for i in intervals if i.lost], total_cpus, window[0])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -195,12 +218,16 @@ def render_report(
         parts.append("<dl>")
         parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in details]
         parts.append("</dl>")
+    if settings:
+        parts += ["<h2>Configuration</h2>", _table(("setting", "value"), settings, 2)]
+    if partitions:
+        parts.append(_table(("partition", "nodes", "PriorityTier", "PreemptMode"), partitions, 1))
     parts += [
         "<h2>Summary</h2>",
         "<p>Definitions: wait = first start &minus; submit; bounded slowdown = "
         "max(1, (wait + run) / max(run, 10 s)); utilization = CPU-seconds used / "
         f"({total_cpus} CPUs &times; the window from the first submission to the last end).</p>",
-        _overall(summary),
+        _overall(summary, total_cpus),
         "<h3>Per partition</h3>",
         _groups("partition", summary["by_partition"]),
         "<h3>Per QOS</h3>",
@@ -208,20 +235,28 @@ def render_report(
         "<h3>High-priority class</h3>",
         _high_priority(summary),
         "<h2>Utilization over time</h2>",
-        _image(
-            plots.utilization_png(series.utilization(intervals, total_cpus, window[0]), window),
-            "utilization over time",
-        ),
+        "<p>The faint line is the raw series; the filled steps its means over each bin, the "
+        "orange part the running time of attempts later thrown away by a requeue or a "
+        "cancel.</p>",
+        image(plots.utilization_png(total, lost, window), "utilization over time"),
         "<h2>Queue length over time</h2>",
-        _image(plots.queue_png(series.queue_length(records, transitions), window), "queue length"),
+        image(plots.queue_png(series.queue_length(records, transitions), window), "queue length"),
         "<h2>Wait-time distribution per class</h2>",
-        _image(plots.waits_png(series.wait_classes(records)), "wait-time distribution"),
+        image(plots.waits_png(series.wait_classes(records)), "wait-time distribution"),
         "<h2>Preemptions over time</h2>",
-        _image(plots.preemptions_png(preempted, window), "preemptions over time"),
+        image(plots.preemptions_png(preempted, window), "preemptions over time"),
+        "<h2>Victims: run time and lost work</h2>",
+        "<p>Each dot is one preemption: above, how long its victim had run since it last left "
+        "the queue; below, the CPU-hours that run lost (none for a suspension), with their "
+        "running total.</p>",
+        image(
+            plots.victims_png(series.victims(records, transitions), window),
+            "victim run time and lost work",
+        ),
         "<h2>Gantt chart</h2>",
     ]
     if len(records) <= GANTT_MAX_JOBS:
-        parts.append(_image(plots.gantt_png(records, intervals, preempted, window), "Gantt chart"))
+        parts.append(image(plots.gantt_png(records, intervals, preempted, window), "Gantt chart"))
     else:
         parts.append(
             f"<p>Left out: this run has {len(records):,} jobs, and the Gantt chart is drawn "
@@ -240,9 +275,20 @@ def write_report(
     *,
     title: str = "Plurm trace replay",
     details: Sequence[tuple[str, str]] = (),
+    settings: Sequence[tuple[str, str]] = (),
+    partitions: Sequence[Sequence[str]] = (),
 ) -> Path:
     """Write the report to ``path``; returns the path."""
     target = Path(path)
-    text = render_report(records, transitions, summary, total_cpus, title=title, details=details)
+    text = render_report(
+        records,
+        transitions,
+        summary,
+        total_cpus,
+        title=title,
+        details=details,
+        settings=settings,
+        partitions=partitions,
+    )
     target.write_text(text, encoding="utf-8")
     return target

@@ -4,7 +4,12 @@
   suspended one resumes later), with the job's CPUs;
 * utilization: CPUs of running jobs / all CPUs, a step function over time;
 * queue length: pending jobs (submitted or requeued, not yet started), a step function;
-* preemptions: when each happened and how (``requeue``, ``cancel``, ``suspend``);
+* preemptions: when each happened and how (``requeue``, ``cancel``, ``suspend``), and per
+  preemption the victim's run time in the attempt it cut and the work that attempt lost;
+* lost work: the running stretches of attempts later thrown away (a requeue sends the job
+  back to the queue, a cancel ends it), apart from the useful ones;
+* binned means: a step function's time-weighted mean per hour or per day (by the span), to
+  draw over the raw series;
 * waits per class: everyone, high priority and the rest, each partition, each QOS.
 
 CPUs are the jobs' requested CPUs, as :mod:`plurm.sim.metrics` counts them, so the mean of the
@@ -23,23 +28,29 @@ from plurm.sim.trace import JobRecord, Transition
 __all__ = [
     "Interval",
     "Step",
+    "Victim",
     "accepted",
+    "bin_width",
+    "binned_means",
     "preemptions",
     "queue_length",
     "run_intervals",
     "utilization",
+    "victims",
     "wait_classes",
 ]
 
 
 @attrs.frozen
 class Interval:
-    """A stretch of time one job spent running."""
+    """A stretch of time one job spent running; ``lost`` when its attempt was later thrown
+    away (the job requeued or cancelled by a preemption, or requeued otherwise)."""
 
     job_id: int
     start: float
     end: float
     cpus: int
+    lost: bool = False
 
 
 @attrs.frozen
@@ -68,14 +79,24 @@ def accepted(records: Iterable[JobRecord]) -> dict[int, JobRecord]:
     return {r.job_id: r for r in records if r.rejected is None}
 
 
+#: Jobs in these states hold their allocation: leaving one for PENDING is a requeue.
+_HOLDING = frozenset({"RUNNING", "SUSPENDED", "COMPLETING"})
+
+
+def _thrown_away(change: Transition) -> bool:
+    """The change ends an attempt whose work is lost, as the job's record counts it."""
+    return change.new == "PREEMPTED" or (change.new == "PENDING" and change.old in _HOLDING)
+
+
 def run_intervals(
     records: Sequence[JobRecord], transitions: Iterable[Transition]
 ) -> list[Interval]:
     """Every running stretch, in the order they ended (a job still running at the last
-    transition is cut there)."""
+    transition is cut there), each marked ``lost`` when its attempt was thrown away."""
     jobs = accepted(records)
     since: dict[int, float] = {}
     intervals: list[Interval] = []
+    attempt: dict[int, list[int]] = {}  # the current attempt's intervals, by index
     last = 0.0
     for change in transitions:
         last = change.time
@@ -84,9 +105,15 @@ def run_intervals(
             continue
         if change.old == "RUNNING" and change.job_id in since:
             begun = since.pop(change.job_id)
+            attempt.setdefault(change.job_id, []).append(len(intervals))
             intervals.append(Interval(change.job_id, begun, change.time, record.cpus))
         if change.new == "RUNNING":
             since[change.job_id] = change.time
+            if change.old == "PENDING":
+                attempt[change.job_id] = []
+        elif _thrown_away(change):
+            for index in attempt.pop(change.job_id, []):
+                intervals[index] = attrs.evolve(intervals[index], lost=True)
     for job_id, begun in since.items():
         intervals.append(Interval(job_id, begun, last, jobs[job_id].cpus))
     return intervals
@@ -139,6 +166,85 @@ def queue_length(records: Sequence[JobRecord], transitions: Iterable[Transition]
         elif change.new == "PENDING":
             changes[change.time] += 1
     return _steps(changes, _window_start(records))
+
+
+@attrs.frozen
+class Victim:
+    """One preemption: when it took effect, the victim, how (``requeue``, ``cancel``,
+    ``suspend``), the seconds the victim had run in the attempt it cut (since it last left
+    the queue; suspended time excluded) and the CPU-seconds that attempt lost (0 for a
+    suspension, whose work is kept)."""
+
+    time: float
+    job_id: int
+    mode: str
+    run: float
+    lost_cpu_seconds: float
+
+
+def victims(records: Sequence[JobRecord], transitions: Iterable[Transition]) -> list[Victim]:
+    """Every preemption with its victim's run time and lost work, in time order. The lost
+    work of requeues and cancels adds up to the records' ``lost_cpu_seconds`` (every requeue
+    of a trace replay is a preemption)."""
+    jobs = accepted(records)
+    since: dict[int, float] = {}
+    ran: dict[int, float] = {}
+    found: list[Victim] = []
+    for change in transitions:
+        record = jobs.get(change.job_id)
+        if record is None:
+            continue
+        job = change.job_id
+        if change.old == "RUNNING" and job in since:
+            ran[job] = ran.get(job, 0.0) + change.time - since.pop(job)
+        if change.new == "RUNNING":
+            since[job] = change.time
+            if change.old == "PENDING":
+                ran[job] = 0.0
+        if change.preempted is not None:
+            run = ran.get(job, 0.0)
+            lost = 0.0 if change.preempted == "suspend" else run * record.cpus
+            found.append(Victim(change.time, job, change.preempted, run, lost))
+        if _thrown_away(change):
+            ran.pop(job, None)
+    return found
+
+
+def bin_width(span: float) -> float:
+    """The width of the bins to average a series of ``span`` seconds over: 10 minutes up to
+    12 hours, an hour up to 7 days, a day beyond."""
+    if span <= 12 * 3600:
+        return 600.0
+    if span <= 7 * 86400:
+        return 3600.0
+    return 86400.0
+
+
+def binned_means(step: Step, start: float, end: float, width: float) -> list[tuple[float, float]]:
+    """(bin start, time-weighted mean of ``step`` over the bin) for the bins of ``width``
+    seconds from ``start``; the last bin stops at ``end``. One pass over the steps, so a
+    year of changes takes no longer than drawing them."""
+    if end <= start or width <= 0:
+        return []
+    count = max(1, -int(-(end - start) // width))
+    sums = [0.0] * count
+    times, values = step.times, step.values
+    for i, value in enumerate(values):
+        low = max(times[i], start)
+        high = min(times[i + 1] if i + 1 < len(times) else end, end)
+        if high <= low or not value:
+            continue
+        first = int((low - start) // width)
+        while low < high:
+            until = min(high, start + (first + 1) * width)
+            sums[min(first, count - 1)] += value * (until - low)
+            low = until
+            first += 1
+    out = []
+    for i, total in enumerate(sums):
+        left = start + i * width
+        out.append((left, total / (min(left + width, end) - left)))
+    return out
 
 
 def preemptions(transitions: Iterable[Transition]) -> list[tuple[float, int, str]]:

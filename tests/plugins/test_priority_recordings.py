@@ -34,11 +34,9 @@ Make = Callable[..., TestCluster]
 DATA = Path(__file__).resolve().parents[1] / "data" / "priority"
 
 SCENARIOS = [
-    "age-older-first",
+    "age-without-accounting",
     "jobsize-large-first",
     "jobsize-favor-small",
-    "qos-high-first",
-    "fairtree-subaccounts",
 ]
 
 #: Seconds the decay thread's phase may put the recorded ages off Plurm's.

@@ -6,10 +6,12 @@ PriorityWeightTRES), minus its ``--nice``, at least 1, cut to a whole number. Th
 are in :mod:`.factors`, the fair-share factor (Fair Tree, or classic with
 ``PriorityFlags=NO_FAIR_TREE``) in :mod:`.fairshare`, usage and its decay in :mod:`.usage`.
 
-Every PriorityCalcPeriod the plugin charges the running jobs' new usage, decays all usage,
+With accounting storage (slurmdbd), every PriorityCalcPeriod the plugin charges the running jobs' new usage, decays all usage,
 resets it at PriorityUsageResetPeriod boundaries, works the fair-share factors out again and
 gives every pending job (and, with ``CALCULATE_RUNNING``, every running one) its priority
-anew; with ``INCR_ONLY`` a priority never goes down. A job's usage up to its end is charged
+anew; with ``INCR_ONLY`` a priority never goes down. Without accounting storage, as in Slurm
+(whose decay thread then never starts), a job's priority is worked out when it is submitted
+or updated only: no age accrues and no usage is charged. A job's usage up to its end is charged
 when it stops running; plurmctld keeps the usage across its restarts (:mod:`.state`). The
 association factor is 0 (accounts.conf has no association
 Priority); ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which weighs billing) and the other flags are
@@ -208,7 +210,12 @@ class MultifactorPriority:
         return self._priority(job, cluster)
 
     @hookimpl
-    def priority_calc_period(self, cluster: Cluster) -> int:
+    def priority_calc_period(self, cluster: Cluster) -> int | None:
+        # without accounting storage Slurm 22.05 starts no decay thread: priorities are
+        # worked out at submission (and on updates) only, so age never grows
+        # (tests/data/priority/age-without-accounting.json)
+        if not self.config.accounting:
+            return None
         return self.settings.calc_period
 
     @hookimpl

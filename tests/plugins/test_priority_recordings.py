@@ -35,6 +35,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "priority"
 
 SCENARIOS = [
     "age-without-accounting",
+    "age-older-first",
     "jobsize-large-first",
     "jobsize-favor-small",
 ]
@@ -161,7 +162,7 @@ def _share_rows(text: str) -> dict[tuple[str, str, int], dict[str, str]]:
     """sshare -a -l's rows by (account, user, depth), each as {column: cell}, cells cut at
     the fixed widths Slurm prints (empty cells stay empty)."""
     lines = text.splitlines()
-    widths = [len(cell) for cell in lines[1].split(" ")]
+    widths = [len(cell) for cell in lines[1].split()]
     names = lines[0].split()
     rows = {}
     for line in lines[2:]:
@@ -197,13 +198,21 @@ def _compare_sshare(got: str, wanted: str, where: str) -> None:
 # ----------------------------------------------------------------------------- replay
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_the_recorded_scenario_replays_as_slurm_ran_it(make_cluster: Make, name: str) -> None:
+def replay(make_cluster: Make, name: str, *, nodes_differ: frozenset[int] = frozenset()) -> None:
+    """Replay scenario ``name`` and compare it with its recording at every step; the nodes
+    of the jobs in ``nodes_differ`` (ordinals) are left out of the snapshots."""
     scenario = tomllib.loads((DATA / f"{name}.toml").read_text())
     recorded = json.loads((DATA / f"{name}.json").read_text())
     accounts, qos = accounting(scenario.get("sacctmgr", []))
     cluster = make_cluster(_plurm_conf(scenario), accounts_text=accounts, qos_text=qos)
     shows = iter(recorded["shows"])
+
+    def masked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in row.items() if k != "nodes" or row["job"] not in nodes_differ}
+            for row in rows
+        ]
+
     for step in scenario["step"]:
         cluster.run_until(step["at"])
         where = f"{name} t={step['at']}"
@@ -212,7 +221,7 @@ def test_the_recorded_scenario_replays_as_slurm_ran_it(make_cluster: Make, name:
             assert "Submitted batch job" in result.stdout, (where, result.stderr)
         if "snap" in step:
             got = _snap(cluster.command(SNAP_COMMAND).stdout)
-            assert got == recorded["snaps"][step["snap"]], where
+            assert masked(got) == masked(recorded["snaps"][step["snap"]]), where
         if "show" in step:
             show = next(shows)
             assert show["cmd"] == step["show"]
@@ -223,6 +232,27 @@ def test_the_recorded_scenario_replays_as_slurm_ran_it(make_cluster: Make, name:
                 _compare_sshare(got_text, show["out"], where)
             else:
                 assert got_text == show["out"], where
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_recorded_scenario_replays_as_slurm_ran_it(make_cluster: Make, name: str) -> None:
+    replay(make_cluster, name)
+
+
+def test_fair_tree_decides_as_slurm_did_whatever_the_cpu_split(make_cluster: Make) -> None:
+    """fairtree-uneven-split: the blockers ask -n6 and -n2 on two 4-CPU nodes. The
+    priorities, sshare and every state agree with Slurm's; the -n2 job's nodes do not (the
+    next test)."""
+    replay(make_cluster, "fairtree-uneven-split", nodes_differ=frozenset({2}))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="select/cons_res deals -n6 over two free 4-CPU nodes round robin (3 and 3, so a "
+    "later -n2 gets n[1-2]); Slurm 22.05 gave 4 of n1 and 2 of n2 (the -n2 then got n2)",
+)
+def test_cons_res_splits_the_cpus_as_slurm_did(make_cluster: Make) -> None:
+    replay(make_cluster, "fairtree-uneven-split")
 
 
 def test_the_translation_of_sacctmgr_commands() -> None:

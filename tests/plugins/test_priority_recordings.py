@@ -38,6 +38,7 @@ SCENARIOS = [
     "age-older-first",
     "jobsize-large-first",
     "jobsize-favor-small",
+    "qos-high-first",
 ]
 
 #: Seconds the decay thread's phase may put the recorded ages off Plurm's.

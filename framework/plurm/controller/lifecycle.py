@@ -294,7 +294,9 @@ class LifecycleMixin(ControllerBase):
             job.gres_alloc = self.plugins.select_job_gres(job, self.cluster)
         if self._limits is not None:
             self._limits.started(job)
-        if self._gang:  # its only reader; building it costs a set per start
+        if self._gang or self._priority_period is not None:
+            # its readers: gang scheduling, and the priority plugin's usage (Slurm charges
+            # the CPUs allocated, not whole nodes); building it costs a set per start
             job.units = self.plugins.select_job_resources(job, self.cluster)
         self.executor.start(job)
         self._arm_limit(job)

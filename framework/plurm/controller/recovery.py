@@ -89,6 +89,10 @@ class RecoveryMixin(ControllerBase):
                 job.units = plugins.select_job_resources(job, cluster)
                 self._apply(plugins.sched_gang_job_start(job, cluster))
             self._arm_timeslice()
+        elif self._priority_period is not None:  # the priority plugin charges the units
+            for job in restored:
+                if job.state is JobState.RUNNING:
+                    job.units = plugins.select_job_resources(job, cluster)
         ids = [job.job_id + 1 for job in restored]
         self._next_id = max([self._next_id, next_job_id or 0, *ids])
         if restored:

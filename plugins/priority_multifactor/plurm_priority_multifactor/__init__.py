@@ -6,14 +6,18 @@ PriorityWeightTRES), minus its ``--nice``, at least 1, cut to a whole number. Th
 are in :mod:`.factors`, the fair-share factor (Fair Tree, or classic with
 ``PriorityFlags=NO_FAIR_TREE``) in :mod:`.fairshare`, usage and its decay in :mod:`.usage`.
 
-Every PriorityCalcPeriod the plugin charges the running jobs' new usage, decays all usage,
-resets it at PriorityUsageResetPeriod boundaries, works the fair-share factors out again and
-gives every pending job (and, with ``CALCULATE_RUNNING``, every running one) its priority
-anew; with ``INCR_ONLY`` a priority never goes down. A job's usage up to its end is charged
-when it stops running; plurmctld keeps the usage across its restarts (:mod:`.state`). The
-association factor is the job's association's Priority (accounts.conf, handed down the
-account tree) over the highest of any association; ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which
-weighs billing) and the other flags are accepted and do nothing here.
+With accounting storage (AccountingStorageType=accounting_storage/slurmdbd, or associations
+from accounts.conf or a trace mapping, which stand for slurmdbd's), every PriorityCalcPeriod
+the plugin charges the running jobs' new usage, decays all usage, resets it at
+PriorityUsageResetPeriod boundaries, works the fair-share factors out again and gives every
+pending job (and, with ``CALCULATE_RUNNING``, every running one) its priority anew; with
+``INCR_ONLY`` a priority never goes down. Without either, as in Slurm (whose decay thread
+then never starts), a job's priority is worked out when it is submitted or updated only: no
+age accrues. A job's usage up to its end is charged when it stops running; plurmctld keeps
+the usage across its restarts (:mod:`.state`). The association factor is the job's
+association's Priority (accounts.conf, handed down the account tree) over the highest of
+any association; ``DEPTH_OBLIVIOUS``, ``MAX_TRES`` (which weighs billing) and the other
+flags are accepted and do nothing here.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from plurm import hookimpl
 from plurm._markers import HOOK_API_VERSION
+from plurm.conf.model import SlurmConfig
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobState
 from plurm.model.priority import PriorityFactors, PriorityWeights, ShareRow
@@ -257,7 +262,13 @@ class MultifactorPriority:
         return self._priority(job, cluster)
 
     @hookimpl
-    def priority_calc_period(self, cluster: Cluster) -> int:
+    def priority_calc_period(self, cluster: Cluster) -> int | None:
+        # without accounting storage Slurm 22.05 starts no decay thread: priorities are
+        # worked out at submission (and on updates) only, so age never grows
+        # (tests/data/priority/age-without-accounting.json); associations (accounts.conf,
+        # a trace mapping's users and groups) stand for slurmdbd's, as everywhere in Plurm
+        if not (self.config.accounting or _has_associations(self.config)):
+            return None
         return self.settings.calc_period
 
     @hookimpl
@@ -332,6 +343,11 @@ class MultifactorPriority:
     @hookimpl
     def priority_shares(self, cluster: Cluster) -> Sequence[ShareRow]:
         return shares_of(self.tree, fair=self.fair_tree, cluster=cluster, cpus=self._cpus)
+
+
+def _has_associations(config: SlurmConfig) -> bool:
+    """Associations beyond the implicit root user's in root (which always exists)."""
+    return any((a.user, a.account) != ("root", "root") for a in config.associations)
 
 
 def _tree_of(context: PluginContext) -> Tree:

@@ -15,6 +15,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "shared" / "oracle"
 import oracle  # noqa: E402
 
 
+def drain(ids: dict[str, int]) -> None:
+    """Cancel the scenario's jobs and wait until none runs: slurmstepd outlives slurmd, and a
+    job still running when the harness stops the daemons would report its end to the next
+    scenario's slurmctld (same port, same job ids), which takes it for its own job's end."""
+    if ids:
+        oracle.sh("scancel " + " ".join(ids))
+    for _ in range(60):
+        if not oracle.sh("squeue -h -t running,completing,suspended -o %i").strip():
+            break
+        time.sleep(0.5)
+
+
 def main() -> None:
     scenario = tomllib.loads(Path(sys.argv[1]).read_text())
     oracle.start(scenario["conf"], scenario.get("sacctmgr", []))
@@ -40,6 +52,7 @@ def main() -> None:
                     out = re.sub(rf"\b{real}\b", str(ordinal), out)
                 shows.append({"at": step["at"], "cmd": step["show"], "out": out})
     finally:
+        drain(ids)
         oracle.stop()
     Path(sys.argv[2]).write_text(json.dumps({"snaps": snaps, "shows": shows}, indent=1) + "\n")
 

@@ -471,6 +471,12 @@ class Plugins:
     def preempt_grace_time(self, job: Job, cluster: Cluster) -> int:
         return int(self._fast("preempt_grace_time")(job, cluster) or 0)
 
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster, default: int) -> int:
+        """Seconds the requeued victim ``job`` waits before it may run again: the policy's
+        answer, else ``default`` (Slurm's delay)."""
+        answer = self._fast("preempt_requeue_delay")(job, cluster)
+        return default if answer is None else max(0, int(answer))
+
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))
 

@@ -95,7 +95,7 @@ def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
     class Written16(_Select):
         PLURM_HOOK_API = (1, 6)
 
-    assert HOOK_API_VERSION == (1, 9)
+    assert HOOK_API_VERSION == (1, 10)
     loaded = Registry(factories={"select/w16": Written16}).load("select/w16", _config(tmp_path))
     assert loaded.api == (1, 6)
 
@@ -110,6 +110,17 @@ def test_a_plugin_written_for_hook_api_1_7_still_loads(tmp_path: Path) -> None:
 
     loaded = Registry(factories={"select/w17": Written17}).load("select/w17", _config(tmp_path))
     assert loaded.api == (1, 7)
+
+
+def test_a_plugin_written_for_hook_api_1_9_still_loads(tmp_path: Path) -> None:
+    """1.10 added preempt_requeue_delay: a plugin written for 1.9 loads, and its requeued
+    victims wait Slurm's delay (tests/framework/test_preempt_requeue_delay.py)."""
+
+    class Written19(_Select):
+        PLURM_HOOK_API = (1, 9)
+
+    loaded = Registry(factories={"select/w19": Written19}).load("select/w19", _config(tmp_path))
+    assert loaded.api == (1, 9)
 
 
 def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:

@@ -125,6 +125,12 @@ EXPECTED = {
         },
         302: {"o1": (R, "n1"), "l1": (R, "n2"), "l2": (R, "n3"), "o2": (R, "n4"), "m": (P, "")},
     },
+    # JOB_CONTROLS=SUSPEND[brequeue]: requeued, pending at once (no requeue hold-off), and
+    # started again as soon as the preemptor ends (under Slurm's delay: pending until 221 s).
+    "brequeue": {
+        120: {"hi": (R, "n[2-3]"), "r": (P, "")},
+        160: {"hi": ("COMPLETED", "n[2-3]"), "r": (R, "n[1-4]")},
+    },
     # MAX_JOB_PREEMPT=1.
     "max_preempt": {
         101: {"l": (S, "n[1-4]"), "hi1": (R, "n[1-4]")},

@@ -76,11 +76,17 @@ def test_express_over_normal_young_requeued_old_suspended_both_back() -> None:
             # Job 4 (97% left) is requeued (completing), job 3 (32% left) suspended; the
             # express job waits for job 4's teardown.
             421: "5 PD; 4 CG n4; 1 R n1; 2 R n2; 3 S n3",
-            # The express job has ended: job 3 has resumed; job 4 waits out the requeue delay.
-            530: "4 PD; 1 R n1; 2 R n2; 3 R n3",
-            560: "3 R n3; 4 R n1",
+            # Job 4 is back in the queue at once (PBS has no requeue hold-off), waiting for
+            # resources while the express job runs on its node and job 3's.
+            430: "5 R n[3-4]; 4 PD; 1 R n1; 2 R n2; 3 S n3",
+            # The express job has ended: job 3 has resumed and job 4 has started again at
+            # once (under Slurm's ~120 s requeue delay it would still be pending).
+            530: "1 R n1; 2 R n2; 3 R n3; 4 R n4",
+            560: "3 R n3; 4 R n4",
         },
     )
+    at_430 = transcript.split("[t=430s]")[1].split("[t=530s]")[0]
+    assert re.search(r"^ +4 +normal .* PD .*\(Resources\)$", at_430, re.MULTILINE), at_430
 
 
 def test_the_example_session_runs_under_plurm_simulate() -> None:

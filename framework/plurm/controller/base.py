@@ -75,6 +75,8 @@ class _Ending:
     requeue: bool = False
     #: A CHECKPOINT preemption: requeued keeping the work done (``Job.checkpointed``).
     checkpoint: bool = False
+    #: Seconds a requeued job waits before it may run again (None: Slurm's requeue delay).
+    delay: int | None = None
     grace_end: float | None = None
     killed: bool = False
 
@@ -205,8 +207,7 @@ class ControllerBase:
             result: SelectResult,
             candidates: Sequence[Candidate],
         ) -> SelectResult: ...
-        @staticmethod
-        def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending: ...
+        def _preempt_ending(self, job: Job, mode: PreemptBase) -> _Ending: ...
 
         # lifecycle.py
         def _set_state(self, job: Job, state: JobState) -> None: ...

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from plurm.conf.values import PreemptBase
 from plurm.controller.base import _HOLDING, ControllerBase, _Ending
+from plurm.controller.lifecycle import REQUEUE_DELAY
 from plurm.controller.victims import VictimPool
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.job import Job, JobState, PreemptsByTier, never_preempts
@@ -288,11 +289,12 @@ class PreemptionMixin(ControllerBase):
         self.executor.signal(victim, "TERM", steps_only=True)
         self._arm_limit(victim, grace_end=ending.grace_end)
 
-    @staticmethod
-    def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending:
-        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels."""
+    def _preempt_ending(self, job: Job, mode: PreemptBase) -> _Ending:
+        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels. A
+        requeued victim waits the delay its policy gives (``preempt_requeue_delay``)."""
         if mode is PreemptBase.REQUEUE and job.requeue:
-            return _Ending(JobState.PENDING, requeue=True)
+            delay = self.plugins.preempt_requeue_delay(job, self.cluster, REQUEUE_DELAY)
+            return _Ending(JobState.PENDING, requeue=True, delay=delay)
         return _Ending(JobState.PREEMPTED)
 
     def _park(self, victim: Job) -> None:

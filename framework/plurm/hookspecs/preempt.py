@@ -13,7 +13,8 @@ a ladder of methods (``preempt_methods``), filter and reorder a preemptor's cand
 (``preempt_candidates``), suspend without gang scheduling (``preempt_suspend_releases``),
 have the core drop victims not needed after all (``preempt_trim_victims``) and judge
 slurm.conf's PreemptMode itself (``preempt_check_mode``); a policy that implements none of
-them behaves as under 1.7.
+them behaves as under 1.7. Since 1.10 it may also say how long a job it requeued waits
+before it may run again (``preempt_requeue_delay``; Slurm's ~120 s by default).
 """
 
 from __future__ import annotations
@@ -381,4 +382,27 @@ def preempt_check_mode(mode: PreemptMode, config: SlurmConfig) -> str | None:
     :Slurm equivalent: the PreemptMode checks of ``slurm.conf`` parsing (``read_config``).
 
     .. versionadded:: 1.8
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_requeue_delay(job: Job, cluster: Cluster) -> int | None:
+    """Seconds ``job``, a victim this policy requeued or checkpointed, waits in the queue
+    (reason BeginTime) before it may start again. Slurm holds a requeued job until its job
+    credential has expired (about 120 s: eligible 121 s after the whole second it went
+    back); PBS and LSF queue a preempted job again at once.
+
+    When called: when the core preempts a job by REQUEUE or CHECKPOINT (the answer is
+    applied when its processes are gone and it goes back to the queue). Not asked for
+    ``scontrol requeue`` nor for a job requeued because its node failed, which always wait
+    Slurm's delay.
+
+    :returns: seconds, 0 for none (the job is eligible as soon as it is back, with no
+        reason); None (the default when no plugin implements it) for Slurm's delay.
+        Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm's requeue sets the job's begin time past its
+        credential's expiry, whatever the preempt plugin).
+
+    .. versionadded:: 1.10
     """

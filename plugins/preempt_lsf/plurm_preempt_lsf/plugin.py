@@ -221,6 +221,12 @@ class LsfPreemption:
         return 0
 
     @hookimpl
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster) -> int:
+        """A requeued (or checkpointed) victim is queued again at once, as LSF does, not
+        held for Slurm's credential expiry."""
+        return 0
+
+    @hookimpl
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         """LSF schedules its queues in PRIORITY order: a job of a higher queue goes ahead
         (whether or not it may preempt the other)."""

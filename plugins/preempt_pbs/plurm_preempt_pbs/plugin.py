@@ -167,6 +167,12 @@ class PbsPreemption:
         return 0
 
     @hookimpl
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster) -> int:
+        """A requeued (or checkpointed) victim is queued again at once, as PBS does, not
+        held for Slurm's credential expiry."""
+        return 0
+
+    @hookimpl
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         """PBS's queue order between two pending jobs: the higher preempt priority first,
         then the one preempted earlier (a job never preempted last)."""

@@ -1,0 +1,113 @@
+"""Hook API 1.10's ``preempt_requeue_delay``, through the small test policy of
+test_preempt_ladder (not preempt/pbs nor preempt/lsf): a victim requeued or checkpointed by
+a preemption waits Slurm's requeue delay (BeginTime, 121 s after the whole second it went
+back) unless the policy gives another; ``scontrol requeue`` always waits Slurm's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+
+from plurm import hookimpl
+from plurm.controller import REQUEUE_DELAY
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job, JobState, PendingReason
+from plurm.registry import PluginContext
+from plurm.testing import JobBuilder, TestCluster
+from tests.framework.test_preempt_ladder import CONF, ladder_policy
+
+
+def delay_policy(delay: int | None) -> Callable[[PluginContext], object]:
+    """The ladder policy, answering ``preempt_requeue_delay`` with ``delay`` (None: not
+    implemented at all, Slurm's default)."""
+    base = ladder_policy(trim=False)
+    if delay is None:
+        return base
+
+    class Delaying(base):  # type: ignore[misc,valid-type]
+        @hookimpl
+        def preempt_requeue_delay(self, job: Job, cluster: Cluster) -> int:
+            return delay
+
+    return Delaying
+
+
+def _requeued_victim(
+    make_cluster: Callable[..., TestCluster],
+    job: Callable[[], JobBuilder],
+    delay: int | None,
+    ladder: str = "R",
+) -> tuple[TestCluster, int, int, float]:
+    """A 1-node cluster: a low job preempted at 300 s by a 100 s high job with ``ladder``;
+    the cluster once the victim is back in the queue, both ids and when it went back."""
+    cluster = make_cluster(CONF.format(nodes=1), plugins={"preempt/ladder": delay_policy(delay)})
+    low = cluster.submit(job().name(ladder).runtime(1000))
+    cluster.run_until(300)
+    high = cluster.submit(job().partition("high").runtime(100))
+    while cluster.state(low) is not JobState.PENDING:
+        assert cluster.step() is not None
+    back = cluster.now
+    assert cluster.job(low).restarts == 1
+    return cluster, low, high, back
+
+
+def _started_again(cluster: TestCluster, low: int) -> float:
+    while cluster.job(low).start_time is None:
+        assert cluster.step() is not None and cluster.now < 5_000, cluster.states()
+    start = cluster.job(low).start_time
+    assert start is not None
+    return start
+
+
+def test_by_default_a_requeued_victim_waits_slurms_requeue_delay(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder]
+) -> None:
+    cluster, low, high, back = _requeued_victim(make_cluster, job, None)
+    victim = cluster.job(low)
+    assert victim.reason is PendingReason.BEGIN_TIME
+    assert victim.eligible_time == math.floor(back) + REQUEUE_DELAY
+    start = _started_again(cluster, low)
+    end = cluster.job(high).end_time
+    assert end is not None and end < victim.eligible_time <= start
+
+
+@pytest.mark.parametrize("ladder", ["R", "C"])
+def test_a_policy_answering_0_queues_the_victim_at_once(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder], ladder: str
+) -> None:
+    cluster, low, high, back = _requeued_victim(make_cluster, job, 0, ladder)
+    victim = cluster.job(low)
+    assert victim.reason is not PendingReason.BEGIN_TIME
+    assert victim.eligible_time == back
+    start = _started_again(cluster, low)
+    end = cluster.job(high).end_time
+    # it starts in the pass the preemptor's end triggers, not 121 s after it went back
+    assert end is not None and end <= start <= end + 1
+    assert start < math.floor(back) + REQUEUE_DELAY
+
+
+def test_a_policy_may_give_another_delay(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder]
+) -> None:
+    cluster, low, _, back = _requeued_victim(make_cluster, job, 300, "C")
+    victim = cluster.job(low)
+    assert victim.reason is PendingReason.BEGIN_TIME
+    assert victim.eligible_time == math.floor(back) + 300
+    assert _started_again(cluster, low) >= victim.eligible_time
+
+
+def test_scontrol_requeue_waits_slurms_delay_whatever_the_policy(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder]
+) -> None:
+    cluster = make_cluster(CONF.format(nodes=1), plugins={"preempt/ladder": delay_policy(0)})
+    low = cluster.submit(job().name("R").runtime(1000))
+    cluster.run_until(50)
+    result = cluster.command(f"scontrol requeue {low}")
+    assert result.status == 0, result
+    while cluster.state(low) is not JobState.PENDING:
+        assert cluster.step() is not None
+    victim = cluster.job(low)
+    assert victim.reason is PendingReason.BEGIN_TIME
+    assert victim.eligible_time == math.floor(cluster.now) + REQUEUE_DELAY

@@ -5,6 +5,7 @@ job's state and nodes at every snapshot. Each session's comments tell the story.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,24 @@ def test_preempted_jobs_first_in_the_queue() -> None:
             315: "3 PD; 1 R n1; 2 R n2",
         },
     )
+
+
+def test_max_preempt_attempts_gives_up_preempting_for_a_job(tmp_path: Path) -> None:
+    transcript = _replay(DATA / "max-attempts")
+    _check(
+        transcript,
+        {
+            5: "4 R n4; 1 R n1; 2 R n2; 3 R n3",
+            11: "5 PD; 4 R n4; 1 R n1; 2 R n2; 3 R n3",
+            101: "5 PD; 4 R n4; 6 PD; 1 R n1; 2 R n2; 3 R n3",
+            # Job 4 has ended; the scheduler tried twice for job 5 and preempts no more.
+            310: "5 PD; 6 PD; 1 R n1; 2 R n2; 3 R n3",
+            1010: "5 R n[1-4]",
+        },
+    )
+    # The same cluster without the cap: job 5 suspends the normal jobs once job 4 ends.
+    uncapped = tmp_path / "uncapped"
+    shutil.copytree(DATA / "max-attempts", uncapped)
+    (uncapped / "sched_config").write_text("preempt_order: S\n")
+    snapshots = _snapshots(_replay(uncapped))
+    assert snapshots[310] == _rows("5 R n[1-4]; 6 PD; 1 S n1; 2 S n2; 3 S n3")

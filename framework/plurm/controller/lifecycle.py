@@ -293,6 +293,7 @@ class LifecycleMixin(ControllerBase):
         job.start_time = self.now
         job.suspend_time = None
         job.pre_suspend_time = 0.0
+        job.preempt_attempts = 0
         job.reason = _NO_REASON
         self._set_state(job, _RUNNING)
         self.plugins.select_job_begin(job, self.cluster)
@@ -363,6 +364,7 @@ class LifecycleMixin(ControllerBase):
             mode = self.plugins.preempt_mode(job, self.cluster).base
             if mode in (PreemptBase.CANCEL, PreemptBase.REQUEUE):
                 job.preempt_time = self.now
+                job.preemptions += 1
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
                 self._suspend(job, indefinite=False)

@@ -413,6 +413,7 @@ class PassesMixin(ControllerBase):
             if result.status is not _SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
+                    job.preempt_attempts += 1
                     result = self.plugins.select_job_test(
                         job, usable, _RUN_NOW, candidates, self.cluster
                     )

@@ -247,6 +247,7 @@ class PreemptionMixin(ControllerBase):
                 continue  # its resources are the preemptor's now
             if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
+                victim.preemptions += 1
                 continue
             waiting = True
             if not may_signal:
@@ -279,6 +280,7 @@ class PreemptionMixin(ControllerBase):
         ending = self._preempt_ending(victim, mode)
         ending.checkpoint = checkpoint and ending.requeue
         victim.preempt_time = self.now
+        victim.preemptions += 1
         grace = self.plugins.preempt_grace_time(victim, self.cluster)
         if grace <= 0:
             self._kill(victim, ending)
@@ -302,6 +304,7 @@ class PreemptionMixin(ControllerBase):
         frees them as for an admin suspension (the job keeps its priority), and the job is
         resumed once they are free again (:meth:`_resume_parked`)."""
         victim.preempt_time = self.now
+        victim.preemptions += 1
         victim.preempt_suspended = True
         self._suspend(victim, indefinite=True)
         self._parked[victim.job_id] = victim

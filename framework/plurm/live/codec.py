@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: The version of the encoded forms below (stored beside them by the state store).
-FORMAT_VERSION = 2  # 2: job arrays, dependencies and holds
+FORMAT_VERSION = 3  # 2: job arrays, dependencies and holds; 3: a job's preemption counts
 
 _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1

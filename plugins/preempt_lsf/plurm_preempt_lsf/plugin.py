@@ -55,9 +55,6 @@ class LsfPreemption:
             ]
         )
         self._queues = {queue.name: queue for queue in self.lsf.queues}
-        #: How many times each job was preempted (MAX_JOB_PREEMPT), counted as the core
-        #: carries preemptions out.
-        self.preempted: dict[int, int] = {}
 
     # ----------------------------------------------------------------------------- rules
 
@@ -100,7 +97,7 @@ class LsfPreemption:
         most = queue.max_job_preempt
         if most is None:
             most = self.lsf.params.max_job_preempt
-        if most is not None and self.preempted.get(job.job_id, 0) >= most:
+        if most is not None and job.preemptions >= most:  # (the core's count, persisted)
             return True
         limit = self.run_limit(job)
         if limit is None:
@@ -231,16 +228,3 @@ class LsfPreemption:
         """LSF schedules its queues in PRIORITY order: a job of a higher queue goes ahead
         (whether or not it may preempt the other)."""
         return self.queue(preemptor).priority > self.queue(preemptee).priority
-
-    @hookimpl
-    def plurm_job_state_changed(
-        self, job: Job, old: JobState, new: JobState, cluster: Cluster
-    ) -> None:
-        """Count each preemption of a job (MAX_JOB_PREEMPT): a suspension by preemption,
-        or a requeue or kill carried out for a preemptor now."""
-        if old is not JobState.RUNNING:
-            return
-        if (new is JobState.SUSPENDED and job.preempt_suspended) or (
-            new is JobState.COMPLETING and job.preempt_time == cluster.now
-        ):
-            self.preempted[job.job_id] = self.preempted.get(job.job_id, 0) + 1

@@ -85,12 +85,6 @@ class PbsPreemption:
         self.pbs: PbsConfig = load(conf_dir(context.config))
         _check_queues(self.pbs, context.config)
         self.levels = policy.Levels.build(self.pbs)
-        if self.pbs.max_preempt_attempts is not None:
-            self.logger.info(
-                "max_preempt_attempts=%d has no effect: Plurm has no per-cycle cap on "
-                "preemption attempts",
-                self.pbs.max_preempt_attempts,
-            )
 
     # ------------------------------------------------------------------------ the rules
 
@@ -143,7 +137,12 @@ class PbsPreemption:
     def preempt_candidates(
         self, preemptor: Job, candidates: Sequence[Candidate], cluster: Cluster
     ) -> Sequence[Candidate]:
-        """Running jobs only: a job PBS suspended has given its resources away already."""
+        """Running jobs only: a job PBS suspended has given its resources away already.
+        None of them once the scheduler has tried ``max_preempt_attempts`` times to preempt for
+        ``preemptor`` (it has given up preempting for it while it waits)."""
+        most = self.pbs.max_preempt_attempts
+        if most is not None and preemptor.preempt_attempts >= most:
+            return []
         return [c for c in candidates if c.job.state is JobState.RUNNING]
 
     @hookimpl

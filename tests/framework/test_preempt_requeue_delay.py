@@ -1,7 +1,8 @@
 """Hook API 1.10's ``preempt_requeue_delay``, through the small test policy of
 test_preempt_ladder (not preempt/pbs nor preempt/lsf): a victim requeued or checkpointed by
 a preemption waits Slurm's requeue delay (BeginTime, 121 s after the whole second it went
-back) unless the policy gives another; ``scontrol requeue`` always waits Slurm's."""
+back) unless the policy gives another; ``scontrol requeue`` always waits Slurm's. And
+the counts the core keeps on a job for policies (``preemptions``, ``preempt_attempts``)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,31 @@ def test_scontrol_requeue_waits_slurms_delay_whatever_the_policy(
     victim = cluster.job(low)
     assert victim.reason is PendingReason.BEGIN_TIME
     assert victim.eligible_time == math.floor(cluster.now) + REQUEUE_DELAY
+
+
+def test_the_core_counts_a_jobs_preemptions_and_preemption_attempts(
+    make_cluster: Callable[..., TestCluster], job: Callable[[], JobBuilder]
+) -> None:
+    """``Job.preemptions`` counts each preemption carried out on the job (kept across its
+    requeue); ``Job.preempt_attempts`` counts the decisions that looked for victims for a
+    waiting job, and starts again when it starts."""
+    cluster = make_cluster(CONF.format(nodes=1), plugins={"preempt/ladder": delay_policy(0)})
+    low = cluster.submit(job().name("R").runtime(1000))
+    cluster.run_until(300)
+    high = cluster.submit(job().partition("high").runtime(100))
+    victim, preemptor = cluster.job(low), cluster.job(high)
+    while victim.state is not JobState.COMPLETING:
+        assert cluster.step() is not None
+    # the preemptor waits for its victim's teardown: one decision looked for victims
+    assert preemptor.state is JobState.PENDING and preemptor.preempt_attempts == 1
+    assert victim.preemptions == 1 and preemptor.preemptions == 0
+    _started_again(cluster, low)
+    assert preemptor.state is not JobState.PENDING
+    assert preemptor.preempt_attempts == 0  # it has started
+    assert victim.preemptions == 1 and victim.preempt_attempts == 0
+    # preempted again, by a second high job: the count goes on from 1
+    again = cluster.submit(job().partition("high").runtime(100))
+    while victim.state is not JobState.PENDING:
+        assert cluster.step() is not None
+    assert victim.preemptions == 2 and victim.restarts == 2
+    assert cluster.job(again).preemptions == 0

@@ -448,6 +448,7 @@ class Plugins:
             by_partition=self.preempt_by_partition(cluster),
             suspend_in_partition=self.preempt_suspend_in_partition(cluster),
             suspend_releases=self.preempt_suspend_releases(cluster),
+            suspended_reserve=self._fast("preempt_suspended_reserve")(cluster) is True,
         )
 
     def preempt_enabled(self, cluster: Cluster) -> bool:

@@ -211,3 +211,27 @@ def test_max_preempt_attempts_gives_up_preempting_for_a_job(tmp_path: Path) -> N
     (uncapped / "sched_config").write_text("preempt_order: S\n")
     snapshots = _snapshots(_replay(uncapped))
     assert snapshots[310] == _rows("5 R n[1-4]; 6 PD; 1 S n1; 2 S n2; 3 S n3")
+
+
+def test_sched_preempt_enforce_resumption_keeps_a_suspended_jobs_nodes(tmp_path: Path) -> None:
+    transcript = _replay(DATA / "enforce-resumption")
+    _check(
+        transcript,
+        {
+            11: "2 R n1; 1 S n[1-2]",
+            # n2 is free, but job 1 waits to resume on it: job 3 (normal) may not take it.
+            21: "2 R n1; 3 PD; 1 S n[1-2]",
+            # An express job is queued ahead of job 1: it may.
+            31: "2 R n1; 4 R n2; 3 PD; 1 S n[1-2]",
+            60: "2 R n1; 4 R n2; 3 PD; 1 S n[1-2]",
+            # Both express jobs have ended: job 1 has resumed at once.
+            115: "3 PD; 1 R n[1-2]",
+        },
+    )
+    # Without the setting, job 3 takes n2 and job 1 stays suspended until job 3 ends.
+    plain = tmp_path / "plain"
+    shutil.copytree(DATA / "enforce-resumption", plain)
+    (plain / "qmgr.conf").write_text("create queue express priority=200\n")
+    snapshots = _snapshots(_replay(plain))
+    assert snapshots[21] == _rows("2 R n1; 3 R n2; 1 S n[1-2]")
+    assert snapshots[115] == _rows("3 R n2; 1 S n[1-2]")

@@ -130,6 +130,7 @@ class ControllerBase:
     _filter: bool
     _trim: bool
     _releases: bool
+    _reserve_parked: bool
     _parked: dict[int, Job]
     _victims: VictimPool | None
     _victim_parts: dict[str, tuple[str, ...]]
@@ -200,6 +201,7 @@ class ControllerBase:
         def _candidates(self, preemptor: Job) -> Sequence[Candidate]: ...
         def _preempt(self, preemptor: Job, result: SelectResult) -> bool: ...
         def _resume_parked(self) -> None: ...
+        def _parked_reserved_for(self, job: Job) -> int: ...
         def _trimmed(
             self,
             job: Job,

@@ -58,6 +58,7 @@ class PreemptionMixin(ControllerBase):
         self._filter = plugins.implements("preempt_candidates")
         self._trim = self._preemption and plugins.preempt_trim_victims(self.cluster)
         self._releases = self.cluster.preempt_traits.suspend_releases
+        self._reserve_parked = self._releases and self.cluster.preempt_traits.suspended_reserve
         self._parked = {
             job.job_id: job
             for job in self.cluster.jobs_unordered(JobState.SUSPENDED)
@@ -327,6 +328,25 @@ class PreemptionMixin(ControllerBase):
                 del parked[job.job_id]
                 job.preempt_suspended = False
                 self._resume(job, indefinite=True)
+
+    def _parked_reserved_for(self, job: Job) -> int:
+        """The nodes (a bitmap) that jobs suspended by a releasing preemption keep from
+        ``job`` while they wait to resume, when the policy says they keep a reservation
+        (``preempt_suspended_reserve``): those of each such job that the policy does not
+        queue ``job`` ahead of. 0 otherwise."""
+        if not self._reserve_parked or not self._parked:
+            return 0
+        cluster = self.cluster
+        ahead = self.plugins.preempt_job_preempt_check
+        mask = 0
+        for parked in self._parked.values():
+            if (
+                parked.state is JobState.SUSPENDED
+                and parked.preempt_suspended
+                and not ahead(job, parked, cluster)
+            ):
+                mask |= cluster.mask_of(parked.nodes)
+        return mask
 
     def _trimmed(
         self, job: Job, nodes: NodeBitmap, result: SelectResult, candidates: Sequence[Candidate]

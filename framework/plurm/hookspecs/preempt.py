@@ -406,3 +406,31 @@ def preempt_requeue_delay(job: Job, cluster: Cluster) -> int | None:
 
     .. versionadded:: 1.10
     """
+
+
+@hookspec(firstresult=True)
+def preempt_suspended_reserve(cluster: Cluster) -> bool | None:
+    """Do jobs suspended by this policy's releasing preemptions (see
+    ``preempt_suspend_releases``) keep a reservation on their nodes while they wait to
+    resume? When it answers True, the core keeps the nodes of each such job from every
+    pending job that the policy does not queue ahead of it
+    (``preempt_job_preempt_check(pending, suspended)`` False) in the main pass (the job
+    waits with reason NODES_RESERVED where it would have fitted only there; backfill plans
+    around a suspended job's nodes in any case): no lower job takes a node the suspended
+    job needs back, so it resumes as soon as its preemptor is gone. A pending job the
+    policy queues ahead of it (one that may preempt it) is not kept off.
+
+    The core asks it and keeps the answer in ``cluster.preempt_traits.suspended_reserve``.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True to reserve; False or None (the default when no plugin implements it)
+        to let any pending job use the nodes a suspended job freed (it resumes when they
+        are all free again, whoever held them). Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (PBS's ``sched_preempt_enforce_resumption``, which makes
+        preempted jobs top jobs with a reservation).
+
+    .. versionadded:: 1.10
+    """

@@ -115,6 +115,12 @@ class PbsPreemption:
         return True
 
     @hookimpl
+    def preempt_suspended_reserve(self, cluster: Cluster) -> bool:
+        """sched_preempt_enforce_resumption: a suspended job is a top job, whose nodes no
+        job queued after it may take while it waits to resume."""
+        return self.pbs.sched_preempt_enforce_resumption
+
+    @hookimpl
     def preempt_check_mode(self, mode: PreemptMode, config: SlurmConfig) -> str | None:
         if mode == PreemptMode():
             return None

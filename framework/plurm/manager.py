@@ -472,6 +472,11 @@ class Plugins:
     def preempt_grace_time(self, job: Job, cluster: Cluster) -> int:
         return int(self._fast("preempt_grace_time")(job, cluster) or 0)
 
+    def preempt_suspended_counts(self, job: Job, scope: str, cluster: Cluster) -> bool:
+        """Whether the preempt-suspended ``job`` counts against the limits of ``scope``
+        ("user" or "account"): True unless the policy says no."""
+        return self._fast("preempt_suspended_counts")(job, scope, cluster) is not False
+
     def preempt_requeue_delay(self, job: Job, cluster: Cluster, default: int) -> int:
         """Seconds the requeued victim ``job`` waits before it may run again: the policy's
         answer, else ``default`` (Slurm's delay)."""

@@ -113,8 +113,9 @@ def test_a_plugin_written_for_hook_api_1_7_still_loads(tmp_path: Path) -> None:
 
 
 def test_a_plugin_written_for_hook_api_1_9_still_loads(tmp_path: Path) -> None:
-    """1.10 added preempt_requeue_delay: a plugin written for 1.9 loads, and its requeued
-    victims wait Slurm's delay (tests/framework/test_preempt_requeue_delay.py)."""
+    """1.10 added preempt_requeue_delay, preempt_suspended_reserve and
+    preempt_suspended_counts: a plugin written for 1.9 loads and gets Slurm's behaviour
+    (tests/framework/test_preempt_hooks_1_10.py)."""
 
     class Written19(_Select):
         PLURM_HOOK_API = (1, 9)

@@ -292,3 +292,44 @@ def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: b
         assert states["l"] == S and states["hi2"] == R
     else:
         assert states["l"] == R and states["hi2"] == P
+
+
+def _replay_own(directory: Path) -> str:
+    """A case with its own slurm.conf (and accounts.conf), replayed by the simulator."""
+    config = conf.load(directory / "slurm.conf")
+    simulation = Simulation(config, Plugins.load(config))
+    lines = parse_session("session", (directory / "session").read_text())
+    return simulation.run_lines(lines, directory)
+
+
+def _squeue_at(transcript: str, when: int) -> list[str]:
+    block = transcript.split(f"[t={when}s] $ squeue")[1].split("\n[t=")[0]
+    return block.splitlines()[2:]  # (the command's rest, the header)
+
+
+@pytest.mark.parametrize(
+    ("group_max", "theory_grp_jobs", "l2"),
+    [
+        (True, True, "l2 RUNNING n2 None"),
+        (False, True, "l2 PENDING  AssocGrpJobsLimit"),
+        (False, False, "l2 RUNNING n2 None"),
+    ],
+)
+def test_preempt_for_says_which_limits_count_suspended_jobs(
+    tmp_path: Path, group_max: bool, theory_grp_jobs: bool, l2: str
+) -> None:
+    """tests/data/lsf/limits: a job suspended by preemption never counts against its own
+    association's MaxJobs (LSF's user total); against its account's GrpJobs (a user group's
+    total) only without PREEMPT_FOR=GROUP_MAX."""
+    work = tmp_path / "limits"
+    shutil.copytree(CASES / "limits", work)
+    if not group_max:
+        (work / "lsb.params").write_text("Begin Parameters\nEnd Parameters\n")
+    if not theory_grp_jobs:
+        accounts = (work / "accounts.conf").read_text()
+        (work / "accounts.conf").write_text(accounts.replace(" GrpJobs=1", ""))
+    transcript = _replay_own(work)
+    assert _squeue_at(transcript, 11) == ["hi RUNNING n1 None", "l1 SUSPENDED n[1-2] None"]
+    rows = _squeue_at(transcript, 21)
+    assert rows[0] == "hi RUNNING n1 None" and rows[2] == "l1 SUSPENDED n[1-2] None", rows
+    assert rows[1] == l2

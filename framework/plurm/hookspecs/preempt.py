@@ -14,7 +14,9 @@ a ladder of methods (``preempt_methods``), filter and reorder a preemptor's cand
 have the core drop victims not needed after all (``preempt_trim_victims``) and judge
 slurm.conf's PreemptMode itself (``preempt_check_mode``); a policy that implements none of
 them behaves as under 1.7. Since 1.10 it may also say how long a job it requeued waits
-before it may run again (``preempt_requeue_delay``; Slurm's ~120 s by default).
+before it may run again (``preempt_requeue_delay``; Slurm's ~120 s by default), whether a
+job it suspended keeps its nodes until it resumes (``preempt_suspended_reserve``) and
+whether it counts against association limits meanwhile (``preempt_suspended_counts``).
 """
 
 from __future__ import annotations
@@ -431,6 +433,30 @@ def preempt_suspended_reserve(cluster: Cluster) -> bool | None:
     :Purity: pure.
     :Slurm equivalent: none (PBS's ``sched_preempt_enforce_resumption``, which makes
         preempted jobs top jobs with a reservation).
+
+    .. versionadded:: 1.10
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_suspended_counts(job: Job, scope: str, cluster: Cluster) -> bool | None:
+    """Does ``job``, suspended by one of this policy's releasing preemptions (see
+    ``preempt_suspend_releases``), still count against the association limits of
+    accounts.conf at ``scope``: ``"user"`` for the limits of its own association (MaxJobs,
+    GrpJobs, GrpTRES cpu= and node=), ``"account"`` for those of each account above it
+    (GrpJobs, GrpTRES)? A job that does not count is left out of the jobs, CPUs and nodes
+    that scope uses, so that other jobs of the scope may start in its place.
+
+    When called: when the core counts what associations use (once per scheduling pass
+    that checks a limit), for each job suspended by a releasing preemption. Not asked for
+    jobs suspended by ``scontrol suspend`` or by gang scheduling, which always count.
+
+    :returns: True or None (the default when no plugin implements it) to count it, as
+        Slurm counts a suspended job against its association's limits until it ends;
+        False to leave it out. Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (LSF's ``PREEMPT_FOR`` words, which say which slot limits
+        leave suspended jobs out).
 
     .. versionadded:: 1.10
     """

@@ -153,6 +153,16 @@ class LsfPreemption:
         return bool(self.lsf.params.preempt_for & {"MINI_JOB", "OPTIMAL_MINI_JOB"})
 
     @hookimpl
+    def preempt_suspended_counts(self, job: Job, scope: str, cluster: Cluster) -> bool:
+        """With preemption, LSF never counts a suspended job against its user's own total
+        (a user's association here); against a user group's total (an account above) only
+        unless PREEMPT_FOR has GROUP_MAX. (GROUP_JLP, USER_JLP and HOST_JLU are per
+        processor or per host: accounts.conf has no such limits.)"""
+        if scope == "user":
+            return False
+        return "GROUP_MAX" not in self.lsf.params.preempt_for
+
+    @hookimpl
     def preempt_check_mode(self, mode: PreemptMode, config: SlurmConfig) -> str | None:
         return None  # LSF's files say how jobs are preempted; PreemptMode is not read
 

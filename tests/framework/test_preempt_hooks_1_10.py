@@ -1,8 +1,11 @@
-"""Hook API 1.10's ``preempt_requeue_delay``, through the small test policy of
-test_preempt_ladder (not preempt/pbs nor preempt/lsf): a victim requeued or checkpointed by
-a preemption waits Slurm's requeue delay (BeginTime, 121 s after the whole second it went
-back) unless the policy gives another; ``scontrol requeue`` always waits Slurm's. And
-the counts the core keeps on a job for policies (``preemptions``, ``preempt_attempts``)."""
+"""Hook API 1.10's preempt hooks, through the small test policy of test_preempt_ladder (not
+preempt/pbs nor preempt/lsf): ``preempt_requeue_delay`` (a victim requeued or checkpointed
+by a preemption waits Slurm's requeue delay, BeginTime 121 s after the whole second it went
+back, unless the policy gives another; ``scontrol requeue`` always waits Slurm's),
+``preempt_suspended_counts`` (a preempt-suspended job counts against association limits
+unless the policy says not), and the counts the core keeps on a job for policies
+(``preemptions``, ``preempt_attempts``). ``preempt_suspended_reserve`` is tested through
+preempt/pbs (tests/plugins/test_preempt_pbs_scenarios.py)."""
 
 from __future__ import annotations
 
@@ -140,3 +143,53 @@ def test_the_core_counts_a_jobs_preemptions_and_preemption_attempts(
         assert cluster.step() is not None
     assert victim.preemptions == 2 and victim.restarts == 2
     assert cluster.job(again).preemptions == 0
+
+
+LIMITS_HEAD = "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageEnforce=limits\n"
+
+
+def counting_policy(counts: bool | None) -> Callable[[PluginContext], object]:
+    """The ladder policy, answering ``preempt_suspended_counts`` with ``counts`` (None: not
+    implemented, Slurm's default)."""
+    base = ladder_policy(trim=False)
+    if counts is None:
+        return base
+
+    class Counting(base):  # type: ignore[misc,valid-type]
+        @hookimpl
+        def preempt_suspended_counts(self, job: Job, scope: str, cluster: Cluster) -> bool:
+            assert scope in ("user", "account")
+            return counts
+
+    return Counting
+
+
+@pytest.mark.parametrize(("counts", "starts"), [(None, False), (True, False), (False, True)])
+def test_a_job_suspended_by_preemption_counts_against_limits_unless_the_policy_says(
+    make_cluster: Callable[..., TestCluster],
+    job: Callable[[], JobBuilder],
+    counts: bool | None,
+    starts: bool,
+) -> None:
+    """MaxJobs=1 on root's association: its job suspended by a releasing preemption still
+    counts (Slurm's rule: a suspended job holds its association's limits until it ends), so
+    its second job waits (AssocMaxJobsLimit) on a free node, unless the policy answers
+    ``preempt_suspended_counts`` False."""
+    cluster = make_cluster(
+        LIMITS_HEAD + CONF.format(nodes=2),
+        plugins={"preempt/ladder": counting_policy(counts)},
+        accounts_text="Account=a\nAccount=b\nUser=root Account=a MaxJobs=1\nUser=root Account=b\n",
+    )
+    first = cluster.submit(job().name("S").nodes(2).account("a").runtime(1000))
+    cluster.run_until(10)
+    high = cluster.submit(job().partition("high").account("b").runtime(100))
+    cluster.settle()
+    assert cluster.state(first) is JobState.SUSPENDED
+    assert cluster.job(high).nodes == ("n1",)
+    second = cluster.submit(job().name("S").account("a").runtime(100))
+    cluster.settle()
+    if starts:
+        assert cluster.state(second) is JobState.RUNNING and cluster.job(second).nodes == ("n2",)
+    else:
+        assert cluster.state(second) is JobState.PENDING
+        assert cluster.job(second).reason is PendingReason.ASSOC_MAX_JOBS_LIMIT

@@ -461,6 +461,7 @@ class Plugins:
             by_partition=self.preempt_by_partition(cluster),
             suspend_in_partition=self.preempt_suspend_in_partition(cluster),
             suspend_releases=self.preempt_suspend_releases(cluster),
+            suspended_reserve=self._fast("preempt_suspended_reserve")(cluster) is True,
         )
 
     def preempt_enabled(self, cluster: Cluster) -> bool:
@@ -483,6 +484,17 @@ class Plugins:
 
     def preempt_grace_time(self, job: Job, cluster: Cluster) -> int:
         return int(self._fast("preempt_grace_time")(job, cluster) or 0)
+
+    def preempt_suspended_counts(self, job: Job, scope: str, cluster: Cluster) -> bool:
+        """Whether the preempt-suspended ``job`` counts against the limits of ``scope``
+        ("user" or "account"): True unless the policy says no."""
+        return self._fast("preempt_suspended_counts")(job, scope, cluster) is not False
+
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster, default: int) -> int:
+        """Seconds the requeued victim ``job`` waits before it may run again: the policy's
+        answer, else ``default`` (Slurm's delay)."""
+        answer = self._fast("preempt_requeue_delay")(job, cluster)
+        return default if answer is None else max(0, int(answer))
 
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         return bool(self._fast("preempt_job_preempt_check")(preemptor, preemptee, cluster))

@@ -112,6 +112,18 @@ def test_a_plugin_written_for_hook_api_1_7_still_loads(tmp_path: Path) -> None:
     assert loaded.api == (1, 7)
 
 
+def test_a_plugin_written_for_hook_api_1_9_still_loads(tmp_path: Path) -> None:
+    """1.10 added preempt_requeue_delay, preempt_suspended_reserve and
+    preempt_suspended_counts: a plugin written for 1.9 loads and gets Slurm's behaviour
+    (tests/framework/test_preempt_hooks_1_10.py)."""
+
+    class Written19(_Select):
+        PLURM_HOOK_API = (1, 9)
+
+    loaded = Registry(factories={"select/w19": Written19}).load("select/w19", _config(tmp_path))
+    assert loaded.api == (1, 9)
+
+
 def test_plugin_without_api_declaration_is_refused(tmp_path: Path) -> None:
     registry = Registry(factories={"select/bare": lambda context: object()})
     with pytest.raises(PluginAPIVersionError, match="does not declare PLURM_HOOK_API"):

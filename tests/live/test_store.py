@@ -68,6 +68,24 @@ def test_jobs_round_trip_and_upsert(tmp_path: Path) -> None:
         assert store.load_value("partition:debug") is None
 
 
+def test_a_jobs_preemption_counts_survive_a_reload(tmp_path: Path) -> None:
+    """The counts policies read (LSF's MAX_JOB_PREEMPT, PBS's max_preempt_attempts) are
+    the job's own and go through the codec into the file and back."""
+    path = tmp_path / "state.db"
+    job = _job(7, state=JobState.SUSPENDED, nodes=("n1",), preemptions=3, preempt_attempts=0)
+    waiting = _job(8, preempt_attempts=2)
+    with StateStore(path) as store:
+        store.save_jobs([job, waiting], next_job_id=9)
+    with sqlite3.connect(path) as raw:  # really in the file, as the codec wrote it
+        text = " ".join(row[0] for row in raw.execute("SELECT data FROM jobs"))
+    assert '"preemptions":3' in text and '"preempt_attempts":2' in text
+    with StateStore(path, readonly=True) as store:
+        loaded = {job.job_id: job for job in store.load_jobs()}
+    assert loaded[7].preemptions == 3 and loaded[7].preempt_attempts == 0
+    assert loaded[8].preemptions == 0 and loaded[8].preempt_attempts == 2
+    assert loaded[7] == job and loaded[8] == waiting
+
+
 def test_wal_and_full_sync(tmp_path: Path) -> None:
     with StateStore(tmp_path / "s.db") as store:
         assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -125,6 +125,12 @@ EXPECTED = {
         },
         302: {"o1": (R, "n1"), "l1": (R, "n2"), "l2": (R, "n3"), "o2": (R, "n4"), "m": (P, "")},
     },
+    # JOB_CONTROLS=SUSPEND[brequeue]: requeued, pending at once (no requeue hold-off), and
+    # started again as soon as the preemptor ends (under Slurm's delay: pending until 221 s).
+    "brequeue": {
+        120: {"hi": (R, "n[2-3]"), "r": (P, "")},
+        160: {"hi": ("COMPLETED", "n[2-3]"), "r": (R, "n[1-4]")},
+    },
     # MAX_JOB_PREEMPT=1.
     "max_preempt": {
         101: {"l": (S, "n[1-4]"), "hi1": (R, "n[1-4]")},
@@ -236,3 +242,94 @@ def test_a_job_without_t_is_killed_at_its_queues_runlimit(
         job = jobs[name]
         assert job.start_time is not None and job.end_time is not None
         assert minutes * 60 <= job.end_time - job.start_time <= minutes * 60 + 30 + 5 + 4, name
+
+
+@pytest.mark.parametrize("forget", [False, True])
+def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: bool) -> None:
+    """MAX_JOB_PREEMPT=1 (tests/data/lsf/max_preempt): job l, suspended once for hi1 and
+    resumed, is saved to a real state file (the live StateStore) and taken back by a new
+    controller with a new preempt/lsf; hi2, submitted after the restart, may not preempt it.
+    With the count zeroed before the restart (``forget``: what a count kept in the plugin's
+    memory amounted to), hi2 suspends it: the count is what protects it."""
+    from plurm.live.store import StateStore
+
+    work = tmp_path / "max_preempt"
+    shutil.copytree(CASES / "max_preempt", work)
+    (work / "slurm.conf").write_text(_slurm_conf(["high", "low"], "linear"))
+    # the session's first part only: l suspended for hi1 at 100 s, resumed when it ends
+    (work / "session").write_text(
+        "0 sbatch -N4 -p low -J l --wrap='sleep 1000'\n"
+        "100 sbatch -N4 -p high -J hi1 --wrap='sleep 50'\n"
+        "152 squeue -o '%j %T %N'\n"
+    )
+    config = conf.load(work / "slurm.conf")
+    simulation = Simulation(config, Plugins.load(config))
+    transcript = simulation.run_lines(
+        parse_session("session", (work / "session").read_text()), work
+    )
+    assert transcript.endswith("l RUNNING n[1-4]\n"), transcript
+    simulation.run_until(160)
+    with StateStore(tmp_path / "state.db") as store:
+        store.save_jobs(
+            simulation.controller.cluster.jobs.values(),
+            next_job_id=simulation.controller.next_job_id,
+        )
+    with StateStore(tmp_path / "state.db", readonly=True) as store:
+        saved = store.load_jobs()
+    (low,) = [job for job in saved if job.name == "l"]
+    assert low.preemptions == 1
+    if forget:
+        low.preemptions = 0
+    restarted = Simulation(config, Plugins.load(config), start=160)
+    restarted.controller.restore(saved, simulation.controller.next_job_id)
+    result = restarted.command(
+        ["sbatch", "-N1", "-p", "high", "-J", "hi2", "--wrap=sleep 50"], work
+    )
+    assert result.status == 0, result.stderr
+    restarted.run_until(170)
+    states = {job.name: job.state.name for job in restarted.controller.cluster.jobs.values()}
+    if forget:
+        assert states["l"] == S and states["hi2"] == R
+    else:
+        assert states["l"] == R and states["hi2"] == P
+
+
+def _replay_own(directory: Path) -> str:
+    """A case with its own slurm.conf (and accounts.conf), replayed by the simulator."""
+    config = conf.load(directory / "slurm.conf")
+    simulation = Simulation(config, Plugins.load(config))
+    lines = parse_session("session", (directory / "session").read_text())
+    return simulation.run_lines(lines, directory)
+
+
+def _squeue_at(transcript: str, when: int) -> list[str]:
+    block = transcript.split(f"[t={when}s] $ squeue")[1].split("\n[t=")[0]
+    return block.splitlines()[2:]  # (the command's rest, the header)
+
+
+@pytest.mark.parametrize(
+    ("group_max", "theory_grp_jobs", "l2"),
+    [
+        (True, True, "l2 RUNNING n2 None"),
+        (False, True, "l2 PENDING  AssocGrpJobsLimit"),
+        (False, False, "l2 RUNNING n2 None"),
+    ],
+)
+def test_preempt_for_says_which_limits_count_suspended_jobs(
+    tmp_path: Path, group_max: bool, theory_grp_jobs: bool, l2: str
+) -> None:
+    """tests/data/lsf/limits: a job suspended by preemption never counts against its own
+    association's MaxJobs (LSF's user total); against its account's GrpJobs (a user group's
+    total) only without PREEMPT_FOR=GROUP_MAX."""
+    work = tmp_path / "limits"
+    shutil.copytree(CASES / "limits", work)
+    if not group_max:
+        (work / "lsb.params").write_text("Begin Parameters\nEnd Parameters\n")
+    if not theory_grp_jobs:
+        accounts = (work / "accounts.conf").read_text()
+        (work / "accounts.conf").write_text(accounts.replace(" GrpJobs=1", ""))
+    transcript = _replay_own(work)
+    assert _squeue_at(transcript, 11) == ["hi RUNNING n1 None", "l1 SUSPENDED n[1-2] None"]
+    rows = _squeue_at(transcript, 21)
+    assert rows[0] == "hi RUNNING n1 None" and rows[2] == "l1 SUSPENDED n[1-2] None", rows
+    assert rows[1] == l2

@@ -5,6 +5,7 @@ job's state and nodes at every snapshot. Each session's comments tell the story.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,11 +77,17 @@ def test_express_over_normal_young_requeued_old_suspended_both_back() -> None:
             # Job 4 (97% left) is requeued (completing), job 3 (32% left) suspended; the
             # express job waits for job 4's teardown.
             421: "5 PD; 4 CG n4; 1 R n1; 2 R n2; 3 S n3",
-            # The express job has ended: job 3 has resumed; job 4 waits out the requeue delay.
-            530: "4 PD; 1 R n1; 2 R n2; 3 R n3",
-            560: "3 R n3; 4 R n1",
+            # Job 4 is back in the queue at once (PBS has no requeue hold-off), waiting for
+            # resources while the express job runs on its node and job 3's.
+            430: "5 R n[3-4]; 4 PD; 1 R n1; 2 R n2; 3 S n3",
+            # The express job has ended: job 3 has resumed and job 4 has started again at
+            # once (under Slurm's ~120 s requeue delay it would still be pending).
+            530: "1 R n1; 2 R n2; 3 R n3; 4 R n4",
+            560: "3 R n3; 4 R n4",
         },
     )
+    at_430 = transcript.split("[t=430s]")[1].split("[t=530s]")[0]
+    assert re.search(r"^ +4 +normal .* PD .*\(Resources\)$", at_430, re.MULTILINE), at_430
 
 
 def test_the_example_session_runs_under_plurm_simulate() -> None:
@@ -183,3 +190,48 @@ def test_preempted_jobs_first_in_the_queue() -> None:
             315: "3 PD; 1 R n1; 2 R n2",
         },
     )
+
+
+def test_max_preempt_attempts_gives_up_preempting_for_a_job(tmp_path: Path) -> None:
+    transcript = _replay(DATA / "max-attempts")
+    _check(
+        transcript,
+        {
+            5: "4 R n4; 1 R n1; 2 R n2; 3 R n3",
+            11: "5 PD; 4 R n4; 1 R n1; 2 R n2; 3 R n3",
+            101: "5 PD; 4 R n4; 6 PD; 1 R n1; 2 R n2; 3 R n3",
+            # Job 4 has ended; the scheduler tried twice for job 5 and preempts no more.
+            310: "5 PD; 6 PD; 1 R n1; 2 R n2; 3 R n3",
+            1010: "5 R n[1-4]",
+        },
+    )
+    # The same cluster without the cap: job 5 suspends the normal jobs once job 4 ends.
+    uncapped = tmp_path / "uncapped"
+    shutil.copytree(DATA / "max-attempts", uncapped)
+    (uncapped / "sched_config").write_text("preempt_order: S\n")
+    snapshots = _snapshots(_replay(uncapped))
+    assert snapshots[310] == _rows("5 R n[1-4]; 6 PD; 1 S n1; 2 S n2; 3 S n3")
+
+
+def test_sched_preempt_enforce_resumption_keeps_a_suspended_jobs_nodes(tmp_path: Path) -> None:
+    transcript = _replay(DATA / "enforce-resumption")
+    _check(
+        transcript,
+        {
+            11: "2 R n1; 1 S n[1-2]",
+            # n2 is free, but job 1 waits to resume on it: job 3 (normal) may not take it.
+            21: "2 R n1; 3 PD; 1 S n[1-2]",
+            # An express job is queued ahead of job 1: it may.
+            31: "2 R n1; 4 R n2; 3 PD; 1 S n[1-2]",
+            60: "2 R n1; 4 R n2; 3 PD; 1 S n[1-2]",
+            # Both express jobs have ended: job 1 has resumed at once.
+            115: "3 PD; 1 R n[1-2]",
+        },
+    )
+    # Without the setting, job 3 takes n2 and job 1 stays suspended until job 3 ends.
+    plain = tmp_path / "plain"
+    shutil.copytree(DATA / "enforce-resumption", plain)
+    (plain / "qmgr.conf").write_text("create queue express priority=200\n")
+    snapshots = _snapshots(_replay(plain))
+    assert snapshots[21] == _rows("2 R n1; 3 R n2; 1 S n[1-2]")
+    assert snapshots[115] == _rows("3 R n2; 1 S n[1-2]")

@@ -75,6 +75,8 @@ class _Ending:
     requeue: bool = False
     #: A CHECKPOINT preemption: requeued keeping the work done (``Job.checkpointed``).
     checkpoint: bool = False
+    #: Seconds a requeued job waits before it may run again (None: Slurm's requeue delay).
+    delay: int | None = None
     grace_end: float | None = None
     killed: bool = False
 
@@ -130,6 +132,7 @@ class ControllerBase:
     _choose: bool
     _choose_stacked: bool
     _releases: bool
+    _reserve_parked: bool
     _parked: dict[int, Job]
     _victims: VictimPool | None
     _victim_parts: dict[str, tuple[str, ...]]
@@ -200,6 +203,7 @@ class ControllerBase:
         def _candidates(self, preemptor: Job) -> Sequence[Candidate]: ...
         def _preempt(self, preemptor: Job, result: SelectResult) -> bool: ...
         def _resume_parked(self) -> None: ...
+        def _parked_reserved_for(self, job: Job) -> int: ...
         def _trimmed(
             self,
             job: Job,
@@ -208,8 +212,7 @@ class ControllerBase:
             candidates: Sequence[Candidate],
         ) -> SelectResult: ...
         def _chosen(self, job: Job, nodes: NodeBitmap, result: SelectResult) -> SelectResult: ...
-        @staticmethod
-        def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending: ...
+        def _preempt_ending(self, job: Job, mode: PreemptBase) -> _Ending: ...
 
         # lifecycle.py
         def _set_state(self, job: Job, state: JobState) -> None: ...

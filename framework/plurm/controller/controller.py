@@ -126,6 +126,11 @@ class Controller(
             lambda job: allocated_cpus(
                 job, self.cluster, lambda j: plugins.select_job_resources(j, self.cluster)
             ),
+            counts_suspended=(
+                (lambda job, scope: plugins.preempt_suspended_counts(job, scope, self.cluster))
+                if plugins.implements("preempt_suspended_counts")
+                else None
+            ),
         )
         self._next_id = config.first_job_id
         #: Jobs whose priority an administrator set (scontrol update Priority=): the

@@ -170,9 +170,10 @@ class LifecycleMixin(ControllerBase):
             return
         self._kill(job, _Ending(JobState.PENDING, requeue=True))
 
-    def _back_to_queue(self, job: Job) -> None:
-        """A requeued job: pending with reason BeginTime until the requeue delay passes.
-        A job killed to be requeued had its restart counted at the kill."""
+    def _back_to_queue(self, job: Job, delay: int = REQUEUE_DELAY) -> None:
+        """A requeued job: pending with reason BeginTime until the requeue delay passes
+        (``delay`` seconds after the whole second it went back; 0: eligible at once, with
+        no reason). A job killed to be requeued had its restart counted at the kill."""
         job.nodes = ()
         job.start_time = None
         job.suspend_time = None
@@ -180,10 +181,17 @@ class LifecycleMixin(ControllerBase):
         if not job.requeued:
             job.restarts += 1
         job.requeued = False
-        job.reason = PendingReason.BEGIN_TIME
-        job.eligible_time = math.floor(self.now) + REQUEUE_DELAY
+        if delay > 0:
+            job.reason = PendingReason.BEGIN_TIME
+            job.eligible_time = math.floor(self.now) + delay
+        else:
+            job.reason = PendingReason.NONE
+            job.eligible_time = self.now
         self._set_state(job, JobState.PENDING)
-        self._pass_after(job.eligible_time)
+        if delay > 0:
+            self._pass_after(job.eligible_time)
+        else:
+            self._request_pass()
 
     def _node_failed(self, job: Job) -> None:
         """A job whose node went DOWN: its processes died with the node, so its resources
@@ -225,7 +233,7 @@ class LifecycleMixin(ControllerBase):
         job.completing_nodes = None
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
-            self._back_to_queue(job)
+            self._back_to_queue(job, REQUEUE_DELAY if ending.delay is None else ending.delay)
         else:
             if job.end_time is None or ending is None:
                 job.end_time = self.now
@@ -285,6 +293,7 @@ class LifecycleMixin(ControllerBase):
         job.start_time = self.now
         job.suspend_time = None
         job.pre_suspend_time = 0.0
+        job.preempt_attempts = 0
         job.reason = _NO_REASON
         self._set_state(job, _RUNNING)
         if job.gres_alloc:
@@ -361,6 +370,7 @@ class LifecycleMixin(ControllerBase):
             mode = self.plugins.preempt_mode(job, self.cluster).base
             if mode in (PreemptBase.CANCEL, PreemptBase.REQUEUE):
                 job.preempt_time = self.now
+                job.preemptions += 1
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
                 self._suspend(job, indefinite=False)

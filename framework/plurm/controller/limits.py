@@ -19,7 +19,9 @@ A pending job the scheduler reaches waits, without holding up the jobs after it,
 Plurm checks the CPUs and nodes before selecting nodes, with those the job asks for (its
 CPUs, the node count it waits for), where Slurm checks them after selection with those it
 would get (nodes its association already uses count once there); running and suspended
-jobs count, as their resources stay theirs.
+jobs count, as their resources stay theirs; a job suspended by a preemption that released
+its resources counts unless the preempt policy says otherwise (``preempt_suspended_counts``,
+asked per scope: "user" for its association, "account" for each account above it).
 """
 
 from __future__ import annotations
@@ -61,10 +63,18 @@ class _Used:
 class AssociationLimits:
     """The limits of one configuration and what the running jobs use of them."""
 
-    def __init__(self, config: SlurmConfig, cpus_of: Callable[[Job], int]) -> None:
+    def __init__(
+        self,
+        config: SlurmConfig,
+        cpus_of: Callable[[Job], int],
+        counts_suspended: Callable[[Job, str], bool] | None = None,
+    ) -> None:
         self.config = config
         #: A started job's CPUs.
         self.cpus_of = cpus_of
+        #: Whether a job suspended by a releasing preemption counts at a scope's kind
+        #: ("user", "account"); None: it counts.
+        self.counts_suspended = counts_suspended
         self.accounts: dict[str, AccountSpec] = {spec.name: spec for spec in config.accounts}
         self._chains: dict[tuple[str, str], tuple[tuple[_Scope, AssocLimits], ...]] = {}
         #: Per scope, what running jobs use; None until a check needs it after a pass began.
@@ -73,7 +83,12 @@ class AssociationLimits:
         self._held: dict[int, tuple[int, tuple[str, ...]]] = {}
 
     @classmethod
-    def of(cls, config: SlurmConfig, cpus_of: Callable[[Job], int]) -> AssociationLimits | None:
+    def of(
+        cls,
+        config: SlurmConfig,
+        cpus_of: Callable[[Job], int],
+        counts_suspended: Callable[[Job, str], bool] | None = None,
+    ) -> AssociationLimits | None:
         """The limits to enforce, or None when there are none or they are not enforced."""
         if not config.accounting or "limits" not in config.accounting_enforce:
             return None
@@ -81,7 +96,7 @@ class AssociationLimits:
             association.limits.any for association in config.associations
         ):
             return None
-        return cls(config, cpus_of)
+        return cls(config, cpus_of, counts_suspended)
 
     # ------------------------------------------------------------------ scopes
 
@@ -157,7 +172,14 @@ class AssociationLimits:
         held = self._held.get(job.job_id)
         if held is None or held[1] != job.nodes:
             held = self._held[job.job_id] = (self.cpus_of(job), job.nodes)
+        asks = (
+            self.counts_suspended
+            if job.preempt_suspended and job.state is JobState.SUSPENDED
+            else None
+        )
         for scope, _ in self._scopes(job):
+            if asks is not None and not asks(job, scope[0]):
+                continue  # left out of this scope by the preempt policy
             entry = used.get(scope)
             if entry is None:
                 entry = used[scope] = _Used()

@@ -94,7 +94,7 @@ class PassesMixin(ControllerBase):
             if self._limits is not None and self._over_limits(job):
                 left = True  # it waits for its association and holds up no other job
                 continue
-            outcome = self._try_start(job, withheld)
+            outcome = self._try_start(job, withheld | self._parked_reserved_for(job))
             if outcome is _SUCCESS and self._last_split is not None:
                 self._start_more_tasks(withheld)
             if outcome is not _SUCCESS:
@@ -416,6 +416,7 @@ class PassesMixin(ControllerBase):
             elif result.status is not _SUCCESS and self._walk_candidates:
                 candidates = self._candidates(job)
                 if candidates:
+                    job.preempt_attempts += 1
                     result = self.plugins.select_job_test(
                         job, usable, _RUN_NOW, candidates, self.cluster
                     )

@@ -18,6 +18,7 @@ import attrs
 
 from plurm.conf.values import PreemptBase
 from plurm.controller.base import _HOLDING, ControllerBase, _Ending
+from plurm.controller.lifecycle import REQUEUE_DELAY
 from plurm.controller.victim_search import choose_victims
 from plurm.controller.victims import VictimPool
 from plurm.model.bitmap import NodeBitmap
@@ -65,6 +66,7 @@ class PreemptionMixin(ControllerBase):
         self._choose = self._preemption and plugins.implements("preempt_victim_cost")
         self._choose_stacked = self._choose and self.config.gang_scheduling
         self._releases = self.cluster.preempt_traits.suspend_releases
+        self._reserve_parked = self._releases and self.cluster.preempt_traits.suspended_reserve
         self._parked = {
             job.job_id: job
             for job in self.cluster.jobs_unordered(JobState.SUSPENDED)
@@ -254,6 +256,7 @@ class PreemptionMixin(ControllerBase):
                 continue  # its resources are the preemptor's now
             if mode is PreemptBase.SUSPEND and self.config.gang_scheduling:
                 victim.preempt_time = self.now  # gang suspends it under the preemptor's shadow
+                victim.preemptions += 1
                 continue
             waiting = True
             if not may_signal:
@@ -286,6 +289,7 @@ class PreemptionMixin(ControllerBase):
         ending = self._preempt_ending(victim, mode)
         ending.checkpoint = checkpoint and ending.requeue
         victim.preempt_time = self.now
+        victim.preemptions += 1
         grace = self.plugins.preempt_grace_time(victim, self.cluster)
         if grace <= 0:
             self._kill(victim, ending)
@@ -296,11 +300,12 @@ class PreemptionMixin(ControllerBase):
         self.executor.signal(victim, "TERM", steps_only=True)
         self._arm_limit(victim, grace_end=ending.grace_end)
 
-    @staticmethod
-    def _preempt_ending(job: Job, mode: PreemptBase) -> _Ending:
-        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels."""
+    def _preempt_ending(self, job: Job, mode: PreemptBase) -> _Ending:
+        """REQUEUE needs a requeueable job (--requeue or JobRequeue=1); else it cancels. A
+        requeued victim waits the delay its policy gives (``preempt_requeue_delay``)."""
         if mode is PreemptBase.REQUEUE and job.requeue:
-            return _Ending(JobState.PENDING, requeue=True)
+            delay = self.plugins.preempt_requeue_delay(job, self.cluster, REQUEUE_DELAY)
+            return _Ending(JobState.PENDING, requeue=True, delay=delay)
         return _Ending(JobState.PREEMPTED)
 
     def _park(self, victim: Job) -> None:
@@ -308,6 +313,7 @@ class PreemptionMixin(ControllerBase):
         frees them as for an admin suspension (the job keeps its priority), and the job is
         resumed once they are free again (:meth:`_resume_parked`)."""
         victim.preempt_time = self.now
+        victim.preemptions += 1
         victim.preempt_suspended = True
         self._suspend(victim, indefinite=True)
         self._parked[victim.job_id] = victim
@@ -330,6 +336,25 @@ class PreemptionMixin(ControllerBase):
                 del parked[job.job_id]
                 job.preempt_suspended = False
                 self._resume(job, indefinite=True)
+
+    def _parked_reserved_for(self, job: Job) -> int:
+        """The nodes (a bitmap) that jobs suspended by a releasing preemption keep from
+        ``job`` while they wait to resume, when the policy says they keep a reservation
+        (``preempt_suspended_reserve``): those of each such job that the policy does not
+        queue ``job`` ahead of. 0 otherwise."""
+        if not self._reserve_parked or not self._parked:
+            return 0
+        cluster = self.cluster
+        ahead = self.plugins.preempt_job_preempt_check
+        mask = 0
+        for parked in self._parked.values():
+            if (
+                parked.state is JobState.SUSPENDED
+                and parked.preempt_suspended
+                and not ahead(job, parked, cluster)
+            ):
+                mask |= cluster.mask_of(parked.nodes)
+        return mask
 
     def _trimmed(
         self, job: Job, nodes: NodeBitmap, result: SelectResult, candidates: Sequence[Candidate]

@@ -13,7 +13,10 @@ a ladder of methods (``preempt_methods``), filter and reorder a preemptor's cand
 (``preempt_candidates``), suspend without gang scheduling (``preempt_suspend_releases``),
 have the core drop victims not needed after all (``preempt_trim_victims``) and judge
 slurm.conf's PreemptMode itself (``preempt_check_mode``); a policy that implements none of
-them behaves as under 1.7.
+them behaves as under 1.7. Since 1.10 it may also say how long a job it requeued waits
+before it may run again (``preempt_requeue_delay``; Slurm's ~120 s by default), whether a
+job it suspended keeps its nodes until it resumes (``preempt_suspended_reserve``) and
+whether it counts against association limits meanwhile (``preempt_suspended_counts``).
 """
 
 from __future__ import annotations
@@ -406,6 +409,81 @@ def preempt_victim_cost(preemptor: Job, candidate: Candidate, cluster: Cluster) 
     :Purity: pure; MUST NOT change anything.
     :Slurm equivalent: none (Slurm preempts the candidates select removed, in order, until
         the job fits; its 1.3 preemption page lists a smarter choice as a future idea).
+
+    .. versionadded:: 1.10
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_requeue_delay(job: Job, cluster: Cluster) -> int | None:
+    """Seconds ``job``, a victim this policy requeued or checkpointed, waits in the queue
+    (reason BeginTime) before it may start again. Slurm holds a requeued job until its job
+    credential has expired (about 120 s: eligible 121 s after the whole second it went
+    back); PBS and LSF queue a preempted job again at once.
+
+    When called: when the core preempts a job by REQUEUE or CHECKPOINT (the answer is
+    applied when its processes are gone and it goes back to the queue). Not asked for
+    ``scontrol requeue`` nor for a job requeued because its node failed, which always wait
+    Slurm's delay.
+
+    :returns: seconds, 0 for none (the job is eligible as soon as it is back, with no
+        reason); None (the default when no plugin implements it) for Slurm's delay.
+        Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm's requeue sets the job's begin time past its
+        credential's expiry, whatever the preempt plugin).
+
+    .. versionadded:: 1.10
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_suspended_reserve(cluster: Cluster) -> bool | None:
+    """Do jobs suspended by this policy's releasing preemptions (see
+    ``preempt_suspend_releases``) keep a reservation on their nodes while they wait to
+    resume? When it answers True, the core keeps the nodes of each such job from every
+    pending job that the policy does not queue ahead of it
+    (``preempt_job_preempt_check(pending, suspended)`` False) in the main pass (the job
+    waits with reason NODES_RESERVED where it would have fitted only there; backfill plans
+    around a suspended job's nodes in any case): no lower job takes a node the suspended
+    job needs back, so it resumes as soon as its preemptor is gone. A pending job the
+    policy queues ahead of it (one that may preempt it) is not kept off.
+
+    The core asks it and keeps the answer in ``cluster.preempt_traits.suspended_reserve``.
+
+    When called: when the controller starts and after ``scontrol update`` changed a
+    partition.
+
+    :returns: True to reserve; False or None (the default when no plugin implements it)
+        to let any pending job use the nodes a suspended job freed (it resumes when they
+        are all free again, whoever held them). Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (PBS's ``sched_preempt_enforce_resumption``, which makes
+        preempted jobs top jobs with a reservation).
+
+    .. versionadded:: 1.10
+    """
+
+
+@hookspec(firstresult=True)
+def preempt_suspended_counts(job: Job, scope: str, cluster: Cluster) -> bool | None:
+    """Does ``job``, suspended by one of this policy's releasing preemptions (see
+    ``preempt_suspend_releases``), still count against the association limits of
+    accounts.conf at ``scope``: ``"user"`` for the limits of its own association (MaxJobs,
+    GrpJobs, GrpTRES cpu= and node=), ``"account"`` for those of each account above it
+    (GrpJobs, GrpTRES)? A job that does not count is left out of the jobs, CPUs and nodes
+    that scope uses, so that other jobs of the scope may start in its place.
+
+    When called: when the core counts what associations use (once per scheduling pass
+    that checks a limit), for each job suspended by a releasing preemption. Not asked for
+    jobs suspended by ``scontrol suspend`` or by gang scheduling, which always count.
+
+    :returns: True or None (the default when no plugin implements it) to count it, as
+        Slurm counts a suspended job against its association's limits until it ends;
+        False to leave it out. Exclusive.
+    :Purity: pure.
+    :Slurm equivalent: none (LSF's ``PREEMPT_FOR`` words, which say which slot limits
+        leave suspended jobs out).
 
     .. versionadded:: 1.10
     """

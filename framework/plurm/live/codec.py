@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 #: The version of the encoded forms below (stored beside them by the state store).
-FORMAT_VERSION = 3  # 2: job arrays, dependencies and holds; 3: typed GRES requests
+#: 2: job arrays, dependencies and holds; 3: typed GRES requests; 4: a job's preemption counts.
+FORMAT_VERSION = 4
 
 _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1

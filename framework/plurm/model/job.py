@@ -313,6 +313,14 @@ class Job:
     #: the queue, which it does not do again (the simulator runs it for the rest only).
     checkpointed: float = 0.0
     restarts: int = 0
+    #: How many times the job was preempted: suspended, requeued, checkpointed or
+    #: cancelled for a preemptor (counted by the core as it carries preemptions out; kept
+    #: across requeues and controller restarts). Policies read it (LSF's MAX_JOB_PREEMPT).
+    preemptions: int = 0
+    #: How many scheduling decisions looked for victims for the job since it last went
+    #: pending (the core asked select to place it with preemption candidates); 0 again when
+    #: it starts. Policies read it (PBS's max_preempt_attempts).
+    preempt_attempts: int = 0
     #: What the job was given, finer than nodes, while it holds anything: (node, core)
     #: pairs from the select plugin (None: whole nodes). A completing job keeps them all;
     #: it holds those on ``held_nodes``.

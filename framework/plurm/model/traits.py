@@ -29,3 +29,6 @@ class PreemptTraits:
     #: to the preemptor (without gang scheduling) and resumes as soon as they are free;
     #: select simulates a SUSPEND candidate's removal as an admin suspension's.
     suspend_releases: bool = False
+    #: ``preempt_suspended_reserve``: such a suspended job keeps its nodes from the pending
+    #: jobs not queued ahead of it until it resumes.
+    suspended_reserve: bool = False

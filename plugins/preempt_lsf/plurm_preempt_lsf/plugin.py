@@ -55,9 +55,6 @@ class LsfPreemption:
             ]
         )
         self._queues = {queue.name: queue for queue in self.lsf.queues}
-        #: How many times each job was preempted (MAX_JOB_PREEMPT), counted as the core
-        #: carries preemptions out.
-        self.preempted: dict[int, int] = {}
 
     # ----------------------------------------------------------------------------- rules
 
@@ -100,7 +97,7 @@ class LsfPreemption:
         most = queue.max_job_preempt
         if most is None:
             most = self.lsf.params.max_job_preempt
-        if most is not None and self.preempted.get(job.job_id, 0) >= most:
+        if most is not None and job.preemptions >= most:  # (the core's count, persisted)
             return True
         limit = self.run_limit(job)
         if limit is None:
@@ -154,6 +151,16 @@ class LsfPreemption:
     def preempt_trim_victims(self, cluster: Cluster) -> bool:
         # MINI_JOB, OPTIMAL_MINI_JOB: preempt just enough jobs for a parallel preemptor
         return bool(self.lsf.params.preempt_for & {"MINI_JOB", "OPTIMAL_MINI_JOB"})
+
+    @hookimpl
+    def preempt_suspended_counts(self, job: Job, scope: str, cluster: Cluster) -> bool:
+        """With preemption, LSF never counts a suspended job against its user's own total
+        (a user's association here); against a user group's total (an account above) only
+        unless PREEMPT_FOR has GROUP_MAX. (GROUP_JLP, USER_JLP and HOST_JLU are per
+        processor or per host: accounts.conf has no such limits.)"""
+        if scope == "user":
+            return False
+        return "GROUP_MAX" not in self.lsf.params.preempt_for
 
     @hookimpl
     def preempt_check_mode(self, mode: PreemptMode, config: SlurmConfig) -> str | None:
@@ -221,20 +228,13 @@ class LsfPreemption:
         return 0
 
     @hookimpl
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster) -> int:
+        """A requeued (or checkpointed) victim is queued again at once, as LSF does, not
+        held for Slurm's credential expiry."""
+        return 0
+
+    @hookimpl
     def preempt_job_preempt_check(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
         """LSF schedules its queues in PRIORITY order: a job of a higher queue goes ahead
         (whether or not it may preempt the other)."""
         return self.queue(preemptor).priority > self.queue(preemptee).priority
-
-    @hookimpl
-    def plurm_job_state_changed(
-        self, job: Job, old: JobState, new: JobState, cluster: Cluster
-    ) -> None:
-        """Count each preemption of a job (MAX_JOB_PREEMPT): a suspension by preemption,
-        or a requeue or kill carried out for a preemptor now."""
-        if old is not JobState.RUNNING:
-            return
-        if (new is JobState.SUSPENDED and job.preempt_suspended) or (
-            new is JobState.COMPLETING and job.preempt_time == cluster.now
-        ):
-            self.preempted[job.job_id] = self.preempted.get(job.job_id, 0) + 1

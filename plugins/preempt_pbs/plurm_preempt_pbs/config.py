@@ -102,7 +102,7 @@ class PbsConfig:
     preempt_order: PreemptOrder = DEFAULT_ORDER
     #: ``min_time_since_start`` (youngest first), or None when unset (oldest first).
     preempt_sort: str | None = "min_time_since_start"
-    #: Preemption attempts per scheduling cycle; None: no cap.
+    #: How many times the scheduler looks for victims for one waiting job; None: no cap.
     max_preempt_attempts: int | None = None
     sched_preempt_enforce_resumption: bool = False
     preempt_targets_enable: bool = True

@@ -85,12 +85,6 @@ class PbsPreemption:
         self.pbs: PbsConfig = load(conf_dir(context.config))
         _check_queues(self.pbs, context.config)
         self.levels = policy.Levels.build(self.pbs)
-        if self.pbs.max_preempt_attempts is not None:
-            self.logger.info(
-                "max_preempt_attempts=%d has no effect: Plurm has no per-cycle cap on "
-                "preemption attempts",
-                self.pbs.max_preempt_attempts,
-            )
 
     # ------------------------------------------------------------------------ the rules
 
@@ -121,6 +115,12 @@ class PbsPreemption:
         return True
 
     @hookimpl
+    def preempt_suspended_reserve(self, cluster: Cluster) -> bool:
+        """sched_preempt_enforce_resumption: a suspended job is a top job, whose nodes no
+        job queued after it may take while it waits to resume."""
+        return self.pbs.sched_preempt_enforce_resumption
+
+    @hookimpl
     def preempt_check_mode(self, mode: PreemptMode, config: SlurmConfig) -> str | None:
         if mode == PreemptMode():
             return None
@@ -143,7 +143,12 @@ class PbsPreemption:
     def preempt_candidates(
         self, preemptor: Job, candidates: Sequence[Candidate], cluster: Cluster
     ) -> Sequence[Candidate]:
-        """Running jobs only: a job PBS suspended has given its resources away already."""
+        """Running jobs only: a job PBS suspended has given its resources away already.
+        None of them once the scheduler has tried ``max_preempt_attempts`` times to preempt for
+        ``preemptor`` (it has given up preempting for it while it waits)."""
+        most = self.pbs.max_preempt_attempts
+        if most is not None and preemptor.preempt_attempts >= most:
+            return []
         return [c for c in candidates if c.job.state is JobState.RUNNING]
 
     @hookimpl
@@ -164,6 +169,12 @@ class PbsPreemption:
 
     @hookimpl
     def preempt_grace_time(self, job: Job, cluster: Cluster) -> int:
+        return 0
+
+    @hookimpl
+    def preempt_requeue_delay(self, job: Job, cluster: Cluster) -> int:
+        """A requeued (or checkpointed) victim is queued again at once, as PBS does, not
+        held for Slurm's credential expiry."""
         return 0
 
     @hookimpl

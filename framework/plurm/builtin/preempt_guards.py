@@ -5,8 +5,8 @@ Each is a guard (``preempt_veto``) the core loads beside the PreemptType policy 
 slurm.conf sets its option, as if plurm.conf's ``PreemptGuards`` named it:
 
 * ``preempt/max_job_preempt``: a job preempted N times (suspended, requeued, checkpointed
-  or cancelled for a preemptor) is not preempted again. Preemptions are counted from the
-  time the controller started.
+  or cancelled for a preemptor) is not preempted again. The count is the core's
+  (``Job.preemptions``), kept across requeues and controller restarts.
 * ``preempt/no_preempt_run_time``: a job that has run MIN minutes, or MIN % of its time
   limit (a job without one is not protected by a percentage), is not preempted.
 * ``preempt/no_preempt_finish_time``: a job with a time limit that will reach it within
@@ -24,7 +24,7 @@ import attrs
 from plurm._markers import HOOK_API_VERSION, hookimpl
 from plurm.errors import ConfValueError
 from plurm.model.cluster import Cluster
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job
 from plurm.params import PluginOption
 from plurm.registry import PluginContext
 
@@ -146,28 +146,7 @@ class MaxJobPreempt:
                 context.config.preempt_parameters.locations.get("max_job_preempt"),
             )
         self.most = most
-        #: Per job: how many times it was preempted, and the preemption time last counted
-        #: (the core stamps each preemption's time on the victim).
-        self.counted: dict[int, tuple[int, float]] = {}
-
-    def preemptions(self, job: Job) -> int:
-        """How many times ``job`` was preempted since the controller started."""
-        return self.counted.get(job.job_id, (0, 0.0))[0]
 
     @hookimpl
     def preempt_veto(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
-        return self.preemptions(preemptee) >= self.most
-
-    @hookimpl
-    def plurm_job_state_changed(
-        self, job: Job, old: JobState, new: JobState, cluster: Cluster
-    ) -> None:
-        """Count a preemption when a victim first stops running for it: suspended,
-        requeued, or ended (each preemption stamps a new ``preempt_time`` on its victim;
-        gang scheduling's later suspensions of the same victim are not counted again)."""
-        stamp = job.preempt_time
-        if old is not JobState.RUNNING or stamp is None or new is JobState.RUNNING:
-            return
-        count, last = self.counted.get(job.job_id, (0, -1.0))
-        if stamp != last:
-            self.counted[job.job_id] = (count + 1, stamp)
+        return preemptee.preemptions >= self.most  # the core's count, kept across restarts

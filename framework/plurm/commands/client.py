@@ -178,6 +178,7 @@ class LocalClient:
             controller.now,
             lambda: plugins.select_node_alloc(cluster),
             lambda job: plugins.select_job_resources(job, cluster),
+            lambda: plugins.select_node_alloc_mem(cluster),
         )
 
     def submit(self, request: JobRequest) -> int:

@@ -196,7 +196,11 @@ def run(
     if "Format" in values:
         long_pieces, long_errors = parse_long(str(values["Format"]))
     long_keys = {piece.key for piece in long_pieces or ()}
-    holding_jobs: list[Job] = list(cluster.allocated()) if long_keys & GROUPING else []
+    holders: dict[str, list[Job]] = {}
+    if long_keys & GROUPING:
+        for job in cluster.allocated():
+            for name in job.held_nodes:
+                holders.setdefault(name, []).append(job)
 
     def shown(name: str) -> str:
         return name + ("*" if default is not None and name == default.name else "")
@@ -231,9 +235,8 @@ def run(
 
     def node_fields(nodes: Sequence[str]) -> dict[str, str]:
         """-O's fields of jobs' use and host names, computed only when shown."""
-        holders = [job for job in holding_jobs if nodes[0] in job.held_nodes]
         return {
-            "gresused": gres_used(nodes[0], cluster.config, holders),
+            "gresused": gres_used(nodes[0], cluster.config, holders.get(nodes[0], ())),
             "allocmem": str(node_alloc_mem(view, nodes[-1])),
             "n": hostlist.compress([host_of(n) for n in nodes]),
         }
@@ -266,7 +269,6 @@ def run(
             "%.11T %4c %.8z %.6m %.8d %.6w %.8f %20E" if long else "%6t"
         )
         fmt = str(values.get("format", default_fmt))
-        letters = {piece.key for piece in long_pieces} if long_pieces is not None else set()
         for name in cluster.config.node_names:
             for part in parts:
                 if name in part.nodes and name in states:

@@ -24,6 +24,7 @@ from plurm.errors import NumberError, PlurmError, TraceError
 from plurm.inputfile import MAX_SESSION_BYTES, check_output_dir, read_text
 from plurm.numbers import INT32_MAX, parse_float, parse_int
 from plurm.plugin_errors import PluginHookError, explain
+from plurm.sim.gpus import cluster_gpus
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.session import Simulation, parse_session
 from plurm.sim.tomlfile import read_toml
@@ -232,13 +233,14 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
     del cleaned
     gc.collect()
     total_cpus = sum(node.cpus * len(node.names) for node in config.nodes)
-    summary = summarize(records, total_cpus)
+    total_gpus = cluster_gpus(config)
+    summary = summarize(records, total_cpus, total_gpus)
     summary["skipped_lines"] = skipped
     if args.out:
         directory = Path(args.out)
         directory.mkdir(parents=True, exist_ok=True)
         with (directory / "jobs.csv").open("w") as stream:
-            write_jobs_csv(records, stream)
+            write_jobs_csv(records, stream, gpus=total_gpus > 0)
         (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     report = None
     if transitions is not None:

@@ -27,7 +27,14 @@ if TYPE_CHECKING:  # (sbatch, scancel need only the protocol: no cluster model t
     from plurm.model.cluster import Cluster
     from plurm.model.priority import PriorityReport
 
-__all__ = ["ClusterClient", "ClusterView", "LocalClient", "alloc_cpus", "cpus_in_use"]
+__all__ = [
+    "ClusterClient",
+    "ClusterView",
+    "LocalClient",
+    "alloc_cpus",
+    "cpus_in_use",
+    "node_alloc_mem",
+]
 
 
 @attrs.frozen(eq=False)
@@ -37,13 +44,16 @@ class ClusterView:
     ``cluster`` is the controller's own state in a simulation and a copy rebuilt from the
     controller's answer in live mode: commands read it and never change it. ``node_alloc``
     gives the CPUs the select plugin counts in use on each node, ``units`` the (node, core)
-    pairs a job holds (None: whole nodes), both as the select plugin answers them.
+    pairs a job holds (None: whole nodes), both as the select plugin answers them;
+    ``alloc_mem`` the memory (MiB) the select plugin counts allocated on each node (empty
+    when it does not count memory).
     """
 
     cluster: Cluster
     now: float
     node_alloc: Callable[[], Mapping[str, int]]
     units: Callable[[Job], frozenset[tuple[str, int]] | None]
+    alloc_mem: Callable[[], Mapping[str, int]] = dict
 
     @property
     def config(self) -> SlurmConfig:
@@ -168,6 +178,7 @@ class LocalClient:
             controller.now,
             lambda: plugins.select_node_alloc(cluster),
             lambda job: plugins.select_job_resources(job, cluster),
+            lambda: plugins.select_node_alloc_mem(cluster),
         )
 
     def submit(self, request: JobRequest) -> int:
@@ -263,6 +274,12 @@ def cpus_in_use(view: ClusterView) -> dict[str, int]:
         for name in job.held_nodes  # a completing job has released its other nodes
     }
     return {name: cpus for name, cpus in alloc.items() if name in running or name not in suspended}
+
+
+def node_alloc_mem(view: ClusterView, name: str) -> int:
+    """The memory (MiB) allocated on a node, as scontrol's AllocMem and sinfo's ALLOCMEM
+    show it: what select counts when memory is a consumable resource, else 0."""
+    return view.alloc_mem().get(name, 0)
 
 
 def alloc_cpus(view: ClusterView) -> Callable[[Job], int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
+from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
 from plurm.commands.gres_display import job_gres_tres, node_gres_tres, tres_per_lines
 from plurm.commands.timefmt import clock_time, limit_long
 from plurm.conf.model import PartitionSpec
@@ -344,7 +344,7 @@ def show_node(name: str, view: ClusterView) -> str:
         ["OS=Linux (simulated)", ""],
         [
             f"RealMemory={spec.real_memory}",
-            "AllocMem=0",
+            f"AllocMem={node_alloc_mem(view, name)}",
             "FreeMem=N/A",
             f"Sockets={spec.sockets}",
             f"Boards={spec.boards}",

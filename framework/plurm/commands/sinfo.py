@@ -3,6 +3,8 @@
 Formats follow Slurm 22.05 (tests/data/oracle/cli): the partition column is as wide as the
 longest partition name (with the default partition's ``*``) and at least 9; within a
 partition, groups come in Slurm's order of states (drng, drain, mix, alloc, idle, down).
+``-O``/``--Format`` takes field names (plurm.commands.sinfo_long); a line then also parts
+nodes whose GRES, GRES in use, allocated memory or host name differ when those are shown.
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ from pathlib import Path
 
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, CommandError, CommandResult, Invocation
-from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use
+from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
+from plurm.commands.gres_display import gres_used
 from plurm.commands.options import Option, parse_options
+from plurm.commands.sinfo_long import GROUPING, LongPiece, parse_long, render_long
 from plurm.commands.timefmt import clock_time, date_line, sinfo_limit
+from plurm.model.job import Job
 
 __all__ = ["node_states", "run"]
 
 OPTIONS = (
     Option("noheader", "h", ("noheader",), takes_value=False),
     Option("format", "o", ("format",)),
+    Option("Format", "O", ("Format",)),
     Option("node", "N", ("Node",), takes_value=False),
     Option("partition", "p", ("partition",)),
     Option("summarize", "s", ("summarize",), takes_value=False),
@@ -54,6 +60,7 @@ _HEADERS = {
     "E": "REASON",
     "u": "USER",
     "H": "TIMESTAMP",
+    "G": "GRES",
 }
 # sinfo's long state names (%T), by compact name (%t).
 _LONG_STATES = {
@@ -184,6 +191,17 @@ def run(
         if (part.name in wanted if wanted is not None else not part.hidden)
     ]
 
+    long_pieces: list[LongPiece] | None = None
+    long_errors: list[str] = []
+    if "Format" in values:
+        long_pieces, long_errors = parse_long(str(values["Format"]))
+    long_keys = {piece.key for piece in long_pieces or ()}
+    holders: dict[str, list[Job]] = {}
+    if long_keys & GROUPING:
+        for job in cluster.allocated():
+            for name in job.held_nodes:
+                holders.setdefault(name, []).append(job)
+
     def shown(name: str) -> str:
         return name + ("*" if default is not None and name == default.name else "")
 
@@ -211,7 +229,21 @@ def run(
             "w": _alike([s.weight for s in specs]),
             "f": ",".join(specs[0].features) or "(null)",
             "E": next((r for r in reasons if r), "none"),
+            "G": ",".join(specs[0].gres) or "(null)",
+            "e": "N/A",
+        } | (node_fields(nodes) if long_keys & GROUPING else {})
+
+    def node_fields(nodes: Sequence[str]) -> dict[str, str]:
+        """-O's fields of jobs' use and host names, computed only when shown."""
+        return {
+            "gresused": gres_used(nodes[0], cluster.config, holders.get(nodes[0], ())),
+            "allocmem": str(node_alloc_mem(view, nodes[-1])),
+            "n": hostlist.compress([host_of(n) for n in nodes]),
         }
+
+    def host_of(name: str) -> str:
+        spec = cluster.node(name)
+        return spec.hostnames[spec.names.index(name)]
 
     def about(part_name: str) -> dict[str, str]:
         part = cluster.partition(part_name)
@@ -219,6 +251,7 @@ def run(
         least = max(1, part.min_nodes)
         return {
             "P": shown(part.name),
+            "R": part.name,
             "a": _avail(part.state),
             "l": sinfo_limit(part.max_time),
             "s": str(least) if most == str(least) else f"{least}-{most}",
@@ -250,6 +283,8 @@ def run(
             default_fmt = f"%{width}P %.5a %.10l %.6D %.6t %N"
         fmt = str(values.get("format", default_fmt))
         letters = set(re.findall(r"%\.?[0-9]*([A-Za-z])", fmt))
+        if long_pieces is not None:
+            letters = {piece.key for piece in long_pieces}
         # Without a partition column, a summary lists each node once, whatever its
         # partitions; other listings merge the partitions' lines that print alike.
         merged = "P" not in letters and len(parts) > 1
@@ -268,6 +303,8 @@ def run(
                 key: tuple[object, ...] = (states[node],)
                 if "exact" in values:
                     key += (spec.cpus, spec.real_memory, spec.tmp_disk, spec.weight)
+                # fields that part a group whenever they are shown (as sinfo matches them)
+                key += tuple(described([node])[field] for field in sorted(GROUPING & letters))
                 groups.setdefault(key, []).append(node)
             common = about(part.name)
             if summarize or not groups:
@@ -294,8 +331,13 @@ def run(
                 rows, row_nodes, letters, lambda nodes: described(cluster.in_table_order(nodes))
             )
     errors: list[str] = []
-    out = [] if "noheader" in values else [_render(fmt, None, errors)]
-    out += [_render(fmt, row, errors) for row in rows]
+    if long_pieces is not None:
+        errors = long_errors
+        out = [] if "noheader" in values else [render_long(long_pieces, None)]
+        out += [render_long(long_pieces, row) for row in rows]
+    else:
+        out = [] if "noheader" in values else [_render(fmt, None, errors)]
+        out += [_render(fmt, row, errors) for row in rows]
     if long and "noheader" not in values:
         out.insert(0, date_line(view.now) + "\n")
     return CommandResult(0, "".join(out), "".join(errors))

@@ -102,6 +102,23 @@ def select_node_alloc(cluster: Cluster) -> dict[str, int] | None:
     """
 
 
+@hookspec(firstresult=True)
+def select_node_alloc_mem(cluster: Cluster) -> dict[str, int] | None:
+    """The memory (MiB) allocated on each node to the jobs holding it (running and
+    suspended), for scontrol's ``AllocMem`` and sinfo's ``ALLOCMEM``.
+
+    When called: when a command shows a node's allocated memory.
+
+    :returns: node name -> allocated MiB (nodes left out have none), or None when the plugin
+        does not count memory (Slurm then shows 0). Exclusive: first non-None result wins.
+    :Purity: pure.
+    :Slurm equivalent: ``select_p_select_nodeinfo_set_all``'s ``alloc_memory``, counted
+        when memory is a consumable resource (``CR_*_Memory``).
+
+    .. versionadded:: 1.11
+    """
+
+
 # ----------------------------------------------------------------------------- job lifecycle
 
 

@@ -3,8 +3,8 @@ the :class:`~plurm.commands.client.ClusterView` a live command rebuilds from it.
 
 The command reads the same slurm.conf as the controller; the answer carries what changes:
 the clock, the jobs, the partitions as ``scontrol update`` left them, the nodes out of
-service or not responding, and the select plugin's answers the commands print (CPUs in use
-per node, the (node, core) pairs of each job holding resources).
+service or not responding, and the select plugin's answers the commands print (CPUs and
+memory in use per node, the (node, core) pairs of each job holding resources).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def view_to_dict(view: ClusterView, jobs: Iterable[Job] | None = None) -> dict[s
         "node_down": {name: condition_to_dict(c) for name, c in cluster.node_down.items()},
         "not_responding": sorted(cluster.not_responding),
         "node_alloc": dict(view.node_alloc()),
+        "alloc_mem": dict(view.alloc_mem()),
         "units": units,
     }
 
@@ -84,6 +85,7 @@ def view_from_dict(config: SlurmConfig, data: dict[str, Any]) -> ClusterView:
             cluster.add_job(job_from_dict(item))
         now = float(data["now"])
         alloc = {str(k): int(v) for k, v in data["node_alloc"].items()}
+        memory = {str(k): int(v) for k, v in data.get("alloc_mem", {}).items()}
         units = {
             int(k): frozenset((str(node), int(core)) for node, core in v)
             for k, v in data["units"].items()
@@ -91,4 +93,6 @@ def view_from_dict(config: SlurmConfig, data: dict[str, Any]) -> ClusterView:
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CodecError(f"the controller's view is malformed: {error!r}") from None
     cluster.now = now
-    return ClusterView(cluster, now, lambda: alloc, lambda job: units.get(job.job_id))
+    return ClusterView(
+        cluster, now, lambda: alloc, lambda job: units.get(job.job_id), lambda: memory
+    )

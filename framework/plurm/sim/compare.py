@@ -56,6 +56,7 @@ from plurm.conf.model import SlurmConfig
 from plurm.errors import CompareError, PlurmError
 from plurm.inputfile import MAX_CONF_BYTES, read_text
 from plurm.manager import Plugins
+from plurm.sim.gpus import cluster_gpus
 from plurm.sim.metrics import summarize, write_jobs_csv
 from plurm.sim.runseries import RunSeries
 from plurm.sim.tomlfile import read_toml
@@ -63,6 +64,7 @@ from plurm.sim.trace import TraceMapping, Transition, replay
 from plurm.workload import CleanedTrace, clean, read_swf
 
 __all__ = [
+    "GPU_ROWS",
     "ROWS",
     "Comparison",
     "Run",
@@ -72,6 +74,7 @@ __all__ = [
     "render_csv",
     "render_markdown",
     "render_table",
+    "rows_for",
     "run_one",
     "run_runs",
     "write_outputs",
@@ -163,11 +166,12 @@ def run_one(run: Run, trace: CleanedTrace, report: bool = True) -> RunResult:
         transitions: list[Transition] | None = [] if report else None
         records = replay(trace, config, run.mapping, transitions=transitions)
         cpus = total_cpus(config)
-        summary = summarize(records, cpus)
+        gpus = cluster_gpus(config)
+        summary = summarize(records, cpus, gpus)
         if transitions is not None:
             drawn = RunSeries.build(records, transitions, summary, config, cpus)
         stream = io.StringIO()
-        write_jobs_csv(records, stream)
+        write_jobs_csv(records, stream, gpus=gpus > 0)
     except PlurmError as error:
         message = str(error)
     except Exception:
@@ -594,6 +598,18 @@ ROWS = (
     Row("fairshare_factor.p95", "fair-share factor at start: p95", ".3f"),
     Row("fairshare_factor.stdev", "fair-share factor at start: std. dev.", ".3f"),
 )
+#: The figures of runs on a cluster with GPUs (left out of a comparison where no run has any).
+GPU_ROWS = (
+    Row("gpu_jobs", "GPU jobs", ",d"),
+    Row("gpu_utilization", "GPU utilization", "%"),
+    Row("lost_gpu_hours", "lost GPU-hours", ",.2f"),
+)
+
+
+def rows_for(results: Sequence[RunResult]) -> tuple[Row, ...]:
+    """The table's figures: the GPU ones too when a run had GPUs."""
+    gpus = any(r.summary is not None and "gpu_utilization" in r.summary for r in results)
+    return ROWS + GPU_ROWS if gpus else ROWS
 
 
 def render_csv(results: Sequence[RunResult]) -> str:
@@ -602,7 +618,7 @@ def render_csv(results: Sequence[RunResult]) -> str:
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(["metric", *(result.name for result in results)])
-    for row in ROWS:
+    for row in rows_for(results):
         values = [
             None if result.summary is None else row.value(result.summary) for result in results
         ]
@@ -617,7 +633,7 @@ def render_table(results: Sequence[RunResult]) -> str:
         "| | " + " | ".join(result.name for result in results) + " |",
         "|---|" + "---:|" * len(results),
     ]
-    for row in ROWS:
+    for row in rows_for(results):
         cells = [
             "failed" if result.summary is None else row.show(result.summary) for result in results
         ]

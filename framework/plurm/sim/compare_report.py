@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from plurm.sim import compare_plots
-from plurm.sim.compare import ROWS, Comparison, RunResult
+from plurm.sim.compare import Comparison, RunResult, rows_for
 from plurm.sim.plots import bin_name
 from plurm.sim.report import image, useful_utilization
 from plurm.sim.runseries import RunSeries
@@ -104,7 +104,7 @@ def _headline_table(results: Sequence[RunResult]) -> str:
 def _full_table(results: Sequence[RunResult]) -> str:
     rows = ["<table>", _head_row([r.name for r in results])]
     left_out = []
-    for row in ROWS:
+    for row in rows_for(results):
         values = [None if r.summary is None else row.value(r.summary) for r in results]
         if all(value is None for value in values):
             left_out.append(row.label)

@@ -7,6 +7,10 @@
   to the last end;
 * makespan = last end - first submit; throughput = ended jobs per hour of makespan;
 * lost work = CPU-hours thrown away by requeue and cancel preemptions; suspended CPU-hours.
+* on a cluster with GPUs only (``total_gpus`` > 0): GPU utilization = GPU-seconds held by
+  running jobs / (GPUs x the same window), lost GPU-hours = GPU-hours of the runs thrown away
+  by requeue and cancel preemptions, and the GPU jobs; jobs.csv then has each job's GPUs,
+  GPU-seconds and lost GPU-seconds. A cluster without GPUs gets none of these keys.
 
 :func:`summarize` gives the whole run and, under ``by_partition`` and ``by_qos``, the same
 figures per partition and per QOS; :func:`write_jobs_csv` writes one row per job.
@@ -29,7 +33,14 @@ from typing import Any, TextIO
 
 from plurm.sim.trace import JobRecord
 
-__all__ = ["TAU", "by_user_class", "fairshare_spread", "summarize", "write_jobs_csv"]
+__all__ = [
+    "GPU_CSV_FIELDS",
+    "TAU",
+    "by_user_class",
+    "fairshare_spread",
+    "summarize",
+    "write_jobs_csv",
+]
 
 #: The bounded-slowdown threshold, seconds.
 TAU = 10.0
@@ -58,6 +69,8 @@ CSV_FIELDS = (
     "account",
     "fairshare",
 )
+#: jobs.csv's columns on a cluster with GPUs, after the others.
+GPU_CSV_FIELDS = ("gpus", "gpu_seconds", "lost_gpu_seconds")
 
 
 def _percentile(values: Sequence[float], fraction: float) -> float:
@@ -69,7 +82,7 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return float(ordered[int(rank) - 1])
 
 
-def _figures(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
+def _figures(records: Sequence[JobRecord], total_cpus: int, total_gpus: int = 0) -> dict[str, Any]:
     ran = [r for r in records if r.start is not None and r.end is not None]
     waits = [r.wait for r in ran if r.wait is not None]
     slowdowns = [max(1.0, ((r.wait or 0.0) + r.run) / max(r.run, TAU)) for r in ran]
@@ -78,7 +91,7 @@ def _figures(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
     makespan = last - first
     used = sum(r.run * r.cpus for r in ran)
     high = [r.wait for r in ran if r.high_priority and r.wait is not None]
-    return {
+    figures = {
         "jobs": len(records),
         "ended": len(ran),
         "rejected": sum(1 for r in records if r.rejected is not None),
@@ -104,6 +117,12 @@ def _figures(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
             "wait_p95": _percentile(high, 0.95),
         },
     }
+    if total_gpus:
+        gpu_used = sum(r.gpu_seconds for r in ran)
+        figures["gpu_jobs"] = sum(1 for r in records if r.gpus)
+        figures["gpu_utilization"] = gpu_used / (total_gpus * makespan) if makespan > 0 else 0.0
+        figures["lost_gpu_hours"] = sum(r.lost_gpu_seconds for r in records) / 3600
+    return figures
 
 
 def _class_figures(records: Sequence[JobRecord], users: set[str]) -> dict[str, Any] | None:
@@ -156,29 +175,31 @@ def fairshare_spread(records: Sequence[JobRecord]) -> dict[str, float] | None:
     }
 
 
-def summarize(records: Sequence[JobRecord], total_cpus: int) -> dict[str, Any]:
+def summarize(records: Sequence[JobRecord], total_cpus: int, total_gpus: int = 0) -> dict[str, Any]:
     """The whole run's figures, plus the same per partition and per QOS, per class of
-    user and the spread of fair-share factors."""
-    summary = _figures(records, total_cpus)
+    user and the spread of fair-share factors; GPU figures when ``total_gpus``."""
+    summary = _figures(records, total_cpus, total_gpus)
     summary["by_user_class"] = by_user_class(records)
     summary["fairshare_factor"] = fairshare_spread(records)
     summary["by_partition"] = {
-        name: _figures([r for r in records if r.partition == name], total_cpus)
+        name: _figures([r for r in records if r.partition == name], total_cpus, total_gpus)
         for name in sorted({r.partition for r in records})
     }
     summary["by_qos"] = {
-        name: _figures([r for r in records if (r.qos or "") == name], total_cpus)
+        name: _figures([r for r in records if (r.qos or "") == name], total_cpus, total_gpus)
         for name in sorted({r.qos or "" for r in records})
     }
     return summary
 
 
-def write_jobs_csv(records: Iterable[JobRecord], out: TextIO) -> None:
+def write_jobs_csv(records: Iterable[JobRecord], out: TextIO, gpus: bool = False) -> None:
+    """jobs.csv: one row per job; with ``gpus`` (a cluster with GPUs), the GPU columns."""
+    fields = CSV_FIELDS + GPU_CSV_FIELDS if gpus else CSV_FIELDS
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
+    writer.writerow(fields)
     for record in records:
         row = []
-        for field in CSV_FIELDS:
+        for field in fields:
             value = getattr(record, field)
             row.append("" if value is None else value)
         writer.writerow(row)

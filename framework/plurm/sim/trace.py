@@ -10,7 +10,8 @@ partition), so that a trace recorded without preemption exercises it. With an
 ``[associations]`` table, each job runs as a user named after its SWF user (field 12) and is
 charged to an account named after its SWF group (field 13); the replayed configuration gets
 those accounts (under ``root``, with the shares the table gives) and associations, so that a
-log replays under fair-share priority.
+log replays under fair-share priority. A ``[gpus]`` table gives jobs GPUs
+(:mod:`plurm.sim.gpus`).
 
 :func:`replay` submits the jobs at their submit times through the controller, as sbatch
 would, runs the simulation until every job has ended, and returns a :class:`JobRecord` per
@@ -41,6 +42,7 @@ from plurm.model.job import Job, JobRequest, JobState
 from plurm.numbers import parse_int
 from plurm.plugin_errors import explain
 from plurm.sim.collector import batch_collection
+from plurm.sim.gpus import GpuMapping, held_gpus
 from plurm.sim.rule import JobRule
 from plurm.sim.session import Simulation
 from plurm.sim.tomlfile import read_toml
@@ -78,6 +80,8 @@ class TraceMapping:
     user_pattern: str | None = None
     account_pattern: str | None = None
     account_shares: Mapping[str, int] = attrs.field(factory=dict)
+    #: ``[gpus]``: the GPUs each trace job asks for (None: none; see plurm.sim.gpus).
+    gpus: GpuMapping | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> TraceMapping:
@@ -104,7 +108,7 @@ class TraceMapping:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: str = "<mapping>") -> TraceMapping:
-        known = {"partitions", "queues", "processors_as", "high_priority", "associations"}
+        known = {"partitions", "queues", "processors_as", "high_priority", "associations", "gpus"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise TraceError(f"{name}: unknown mapping key {unknown[0]!r}")
@@ -137,6 +141,7 @@ class TraceMapping:
             high_priority_partition=_name(high.get("partition"), "high_priority.partition", name),
             high_priority_match=match,
             seed=seed,
+            gpus=GpuMapping.from_dict(data["gpus"], name) if "gpus" in data else None,
         )
         if "associations" in data:
             mapping = _with_associations(mapping, data["associations"], name)
@@ -222,6 +227,8 @@ class TraceMapping:
                     f"{name}: {key}: no QOS {name_of_qos!r} in the configuration "
                     f"(it has: {', '.join(sorted(qos))})"
                 )
+        if self.gpus is not None:
+            self.gpus.check(config, name, config_name(config))
 
 
 #: What a name pattern may hold besides its fields: what accounts.conf takes in a name.
@@ -327,6 +334,11 @@ class JobRecord:
     preempted_suspend: int = 0
     #: CPU-seconds of work thrown away by requeue and cancel preemptions.
     lost_cpu_seconds: float = 0.0
+    #: The GPUs it held in its last run, the GPU-seconds of all its runs (suspended time
+    #: excluded) and those thrown away by requeue and cancel preemptions.
+    gpus: int = 0
+    gpu_seconds: float = 0.0
+    lost_gpu_seconds: float = 0.0
     rejected: str | None = None
     #: The user it ran as and the account it was charged to ("": none, without the
     #: mapping's ``[associations]``).
@@ -369,6 +381,8 @@ class _Recorder:
         self._since: dict[int, float] = {}
         #: Run time of each job's current attempt (since it last left the queue).
         self._attempt: dict[int, float] = {}
+        #: GPU-seconds of each GPU job's current attempt.
+        self._attempt_gpu: dict[int, float] = {}
         #: Jobs killed by a preemption, COMPLETING until their nodes are released.
         self._preempted: set[int] = set()
         #: How many of the records have an end.
@@ -390,6 +404,11 @@ class _Recorder:
         if old is _RUNNING and held is not None:
             record.run += now - held
             self._attempt[job.job_id] = self._attempt.get(job.job_id, 0.0) + now - held
+            if job.gres_alloc:  # (set after the start's state change: read when it ends)
+                record.gpus = held_gpus(job)
+                used = (now - held) * record.gpus
+                record.gpu_seconds += used
+                self._attempt_gpu[job.job_id] = self._attempt_gpu.get(job.job_id, 0.0) + used
         elif old is _SUSPENDED and held is not None:
             record.suspended += now - held
         preempted = job.preempt_time == now
@@ -420,14 +439,17 @@ class _Recorder:
         elif new is _PENDING and old.holds_resources:
             record.preempted_requeue += preempted
             record.lost_cpu_seconds += self._attempt.pop(job.job_id, 0.0) * record.cpus
+            record.lost_gpu_seconds += self._attempt_gpu.pop(job.job_id, 0.0)
             mode = "requeue" if preempted else None
         elif new.finished:
             self.ended += record.end is None
             record.end = now
             attempt = self._attempt.pop(job.job_id, 0.0)
+            attempt_gpu = self._attempt_gpu.pop(job.job_id, 0.0)
             if new is JobState.PREEMPTED:
                 record.preempted_cancel += 1
                 record.lost_cpu_seconds += attempt * record.cpus
+                record.lost_gpu_seconds += attempt_gpu
                 mode = "cancel"
         if self.transitions is not None:
             self.transitions.append(Transition(now, job.job_id, old.name, new.name, mode))
@@ -476,6 +498,7 @@ def _request(
         sim_runtime=float(job.run_time),
         sim_mem_per_cpu=_used_memory(record.used_memory),
         **sizing,
+        **(mapping.gpus.request(job) if mapping.gpus is not None else {}),
     )
 
 

@@ -23,7 +23,7 @@ from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
 from plurm_select_cons_res.needs import Needs, Sharing, needs_of, row_count
 from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
 from plurm_select_cons_res.steps import Placement, Tester
-from plurm_select_cons_res.usage import Usage
+from plurm_select_cons_res.usage import Usage, View
 
 __all__ = ["ConsResSelect"]
 
@@ -569,6 +569,14 @@ class ConsResSelect:
         return {
             name: self.layouts[name].cpus_of(len(cores)) for name, cores in held.items() if cores
         }
+
+    @hookimpl
+    def select_node_alloc_mem(self, cluster: Cluster) -> dict[str, int] | None:
+        """The memory of every job holding resources (suspended ones keep theirs), summed
+        per node, when SelectTypeParameters counts memory; else None (AllocMem shows 0)."""
+        if not self.resource.memory:
+            return None
+        return {n: m for n, m in View.of(self.usage).memory.items() if m}
 
 
 def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:

@@ -578,7 +578,7 @@ class SlurmConfig:
         scheduling is on, the gang plugin (``sched/gang``) after it; the preempt type lists
         the PreemptType policy first, the guards of plurm.conf after it, then the core's
         preempt plugins of the Plurm options PreemptParameters sets
-        (:data:`CORE_PREEMPT_PLUGINS`). The types of
+        (``CORE_PREEMPT_PLUGINS``). The types of
         :data:`NO_EFFECT_KEYS` list the plugins slurm.conf names there (none when the key is
         not set, AccountingStorageType's always).
         """

@@ -397,8 +397,8 @@ def preempt_victim_cost(preemptor: Job, candidate: Candidate, cluster: Cluster) 
     ``select_job_test`` (RUN_NOW) with that set as the only candidates, so every select
     plugin places the job the same way it would with Slurm's set (idle resources first).
     Ties go to the set that comes first in the candidates' order (Slurm's). The search is
-    exact over up to :data:`plurm.controller.victim_search.EXACT_CANDIDATES` candidates
-    and bounded beyond (see :mod:`plurm.controller.victim_search`).
+    exact over up to ``plurm.controller.victim_search.EXACT_CANDIDATES`` candidates
+    and bounded beyond (see ``plurm.controller.victim_search``).
 
     When called: for the first candidates of a preemptor that select needed victims for,
     in the main pass and when backfill starts a job by preempting.

@@ -240,7 +240,19 @@ class ConsResSelect:
             placed = self._tester(cluster).test(needs, nodes, job.partition, self.usage)
         if placed is not None:
             return self._success(job, placed)
-        tester = self._tester(cluster)
+        return self._preempt(job, self._tester(cluster), needs, nodes, candidates, cluster)
+
+    def _preempt(
+        self,
+        job: Job,
+        tester: Tester,
+        needs: Needs,
+        nodes: Sequence[str],
+        candidates: Sequence[Candidate],
+        cluster: Cluster,
+    ) -> SelectResult:
+        """A RUN_NOW test that found no room: the placement after preempting some of
+        ``candidates`` (suspension in place first, where the partition's mode allows it)."""
         if not candidates:
             return SelectResult.busy()
         if (
@@ -304,35 +316,7 @@ class ConsResSelect:
         placed = tester.test(needs, configured, job.partition, self.usage)
         if placed is not None:
             return self._success(job, placed)
-        if not candidates:
-            return SelectResult.busy()
-        if (
-            cluster.preempt_traits.suspend_in_partition
-            and candidates[0].mode is PreemptBase.SUSPEND
-        ):
-            placed = preempt_by_suspension(
-                tester,  # type: ignore[arg-type]
-                needs,
-                configured,
-                job.partition,
-                self.usage,
-                candidates,
-            )
-            if placed is not None:
-                return self._success(job, placed)
-        preemption = preempt_by_removal(
-            tester,  # type: ignore[arg-type]
-            needs,
-            configured,
-            job.partition,
-            self.usage,
-            candidates,
-            cluster.config.preempt_parameters,
-            suspend_releases=cluster.preempt_traits.suspend_releases,
-        )
-        if preemption is None:
-            return SelectResult.busy()
-        return self._success(job, preemption.placement, preemption.victims)
+        return self._preempt(job, tester, needs, configured, candidates, cluster)  # type: ignore[arg-type]
 
     def _plain(self, cluster: Cluster) -> bool:
         """Whether tests against the usage may take FreeCores's common case: without gang
@@ -423,7 +407,7 @@ class ConsResSelect:
         assert state is not None and job.request.gres_request is not None
         need = self._gres_need(job)
         binding = job.request.gres_request.enforce_binding
-        held = {}
+        held: dict[str, dict[tuple[str, str | None], tuple[int, ...]]] = {}
         if job.gres_alloc and {u.node for u in job.gres_alloc} == set(placed.cores):
             # recovered (a restarted controller): the units it was given, as they were,
             # unless another job holds one of them now

@@ -30,6 +30,7 @@ import attrs
 import pytest
 
 from plurm import conf
+from plurm.conf.model import CORE_PREEMPT_PLUGINS
 from plurm.manager import Plugins
 from plurm.model.job import JobState
 from plurm.registry import Registry
@@ -194,7 +195,9 @@ def test_only_the_named_plugins_are_installed_and_loaded(tmp_path: Any) -> None:
         ["select/cons_res", "select/cons_tres"] if select == "select/cons_res" else [select]
     )
     assert registry.installed("select") == expected_select
-    assert registry.installed("preempt") == sorted({"preempt/none", preempt})
+    # the core's own preempt plugins (the victim objective and the guards) are always there
+    core = {"preempt/none", *CORE_PREEMPT_PLUGINS.values()}
+    assert registry.installed("preempt") == sorted({*core, preempt})
     builtin_sched = ["sched/backfill", "sched/builtin"]
     assert registry.installed("sched") == sorted(
         [*builtin_sched, "sched/gang"] if gang == "gang" else builtin_sched

@@ -51,10 +51,8 @@ def test_a_victim_comparison_is_well_formed(path: Path) -> None:
         assert choice in ("slurm", "fewest", "least_lost_work")
         choices.append(choice)
         assert "preempt/victims" in loaded
-        if "max_job_preempt=" in params:
-            assert {"preempt/max_job_preempt", "preempt/no_preempt_run_time"} <= loaded
-        else:
-            assert "preempt/max_job_preempt" not in loaded
+        for guard in ("max_job_preempt", "no_preempt_run_time", "no_preempt_finish_time"):
+            assert (f"preempt/{guard}" in loaded) == (f"{guard}=" in params)
     # Each configuration is compared under the three choices, in Slurm's, fewest, least order.
     assert len(choices) % 3 == 0
     assert choices == ["slurm", "fewest", "least_lost_work"] * (len(choices) // 3)

@@ -93,7 +93,7 @@ def test_gres_used_and_the_codec_round_trip(make_cluster: Callable[..., TestClus
     jobs = [cluster.job(first), cluster.job(second)]
     assert gres_used("g1", cluster.config, jobs) == "gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3)"
     assert gres_used("g1", cluster.config, []) == "gpu:a100:0(IDX:N/A),gpu:v100:0(IDX:N/A)"
-    assert gres_used("c1", cluster.config, jobs) == "(null)"
+    assert gres_used("c1", cluster.config, jobs) == "gpu:0"  # (GresTypes=gpu, no GPU)
     job = cluster.job(first)
     again = job_from_dict(json.loads(json.dumps(job_to_dict(job))))
     assert again.gres_alloc == job.gres_alloc

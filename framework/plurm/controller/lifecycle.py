@@ -311,6 +311,8 @@ class LifecycleMixin(ControllerBase):
             # its readers: gang scheduling, and the priority plugin's usage (Slurm charges
             # the CPUs allocated, not whole nodes); building it costs a set per start
             job.units = self.plugins.select_job_resources(job, self.cluster)
+        elif job.units is not None:
+            job.units = None  # a requeued finished job's last cores: asked of select anew
         self.executor.start(job)
         self._arm_limit(job)
         self._arm_timeslice()

@@ -310,14 +310,16 @@ class ConsResSelect:
         if len(counts) == 1:
             return self._gres_test_on(job, job, nodes, mode, candidates, cluster)
         outcome = SelectResult.never()
-        for count in counts:
-            # (a copy of the job with -N count, tested; the job itself is never changed)
-            wide = attrs.evolve(job, request=attrs.evolve(request, min_nodes=count))
-            result = self._gres_test_on(job, wide, nodes, mode, candidates, cluster)
-            if result.status is SelectStatus.SUCCESS:
-                return result
-            if result.status is not SelectStatus.NEVER:
-                outcome = result
+        # (copies of the job with -N count, tested; the job itself is never changed)
+        shapes = [attrs.evolve(job, request=attrs.evolve(request, min_nodes=n)) for n in counts]
+        # on free resources at any node count first, then by preempting
+        for victims in ((), candidates) if candidates else ((),):
+            for wide in shapes:
+                result = self._gres_test_on(job, wide, nodes, mode, victims, cluster)
+                if result.status is SelectStatus.SUCCESS:
+                    return result
+                if result.status is not SelectStatus.NEVER:
+                    outcome = result
         return outcome
 
     def _gres_test_on(

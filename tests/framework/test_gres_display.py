@@ -93,8 +93,23 @@ def test_gres_used_and_the_codec_round_trip(make_cluster: Callable[..., TestClus
     jobs = [cluster.job(first), cluster.job(second)]
     assert gres_used("g1", cluster.config, jobs) == "gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3)"
     assert gres_used("g1", cluster.config, []) == "gpu:a100:0(IDX:N/A),gpu:v100:0(IDX:N/A)"
-    assert gres_used("c1", cluster.config, jobs) == "(null)"
+    assert gres_used("c1", cluster.config, jobs) == "gpu:0"  # (GresTypes=gpu, no GPU)
     job = cluster.job(first)
     again = job_from_dict(json.loads(json.dumps(job_to_dict(job))))
     assert again.gres_alloc == job.gres_alloc
     assert again.request.gres_request == job.request.gres_request
+
+
+def test_a_finished_job_shows_the_cores_it_was_given(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """As 22.05 showed (tests/data/gres/gpu-typed): cpu=1 for a finished -n1 job on an
+    8-CPU node, not the node's CPUs."""
+    cluster = make_cluster(CONF)
+    result = cluster.command("sbatch --parsable -n1 --gres=gpu:1 -t 1 --wrap='sleep 5'")
+    assert result.status == 0, result.stderr
+    cluster.run_until(30)
+    assert cluster.state(1).name == "COMPLETED"
+    shown = cluster.command("squeue -h -t all -O JobID:4,tres-alloc:30").stdout
+    assert shown == "1   cpu=1,node=1,billing=1        \n"
+    assert "TRES=cpu=1,node=1,billing=1" in cluster.command("scontrol show job 1").stdout

@@ -110,7 +110,6 @@ NOT_AVAILABLE = (
         "-N3 --gres=gpu:a100:1",  # two a100 nodes only
         "--gpus=9",  # eight GPUs in all
         "--gpus=5",  # one node (no -N): no node has five
-        "-n4 --gpus-per-task=a100:1",  # one node: four a100 (Plurm does not add nodes)
         "-n5 --gpus-per-task=a100:1",  # four a100 in all
         "-p cpu --gres=gpu:1",  # a partition without GPUs
         "-N2 --ntasks-per-node=3 --gpus-per-task=a100:1",  # a node holds two tasks' worth
@@ -129,8 +128,29 @@ def test_what_no_node_could_hold_is_refused_at_submission(
         "--gres=gpu:a100:2 -N2",
         "--gpus=4 -N2",
         "-N2 -n4 --gpus-per-task=a100:1",
+        "-n4 --gpus-per-task=a100:1",  # two nodes added, as Slurm does (data/gres/gpu-per-task)
         "-N3 --gpus=6",
     ],
 )
 def test_what_some_nodes_could_hold_is_accepted(cluster: TestCluster, options: str) -> None:
     assert submit(cluster, options)[0] == 0
+
+
+def test_gpus_per_task_takes_the_fewest_nodes_that_hold_them(cluster: TestCluster) -> None:
+    """-n4 --gpus-per-task=a100:1 on two-a100 nodes runs on both (two tasks and two GPUs
+    each); -n2 of the same then fits one node, and waits for one."""
+    assert submit(cluster, "-n4 --gpus-per-task=a100:1")[0] == 0
+    assert submit(cluster, "-n2 --gpus-per-task=a100:1")[0] == 0
+    cluster.settle()
+    first, second = cluster.job(1), cluster.job(2)
+    assert first.nodes == ("a1", "a2")
+    assert sorted((u.node, u.indexes) for u in first.gres_alloc) == [
+        ("a1", (0, 1)),
+        ("a2", (0, 1)),
+    ]
+    assert second.state.name == "PENDING"
+    assert cluster.command("scancel 1").status == 0
+    cluster.settle()
+    assert cluster.job(2).state.name == "RUNNING"
+    assert len(cluster.job(2).nodes) == 1
+    assert [len(u.indexes) for u in cluster.job(2).gres_alloc] == [2]

@@ -197,3 +197,25 @@ def test_gang_time_slices_cores_but_never_gpus(make_cluster: Callable[..., TestC
     assert cluster.state(gpu_a).name == "RUNNING"
     assert cluster.state(gpu_b).name == "PENDING"
     assert cluster.job(gpu_b).reason.value == "Resources"
+
+
+def test_gpus_per_task_spreads_before_it_preempts(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """A high job with -n2 --gpus-per-task=1, one GPU free on each node: it takes one of
+    each node (two nodes, no -N asked) rather than preempt for two GPUs on one node; a
+    second one, with every GPU held, requeues the low jobs."""
+    cluster = make_cluster(PREEMPT)
+    low = [sbatch(cluster, f"-p low -n1 --gres=gpu:1 -w {node}") for node in ("g1", "g2")]
+    cluster.settle()
+    high = sbatch(cluster, "-p high -n2 --gpus-per-task=1")
+    cluster.settle()
+    assert cluster.states()[high] == "RUNNING"
+    assert cluster.job(high).nodes == ("g1", "g2")
+    assert all(cluster.states()[job] == "RUNNING" for job in low)
+    assert_no_gpu_shared(cluster)
+    again = sbatch(cluster, "-p high -n2 --gpus-per-task=1")
+    cluster.settle()
+    assert cluster.states()[again] == "RUNNING"  # by requeueing low jobs' GPUs
+    assert any(cluster.states()[job] == "PENDING" for job in low)
+    assert_no_gpu_shared(cluster)

@@ -7,7 +7,9 @@
 * ``scontrol show job`` shows what the job asked for after ``Power=``: ``CpusPerTres=``,
   ``MemPerTres=``, ``TresPerJob=``, ``TresPerNode=`` and ``TresPerTask=``, each
   ``gres:gpu[:type]:N``.
-* A node's GRES in use: ``gpu:2(IDX:0-1)``, ``gpu:0(IDX:N/A)`` when none is.
+* A node's GRES in use, as recorded on 22.05 (tests/data/gres): typed, with the unit
+  indexes, ``gpu:a100:2(IDX:0-1)`` (``gpu:v100:0(IDX:N/A)`` when none is); untyped, the
+  count alone, ``gpu:2``; ``gpu:0`` for each of ``GresTypes`` on a node without GRES.
 
 Nothing here runs for a job or a node without GRES.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from plurm.conf.gres import gres_types
 from plurm.conf.model import SlurmConfig
 from plurm.model.gres import GresAsk, GresHeld
 from plurm.model.job import Job
@@ -105,17 +108,21 @@ def _ranges(indexes: Iterable[int]) -> str:
 
 def gres_used(node: str, config: SlurmConfig, jobs: Iterable[Job]) -> str:
     """A node's GRES in use, as sinfo's GRES_USED and scontrol -d's GresUsed show them:
-    ``gpu:a100:1(IDX:0),gpu:v100:0(IDX:N/A)``; ``(null)`` on a node without GRES."""
+    ``gpu:a100:1(IDX:0),gpu:v100:0(IDX:N/A)`` for typed units, ``gpu:1`` for untyped ones,
+    ``gpu:0`` (each name of ``GresTypes``) on a node without GRES, ``(null)`` without
+    ``GresTypes``."""
     counts = config.gres.counts.get(node, ())
     if not counts:
-        return "(null)"
+        return ",".join(f"{name}:0" for name in gres_types(config.inactive)) or "(null)"
     held: list[GresHeld] = [u for job in jobs for u in job.gres_alloc if u.node == node]
     words = []
     for count in counts:
-        indexes = [
+        indexes = {
             i for u in held if u.name == count.name and u.type == count.type for i in u.indexes
-        ]
-        head = f"{count.name}:{count.type}" if count.type else count.name
-        where = _ranges(indexes) if indexes else "N/A"
-        words.append(f"{head}:{len(set(indexes))}(IDX:{where})")
+        }
+        if not count.type:
+            words.append(f"{count.name}:{len(indexes)}")
+            continue
+        where = _ranges(sorted(indexes)) if indexes else "N/A"
+        words.append(f"{count.name}:{count.type}:{len(indexes)}(IDX:{where})")
     return ",".join(words)

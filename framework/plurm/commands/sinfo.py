@@ -269,7 +269,7 @@ def run(
             "%.11T %4c %.8z %.6m %.8d %.6w %.8f %20E" if long else "%6t"
         )
         fmt = str(values.get("format", default_fmt))
-        for name in cluster.config.node_names:
+        for name in sorted(cluster.config.node_names, key=_by_name):
             for part in parts:
                 if name in part.nodes and name in states:
                     rows.append(about(part.name) | described([name]))
@@ -384,3 +384,12 @@ def _reasons(view: ClusterView, values: dict[str, str | None]) -> CommandResult:
         row = {"E": reason, "u": "root", "H": clock_time(since), "N": hostlist.compress(nodes)}
         out.append(_render(fmt, row, errors))
     return CommandResult(0, "".join(out), "".join(errors))
+
+
+def _by_name(name: str) -> tuple[tuple[int, int | str], ...]:
+    """sinfo -N's order: by node name, a run of digits compared as a number ("n2" before
+    "n12"), as Slurm sorts node-oriented listings (``c1`` before ``g1`` whatever the
+    node table's order, recorded in tests/data/gres/gpu-per-task)."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name)
+    )

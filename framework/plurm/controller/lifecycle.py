@@ -231,6 +231,10 @@ class LifecycleMixin(ControllerBase):
             ending = None
         self._cancel_limit(job_id)
         job.completing_nodes = None
+        if job.units is None and not (ending is not None and ending.requeue):
+            # what it was given stays on the finished job: its TRES shows the cores (cpu=1
+            # for -n1 on a 4-CPU node, as 22.05 showed in tests/data/gres)
+            job.units = self.plugins.select_job_resources(job, self.cluster)
         self.plugins.select_job_fini(job, self.cluster)
         if ending is not None and ending.requeue:
             self._back_to_queue(job, REQUEUE_DELAY if ending.delay is None else ending.delay)
@@ -307,6 +311,8 @@ class LifecycleMixin(ControllerBase):
             # its readers: gang scheduling, and the priority plugin's usage (Slurm charges
             # the CPUs allocated, not whole nodes); building it costs a set per start
             job.units = self.plugins.select_job_resources(job, self.cluster)
+        elif job.units is not None:
+            job.units = None  # a requeued finished job's last cores: asked of select anew
         self.executor.start(job)
         self._arm_limit(job)
         self._arm_timeslice()

@@ -22,6 +22,7 @@ __all__ = [
     "GresRequest",
     "available",
     "gres_totals",
+    "node_counts",
     "node_fits",
     "satisfiable",
 ]
@@ -128,6 +129,26 @@ def satisfiable(
 ) -> bool:
     """Whether ``min_nodes`` of the nodes (each given by its GresCount values) could hold
     the request, all of them free."""
-    need = request.node_share(min_nodes, tasks, tasks_per_node)
-    fitting = sum(1 for counts in nodes if node_fits(need, counts))
-    return fitting >= max(1, min_nodes)
+    for count in node_counts(request, min_nodes, None, tasks, tasks_per_node):
+        need = request.node_share(count, tasks, tasks_per_node)
+        if sum(1 for counts in nodes if node_fits(need, counts)) >= max(1, count):
+            return True
+    return False
+
+
+def node_counts(
+    request: GresRequest,
+    min_nodes: int,
+    max_nodes: int | None,
+    tasks: int,
+    tasks_per_node: int | None,
+) -> range:
+    """The node counts a job may be placed on, fewest first: its ``-N`` alone, but for
+    ``--gpus-per-task`` without ``--ntasks-per-node`` as many more as it has tasks (up to
+    its most nodes), as Slurm 22.05 spread ``-n4 --gpus-per-task=1`` over two two-GPU nodes
+    (tests/data/gres/gpu-per-task)."""
+    least = max(1, min_nodes)
+    if not request.per_task or tasks_per_node is not None:
+        return range(least, least + 1)
+    most = max(least, tasks if max_nodes is None else min(tasks, max_nodes))
+    return range(least, most + 1)

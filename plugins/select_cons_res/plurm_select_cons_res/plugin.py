@@ -13,7 +13,7 @@ from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
-from plurm.model.gres import GresAsk, GresHeld
+from plurm.model.gres import GresAsk, GresHeld, node_counts
 from plurm.model.job import Job, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
@@ -278,11 +278,12 @@ class ConsResSelect:
             return SelectResult.busy()
         return self._success(job, preemption.placement, preemption.victims)
 
-    def _gres_need(self, job: Job) -> tuple[GresAsk, ...]:
+    def _gres_need(self, job: Job, nodes: int | None = None) -> tuple[GresAsk, ...]:
+        """Each node's share of the job's GRES, on ``nodes`` nodes (its -N by default)."""
         request = job.request
         assert request.gres_request is not None
         return request.gres_request.node_share(
-            request.min_nodes, request.tasks, request.ntasks_per_node
+            request.min_nodes if nodes is None else nodes, request.tasks, request.ntasks_per_node
         )
 
     def _gres_job_test(
@@ -294,14 +295,50 @@ class ConsResSelect:
         cluster: Cluster,
     ) -> SelectResult:
         """The test of a job that asks for generic resources: only nodes with its share
-        of them free, tested through :class:`GresTester` (in the preemption loop too)."""
-        needs = self._needs(job, cluster)
+        of them free, tested through :class:`GresTester` (in the preemption loop too).
+        A job with ``--gpus-per-task`` may take more nodes than its -N, the fewest that
+        hold its tasks' GPUs (:func:`~plurm.model.gres.node_counts`)."""
+        request = job.request
+        assert request.gres_request is not None
+        counts = node_counts(
+            request.gres_request,
+            request.min_nodes,
+            request.max_nodes,
+            request.tasks,
+            request.ntasks_per_node,
+        )
+        if len(counts) == 1:
+            return self._gres_test_on(job, job, nodes, mode, candidates, cluster)
+        outcome = SelectResult.never()
+        # (copies of the job with -N count, tested; the job itself is never changed)
+        shapes = [attrs.evolve(job, request=attrs.evolve(request, min_nodes=n)) for n in counts]
+        # on free resources at any node count first, then by preempting
+        for victims in ((), candidates) if candidates else ((),):
+            for wide in shapes:
+                result = self._gres_test_on(job, wide, nodes, mode, victims, cluster)
+                if result.status is SelectStatus.SUCCESS:
+                    return result
+                if result.status is not SelectStatus.NEVER:
+                    outcome = result
+        return outcome
+
+    def _gres_test_on(
+        self,
+        job: Job,
+        shaped: Job,
+        nodes: Sequence[str],
+        mode: SelectMode,
+        candidates: Sequence[Candidate],
+        cluster: Cluster,
+    ) -> SelectResult:
+        """:meth:`_gres_job_test` for ``job`` shaped as ``shaped`` (its node count)."""
+        needs = self._needs(shaped, cluster)
         state = self.gres
         if needs is None or state is None:
             return SelectResult.never()
-        request = job.request
+        request = shaped.request
         assert request.gres_request is not None
-        need = self._gres_need(job)
+        need = self._gres_need(shaped)
         configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
@@ -405,7 +442,7 @@ class ConsResSelect:
         there with enforce-binding), else the lowest free ones."""
         state = self.gres
         assert state is not None and job.request.gres_request is not None
-        need = self._gres_need(job)
+        need = self._gres_need(job, len(placed.cores))
         binding = job.request.gres_request.enforce_binding
         held: dict[str, dict[tuple[str, str | None], tuple[int, ...]]] = {}
         if job.gres_alloc and {u.node for u in job.gres_alloc} == set(placed.cores):

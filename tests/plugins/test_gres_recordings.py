@@ -11,30 +11,15 @@ import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from plurm.testing import TestCluster
+from tests.support.recordings import replay_recording
 
 Make = Callable[..., TestCluster]
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gres"
-
-#: The oracle's snapshot: squeue's fields, as oracle.py's SQUEUE_FORMAT gives them.
-SNAP_COMMAND = "squeue -h -t all -o '%i|%P|%T|%N|%r'"
-
-
-def _snap(text: str) -> list[dict[str, Any]]:
-    rows = []
-    for line in text.splitlines():
-        job, partition, state, nodes, reason = line.split("|")
-        rows.append(
-            {"job": int(job), "partition": partition, "state": state, "nodes": nodes}
-            | {"reason": reason}
-        )
-    return sorted(rows, key=lambda row: row["job"])
-
 
 #: Where ``squeue -O 'JobID:6,Partition:4,State:12,NodeList:8,...'`` prints the nodes.
 _NODES = slice(22, 30)
@@ -63,38 +48,15 @@ def replay(
     scenario = tomllib.loads((DATA / f"{name}.toml").read_text())
     recorded = json.loads((DATA / f"{name}.json").read_text())
     cluster = make_cluster(scenario["conf"], files={"gres.conf": scenario["gres"]})
-    shows = iter(recorded["shows"])
 
-    def masked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [
-            {k: v for k, v in row.items() if k != "nodes" or row["job"] not in nodes_differ}
-            for row in rows
-        ]
+    def compare(command: str, got: str, wanted: str, where: str) -> None:
+        if nodes_differ and command.startswith("squeue"):
+            got, wanted = _unplaced(got, nodes_differ), _unplaced(wanted, nodes_differ)
+        assert got == wanted, (where, command)
 
-    for step in scenario["step"]:
-        if until is not None and step["at"] >= until:
-            return
-        cluster.run_until(step["at"])
-        where = f"{name} t={step['at']}"
-        if "cmd" in step:
-            result = cluster.command(step["cmd"])
-            assert "Submitted batch job" in result.stdout, (where, result.stderr)
-        if "snap" in step:
-            got = _snap(cluster.command(SNAP_COMMAND).stdout)
-            assert masked(got) == masked(recorded["snaps"][step["snap"]]), where
-        if "show" in step:
-            show = next(shows)
-            assert show["cmd"] == step["show"]
-            got_text = cluster.command(step["show"]).stdout
-            if nodes_differ and step["show"].startswith("squeue"):
-                got_text, wanted = (
-                    _unplaced(got_text, nodes_differ),
-                    _unplaced(show["out"], nodes_differ),
-                )
-            else:
-                wanted = show["out"]
-            assert got_text == wanted, (where, show["cmd"])
-    assert next(shows, None) is None, f"{name}: a recorded show was not replayed"
+    replay_recording(
+        cluster, name, scenario, recorded, compare, until=until, nodes_differ=nodes_differ
+    )
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from plurm.testing import TestCluster
+from tests.support.recordings import replay_recording
 
 Make = Callable[..., TestCluster]
 
@@ -50,9 +51,6 @@ AGE_SLACK = 6.0
 #: starts a job on its first scheduling pass, which may come a second after another job's,
 #: and a second in the minute of usage charged moves the ratios by up to 2%.
 USAGE_SLACK = 0.025
-
-#: The oracle's snapshot: squeue's fields, as oracle.py's SQUEUE_FORMAT gives them.
-SNAP_COMMAND = "squeue -h -t all -o '%i|%P|%T|%N|%r'"
 
 # ----------------------------------------------------------------------------- translation
 
@@ -116,17 +114,6 @@ def _plurm_conf(scenario: dict[str, Any]) -> str:
 
 
 # ----------------------------------------------------------------------------- parsing
-
-
-def _snap(text: str) -> list[dict[str, Any]]:
-    rows = []
-    for line in text.splitlines():
-        job, partition, state, nodes, reason = line.split("|")
-        rows.append(
-            {"job": int(job), "partition": partition, "state": state, "nodes": nodes}
-            | {"reason": reason}
-        )
-    return sorted(rows, key=lambda row: row["job"])
 
 
 def _table(text: str) -> tuple[list[str], list[list[str]]]:
@@ -214,33 +201,16 @@ def replay(make_cluster: Make, name: str, *, nodes_differ: frozenset[int] = froz
     recorded = json.loads((DATA / f"{name}.json").read_text())
     accounts, qos = accounting(scenario.get("sacctmgr", []))
     cluster = make_cluster(_plurm_conf(scenario), accounts_text=accounts, qos_text=qos)
-    shows = iter(recorded["shows"])
 
-    def masked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [
-            {k: v for k, v in row.items() if k != "nodes" or row["job"] not in nodes_differ}
-            for row in rows
-        ]
+    def compare(command: str, got: str, wanted: str, where: str) -> None:
+        if command.startswith("sprio -l"):
+            _compare_sprio(got, wanted, scenario, where)
+        elif command.startswith("sshare"):
+            _compare_sshare(got, wanted, where)
+        else:
+            assert got == wanted, where
 
-    for step in scenario["step"]:
-        cluster.run_until(step["at"])
-        where = f"{name} t={step['at']}"
-        if "cmd" in step:
-            result = cluster.command(step["cmd"])
-            assert "Submitted batch job" in result.stdout, (where, result.stderr)
-        if "snap" in step:
-            got = _snap(cluster.command(SNAP_COMMAND).stdout)
-            assert masked(got) == masked(recorded["snaps"][step["snap"]]), where
-        if "show" in step:
-            show = next(shows)
-            assert show["cmd"] == step["show"]
-            got_text = cluster.command(step["show"]).stdout
-            if step["show"].startswith("sprio -l"):
-                _compare_sprio(got_text, show["out"], scenario, where)
-            elif step["show"].startswith("sshare"):
-                _compare_sshare(got_text, show["out"], where)
-            else:
-                assert got_text == show["out"], where
+    replay_recording(cluster, name, scenario, recorded, compare, nodes_differ=nodes_differ)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from plurm.cli.main import main
 from plurm.commands.timefmt import clock_time
 from plurm.model.job import JobState
 from plurm.testing import JobBuilder, TestCluster
@@ -110,7 +112,7 @@ def test_every_candidate_of_a_preemption_with_its_reason(make_cluster: Make, job
     assert result.status == 0
     head, *rows = result.stdout.splitlines()
     assert head == f"JobId={high} JobState=RUNNING Reason=None"
-    assert rows[0] == f"   Preempted at {clock_time(ids['at'])}; candidates considered:"
+    assert rows[0] == f"   Preemption decision at {clock_time(ids['at'])}; candidates considered:"
     assert sorted(rows[1:]) == sorted(
         [
             f"   JobId={ids['x']} taken",
@@ -169,3 +171,44 @@ def test_a_victim_the_trim_dropped(make_cluster: Make, job: Job) -> None:
     assert rows == {x: "taken", y: "not_needed_after_trim", z: "taken"}
     text = cluster.command(f"scontrol explain {high}").stdout
     assert f"   JobId={y} not taken: not needed after the trim\n" in text
+
+
+TRACE_CONF = (
+    "ClusterName=t\nSlurmctldHost=h\nSelectType=select/linear\n"
+    "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"
+    "NodeName=n[1-2] CPUs=1 RealMemory=1000\n"
+    "PartitionName=batch Nodes=ALL Default=YES PriorityTier=1\n"
+    "PartitionName=urgent Nodes=ALL PriorityTier=2\n"
+)
+# number submit wait run alloc cpu mem req_procs req_time req_mem status user group exe queue
+# partition preceding think: job 3 (partition 2: urgent) preempts the 2-node job 1.
+TRACE = """; MaxProcs: 2
+1 0 -1 100 2 -1 -1 2 200 -1 1 1 1 1 1 1 -1 -1
+2 10 -1 50 1 -1 -1 1 60 -1 1 1 1 1 1 1 -1 -1
+3 20 -1 30 1 -1 -1 1 120 -1 1 1 1 1 1 2 -1 -1
+"""
+
+
+def test_simulate_explains_jobs_of_a_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.swf").write_text(TRACE)
+    (tmp_path / "slurm.conf").write_text(TRACE_CONF)
+    argv = ["simulate", "--conf", str(tmp_path / "slurm.conf"), "--trace"]
+    argv += [str(tmp_path / "t.swf"), "--quiet", "--map-partition", "2=urgent"]
+    assert main([*argv, "--explain", "3", "--explain", "1"]) == 0
+    # The trace starts at 00:00:00 of the simulated day; job 3 is submitted at 20 s and
+    # the next pass (21 s) preempts job 1 for it.
+    day = clock_time(0)[:10]
+    assert capsys.readouterr().out == (
+        "JobId=3 JobState=COMPLETED Reason=None\n"
+        f"   Preemption decision at {day}T00:00:21; candidates considered:\n"
+        "   JobId=1 taken\n"
+        "JobId=1 JobState=COMPLETED Reason=None\n"
+        f"   Preempted by JobId=3 at {day}T00:00:21\n"
+    )
+    assert main([*argv, "--explain", "1", "--explain-json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["preempted_by"] == {"job_id": 3, "time": 21}
+    assert main([*argv, "--explain", "9"]) == 1
+    assert "Invalid job id specified" in capsys.readouterr().err

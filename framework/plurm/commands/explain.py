@@ -62,7 +62,9 @@ def explain_text(facts: Mapping[str, Any]) -> str:
     preemption = facts.get("preemption")
     if preemption is not None:
         rows = preemption["candidates"]
-        out.append(f"   Preempted at {_time(preemption['time'])}; candidates considered:\n")
+        out.append(
+            f"   Preemption decision at {_time(preemption['time'])}; candidates considered:\n"
+        )
         out += [_candidate(row) for row in rows]
     preempted_by = facts.get("preempted_by")
     if preempted_by is not None:

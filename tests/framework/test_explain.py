@@ -212,3 +212,37 @@ def test_simulate_explains_jobs_of_a_trace(
     assert answer["preempted_by"] == {"job_id": 3, "time": 21}
     assert main([*argv, "--explain", "9"]) == 1
     assert "Invalid job id specified" in capsys.readouterr().err
+
+
+def test_candidates_the_policy_refuses_or_cannot_use(make_cluster: Make, job: Job) -> None:
+    """n1 (3 cores) holds a low job, a job of a partition of the high job's tier and one of
+    a partition with PreemptMode=OFF; n2, outside the high job's partition, a low job."""
+    cluster = make_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nJobRequeue=1\n"
+        "NodeName=n1 CPUs=3\nNodeName=n2 CPUs=1\n"
+        "PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE\n"
+        "PartitionName=frozen Nodes=n1 PriorityTier=1 PreemptMode=OFF MaxTime=INFINITE\n"
+        "PartitionName=peer Nodes=n1 PriorityTier=2 MaxTime=INFINITE\n"
+        "PartitionName=high Nodes=n1 PriorityTier=2 MaxTime=INFINITE\n"
+    )
+    low = cluster.submit(job().nodelist("n1").runtime(100_000))
+    frozen = cluster.submit(job().partition("frozen").runtime(100_000))
+    peer = cluster.submit(job().partition("peer").runtime(100_000))
+    away = cluster.submit(job().nodelist("n2").runtime(100_000))
+    cluster.run_until(100)
+    assert all(cluster.state(j) is JobState.RUNNING for j in (low, frozen, peer, away))
+    high = cluster.submit(job().partition("high").runtime(100))
+    cluster.settle()
+    assert cluster.state(high) is JobState.RUNNING
+    rows = _json(cluster, high)["preemption"]["candidates"]
+    assert {row["job_id"]: row["status"] for row in rows} == {
+        low: "taken",
+        frozen: "mode_off",
+        peer: "not_preemptable",
+        away: "other_nodes",
+    }
+    text = cluster.command(f"scontrol explain {high}").stdout
+    assert f"   JobId={frozen} not taken: PreemptMode OFF\n" in text
+    assert f"   JobId={peer} not taken: not preemptable by policy\n" in text
+    assert f"   JobId={away} not taken: on nodes the job cannot use\n" in text

@@ -140,22 +140,26 @@ class ExplainMixin(ControllerBase):
         cluster, plugins = self.cluster, self.plugins
         names = self._victim_partitions(job.partition)
         part = cluster.mask_of(cluster.partition(job.partition).nodes)
-        if victim.partition not in names or not part & cluster.mask_of(victim.nodes):
+        if not part & cluster.mask_of(victim.nodes):
             return {"status": "other_nodes"}
         exempt = cluster.preempt_exempt_time(victim)
         if exempt and victim.start_time is not None and victim.start_time + exempt > when:
             return {"status": "exempt", "until": victim.start_time + exempt}
-        if not plugins.preempt_policy_preemptable(job, victim, cluster):
-            return {"status": "not_preemptable"}
-        vetoes = plugins.preempt_vetoes(job, victim, cluster)
-        if vetoes:
-            return {"status": "guard_veto", "guards": list(vetoes)}
+        # PreemptMode OFF first: a policy's own answer may already count it (partition_prio
+        # says not preemptable), and OFF is the more telling reason.
         if self._ladder:
             off = self._rung(victim) is None
         else:
             off = plugins.preempt_mode(victim, cluster).base is PreemptBase.OFF
         if off:
             return {"status": "mode_off"}
+        if victim.partition not in names:  # (a partition the policy never preempts from)
+            return {"status": "not_preemptable"}
+        if not plugins.preempt_policy_preemptable(job, victim, cluster):
+            return {"status": "not_preemptable"}
+        vetoes = plugins.preempt_vetoes(job, victim, cluster)
+        if vetoes:
+            return {"status": "guard_veto", "guards": list(vetoes)}
         if victim.start_time is not None and victim.start_time > when:
             return {"status": "later"}
         return {"status": "not_needed"}

@@ -480,6 +480,20 @@ class Plugins:
         veto = self._fast("preempt_veto")
         return veto.unanswered() or not any(veto(preemptor, preemptee, cluster))
 
+    def preempt_policy_preemptable(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> bool:
+        """The policy's own ``preempt_preemptable``, without the guards (for explanations)."""
+        return bool(self._fast("preempt_preemptable")(preemptor, preemptee, cluster))
+
+    def preempt_vetoes(self, preemptor: Job, preemptee: Job, cluster: Cluster) -> tuple[str, ...]:
+        """The names of the guards whose ``preempt_veto`` spares ``preemptee`` from
+        ``preemptor`` (for explanations; the hot path asks :meth:`preempt_preemptable`)."""
+        given = {"preemptor": preemptor, "preemptee": preemptee, "cluster": cluster}
+        return tuple(
+            str(self.manager.get_name(impl.plugin))
+            for impl in self._hook.preempt_veto.get_hookimpls()
+            if impl.function(**{name: given[name] for name in impl.argnames})
+        )
+
     def preempt_mode(self, job: Job, cluster: Cluster) -> PreemptMode:
         return _preempt_mode(self._fast("preempt_mode")(job, cluster))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,20 @@ def test_scontrol_suspend_stops_every_process_and_resume_continues(
     live_cluster.run("scancel", str(job_id))
     live_cluster.wait_for(lambda: live_cluster.state(job_id) == "CANCELLED", what="CANCELLED")
     live_cluster.wait_for(lambda: _proc_states(pids) == [], what="the processes' end")
+
+
+def test_scontrol_explain_through_the_controller(live_cluster: LiveCluster) -> None:
+    job_id = live_cluster.sbatch("--wrap", "sleep 60")
+    live_cluster.wait_for(lambda: live_cluster.state(job_id) == "RUNNING", what="RUNNING")
+    text = live_cluster.run("scontrol", "explain", str(job_id)).stdout
+    assert text == f"JobId={job_id} JobState=RUNNING Reason=None\n"
+    answer = json.loads(live_cluster.run("scontrol", "explain", str(job_id), "--json").stdout)
+    assert answer["job_id"] == job_id and answer["preempted_by"] is None
+    unknown = live_cluster.run("scontrol", "explain", "999999", check=False)
+    assert unknown.returncode == 1
+    assert unknown.stderr == "slurm_load_jobs error: Invalid job id specified\n"
+    live_cluster.run("scancel", str(job_id))
+    live_cluster.wait_for(lambda: live_cluster.state(job_id) == "CANCELLED", what="CANCELLED")
 
 
 def test_an_unknown_job_id_gets_slurms_words(live_cluster: LiveCluster) -> None:

@@ -151,6 +151,16 @@ def test_a_job_saved_before_arrays_existed_still_decodes() -> None:
     assert job_from_dict(_json(encoded)) == Job(1, JobRequest(), 0.0, "debug")
 
 
+def test_a_victims_preemptor_round_trips_and_older_records_have_none() -> None:
+    """Format 5: scontrol explain names a victim's preemptor after a plurmctld restart."""
+    job = Job(3, JobRequest(), 0.0, "debug", preempt_time=50.0, preemptions=1, preempted_by=9)
+    encoded = job_to_dict(job)
+    assert encoded["preempted_by"] == 9
+    assert job_from_dict(_json(encoded)) == job
+    del encoded["preempted_by"]  # saved by format 4
+    assert job_from_dict(_json(encoded)).preempted_by is None
+
+
 def test_request_round_trip() -> None:
     assert request_from_dict(_json(request_to_dict(_request()))) == _request()
 

@@ -4,6 +4,8 @@
 * ``plurm simulate --conf slurm.conf --trace T.swf[.gz] [--map M.toml] --out DIR`` replays the
   trace, prints the cleaning report and the summary, and writes ``DIR/jobs.csv``,
   ``DIR/summary.json`` and the HTML report ``DIR/report.html`` (not with ``--no-report``).
+* ``--explain JOBID`` (either way, repeatable) prints ``scontrol explain JOBID`` at the end of
+  the run (``--explain-json``: its JSON form).
 """
 
 from __future__ import annotations
@@ -92,6 +94,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing: no cleaning report, no progress bar"
+    )
+    parser.add_argument(
+        "--explain",
+        type=_count,
+        action="append",
+        default=[],
+        metavar="JOBID",
+        help="at the end, print scontrol explain JOBID (repeatable; Plurm job ids, as jobs.csv)",
+    )
+    parser.add_argument(
+        "--explain-json", action="store_true", help="print --explain's answers as JSON"
     )
     parser.add_argument(
         "--debug",
@@ -183,7 +196,27 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         if explained is None:
             raise
         raise explained from error
-    return 0
+    jobs = simulation.controller.cluster.jobs
+    facts = {j: simulation.controller.explain(j) if j in jobs else None for j in args.explain}
+    return _write_explanations(args, facts, out)
+
+
+def _write_explanations(
+    args: argparse.Namespace, facts: dict[int, dict[str, Any] | None], out: TextIO
+) -> int:
+    """--explain's answers (scontrol explain's forms); 1 when a job id is unknown."""
+    from plurm.commands.explain import explain_text
+
+    status = 0
+    for job_id, answer in facts.items():
+        if answer is None:
+            sys.stderr.write(f"slurm_load_jobs error: Invalid job id specified ({job_id})\n")
+            status = 1
+        elif args.explain_json:
+            out.write(json.dumps(answer, sort_keys=True) + "\n")
+        else:
+            out.write(explain_text(answer))
+    return status
 
 
 def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) -> int:
@@ -216,6 +249,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
 
     reporting = bool(args.out) and not args.no_report
     transitions: list[Transition] | None = [] if reporting else None
+    facts: dict[int, dict[str, Any] | None] = dict.fromkeys(args.explain)
     records = replay(
         cleaned,
         config,
@@ -223,6 +257,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         progress=progress if bar is not None else None,
         transitions=transitions,
         controller_start=names.controller_start,
+        explanations=facts,
     )
     if bar is not None:
         bar.close()
@@ -252,7 +287,7 @@ def _run_trace(args: argparse.Namespace, config: conf.SlurmConfig, out: TextIO) 
         out.write(json.dumps(shown, indent=1) + "\n")
         if report is not None:
             out.write(f"report: {report.resolve()}\n")
-    return 0
+    return _write_explanations(args, facts, out)
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:

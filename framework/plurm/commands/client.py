@@ -131,6 +131,11 @@ class ClusterClient(Protocol):
         """squeue --start: the expected start of each pending job that has one."""
         ...
 
+    def explain(self, job_id: int) -> Mapping[str, Any]:
+        """scontrol explain: the controller's facts on one job (see
+        :meth:`plurm.controller.explain.ExplainMixin.explain`)."""
+        ...
+
     def priorities(self) -> PriorityReport:
         """sprio and sshare: the priority plugin's weights, factors and shares."""
         ...
@@ -221,6 +226,9 @@ class LocalClient:
 
     def expected_starts(self) -> Mapping[int, float]:
         return self.controller.expected_starts()
+
+    def explain(self, job_id: int) -> Mapping[str, Any]:
+        return self.controller.explain(job_id)
 
     def priorities(self) -> PriorityReport:
         return self.controller.priority_report()

@@ -1,5 +1,6 @@
 """scontrol: show job|node|partition|config, suspend, resume, requeue, hold, uhold, release,
-version, update PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`)."""
+version, update PartitionName|NodeName|JobId (the last in :mod:`plurm.commands.jobupdate`),
+and Plurm's explain (in :mod:`plurm.commands.explain`)."""
 
 from __future__ import annotations
 
@@ -653,6 +654,10 @@ def run(
         return _update(argv[1:], client)
     if verb == "token":
         return _token(argv[1:], client)
+    if verb == "explain":
+        from plurm.commands.explain import explain
+
+        return explain(argv[1:], client)
     raise CommandError(f"scontrol: error: Invalid command: {argv[0]}")
 
 

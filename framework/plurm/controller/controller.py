@@ -72,6 +72,7 @@ from plurm.controller.arrays import ArraysMixin
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
 from plurm.controller.dependencies import WaitingMixin
 from plurm.controller.estimates import EstimatesMixin
+from plurm.controller.explain import ExplainMixin, PreemptDecision
 from plurm.controller.health import NodeHealth
 from plurm.controller.jobupdate import JobUpdateMixin
 from plurm.controller.lifecycle import REQUEUE_DELAY, LifecycleMixin
@@ -103,6 +104,7 @@ class Controller(
     UpdatesMixin,
     JobUpdateMixin,
     EstimatesMixin,
+    ExplainMixin,
     TimersMixin,
     ArraysMixin,
     WaitingMixin,
@@ -139,6 +141,8 @@ class Controller(
         self._ending: dict[int, _Ending] = {}
         #: When each waiting preemptor first signalled victims (Slurm's back-off).
         self._preempting: dict[int, float] = {}
+        #: Each preemptor's last preemption decision (scontrol explain), bounded.
+        self._decisions: dict[int, PreemptDecision] = {}
         self._limit_timers: dict[int, TimerHandle] = {}
         #: The --signal warning timers of running jobs, and the attempt (restart count) of
         #: each job whose warning was sent (Slurm sends it once per run).

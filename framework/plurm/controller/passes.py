@@ -27,6 +27,7 @@ from plurm.controller.base import (
     _TEST_ONLY,
     ControllerBase,
 )
+from plurm.controller.explain import PreemptDecision
 from plurm.controller.queue import ReadAsNeeded
 from plurm.model.backfill import BackfillView
 from plurm.model.bitmap import NodeBitmap
@@ -420,10 +421,17 @@ class PassesMixin(ControllerBase):
                     result = self.plugins.select_job_test(
                         job, usable, _RUN_NOW, candidates, self.cluster
                     )
+                    offered = trimmed = result.victims
                     if self._trim and result.victims:
                         result = self._trimmed(job, usable, result, candidates)
+                        trimmed = result.victims
                     if self._choose and result.victims:
                         result = self._chosen(job, usable, result)
+                    if result.victims:
+                        decision = PreemptDecision(
+                            job.job_id, self.now, offered, trimmed, result.victims
+                        )
+                        self._record_decision(decision)
             if result.status is not _SUCCESS:
                 if result.status is _BUSY_STATUS:
                     outcome = _BUSY_STATUS

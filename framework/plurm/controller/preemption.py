@@ -240,6 +240,7 @@ class PreemptionMixin(ControllerBase):
         backoff = self.config.kill_wait + self.config.message_timeout
         may_signal = since is None or self.now - since >= backoff
         waiting = False
+        counts = {v: self.cluster.job(v).preemptions for v in result.victims}
         for victim_id in result.victims:
             victim = self.cluster.job(victim_id)
             method = None
@@ -269,6 +270,10 @@ class PreemptionMixin(ControllerBase):
             ):
                 # A retry ends the grace of every victim whose GraceTime has run out.
                 self._kill(victim, ending)
+        for victim_id, count in counts.items():
+            victim = self.cluster.job(victim_id)
+            if victim.preemptions != count:  # (preempted now, not a retry)
+                victim.preempted_by = preemptor.job_id
         if waiting and may_signal:
             self._preempting[preemptor.job_id] = self.now
         if waiting and any(not e.killed for e in map(self._ending.get, result.victims) if e):

@@ -182,6 +182,12 @@ class RpcClient:
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise RpcError(f"malformed expected_starts answer: {error!r}") from None
 
+    def explain(self, job_id: int) -> dict[str, Any]:
+        answer = self.call("explain", {"job_id": job_id})
+        if not isinstance(answer, dict):
+            raise RpcError("malformed explain answer")
+        return answer
+
     def priorities(self) -> PriorityReport:
         from plurm.model.priority import report_from_dict
 

@@ -279,6 +279,7 @@ class ControllerDaemon:
             "will_run": self._will_run,
             "token": self._token,
             "expected_starts": self._expected_starts,
+            "explain": self._explain,
             "priorities": self._priorities,
             "register": self._register,
             "heartbeat": self._heartbeat,
@@ -563,6 +564,13 @@ class ControllerDaemon:
     def _expected_starts(self, caller: Caller, message: dict[str, Any]) -> Any:
         starts = self.controller.expected_starts()
         return {"starts": {str(job_id): start for job_id, start in starts.items()}}
+
+    def _explain(self, caller: Caller, message: dict[str, Any]) -> Any:
+        """scontrol explain: the controller's facts on one job (plain JSON data)."""
+        job_id = message.get("job_id")
+        if type(job_id) is not int:
+            raise RpcError("job_id is not an integer")
+        return self.controller.explain(job_id)
 
     def _priorities(self, caller: Caller, message: dict[str, Any]) -> Any:
         from plurm.model.priority import report_to_dict

@@ -317,6 +317,9 @@ class Job:
     #: cancelled for a preemptor (counted by the core as it carries preemptions out; kept
     #: across requeues and controller restarts). Policies read it (LSF's MAX_JOB_PREEMPT).
     preemptions: int = 0
+    #: The job whose preemption took this one last (None: never preempted); its time is
+    #: ``preempt_time``. Shown by ``scontrol explain``.
+    preempted_by: int | None = None
     #: How many scheduling decisions looked for victims for the job since it last went
     #: pending (the core asked select to place it with preemption candidates); 0 again when
     #: it starts. Policies read it (PBS's max_preempt_attempts).

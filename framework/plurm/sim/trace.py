@@ -514,6 +514,7 @@ def replay(
     progress: Callable[[float, int, int], None] | None = None,
     transitions: list[Transition] | None = None,
     controller_start: float | None = None,
+    explanations: dict[int, dict[str, Any] | None] | None = None,
 ) -> list[JobRecord]:
     """Run ``trace`` on the cluster ``config`` describes; one record per trace job, in
     trace order. ``progress(simulated_seconds, jobs_submitted, jobs_ended)`` is called now
@@ -525,10 +526,18 @@ def replay(
     fall on whole seconds. ``controller_start`` (seconds on the trace's clock, as
     :attr:`plurm.workload.names.TraceNames.controller_start`) starts the simulated
     controller then, so that its periodic passes keep the recorded controller's phase;
-    by default it starts at the first submission."""
+    by default it starts at the first submission. ``explanations``, if given, gets for each
+    of its keys (Plurm job ids) the controller's ``scontrol explain`` facts at the end of
+    the replay (None: no such job)."""
     with batch_collection():
         return _replay(
-            trace, config, mapping or TraceMapping(), progress, transitions, controller_start
+            trace,
+            config,
+            mapping or TraceMapping(),
+            progress,
+            transitions,
+            controller_start,
+            explanations,
         )
 
 
@@ -539,6 +548,7 @@ def _replay(
     progress: Callable[[float, int, int], None] | None,
     transitions: list[Transition] | None,
     controller_start: float | None,
+    explanations: dict[int, dict[str, Any] | None] | None = None,
 ) -> list[JobRecord]:
     mapping.check(config)
     config = mapping.with_associations(config, trace)
@@ -560,6 +570,11 @@ def _replay(
             raise
         explained.records = ordered  # the records as far as the replay got
         raise explained from error
+    if explanations is not None:
+        controller = simulation.controller
+        for job_id in explanations:
+            known = job_id in controller.cluster.jobs
+            explanations[job_id] = controller.explain(job_id) if known else None
     return ordered
 
 

@@ -360,8 +360,8 @@ class LifecycleMixin(ControllerBase):
 
     def _apply(self, decision: GangDecision, started: Job | None = None) -> None:
         """Carry out gang scheduling's decision; ``started``: the job whose start it
-        answers. A job that start displaces under a higher tier's shadow is preempted by
-        it, suspended or not: select/cons_res places a preemptor on top of its victims
+        answers. A job that start displaces under a higher tier's shadow, and that the
+        started job may preempt, is preempted by it, suspended or not: select/cons_res places a preemptor on top of its victims
         without naming them (select/linear names them, and :meth:`_preempt` stamps them)."""
         for job_id in decision.suspend:
             job = self.cluster.job(job_id)
@@ -382,7 +382,12 @@ class LifecycleMixin(ControllerBase):
                 job.preemptions += 1
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
-                if started is not None and job.preempt_time != self.now:
+                if (
+                    started is not None
+                    and job.preempt_time != self.now
+                    and self._preemption
+                    and self.plugins.preempt_preemptable(started, job, self.cluster)
+                ):
                     job.preempt_time = self.now
                     job.preemptions += 1
                     job.preempted_by = started.job_id

@@ -361,8 +361,9 @@ class LifecycleMixin(ControllerBase):
     def _apply(self, decision: GangDecision, started: Job | None = None) -> None:
         """Carry out gang scheduling's decision; ``started``: the job whose start it
         answers. A job that start displaces under a higher tier's shadow, and that the
-        started job may preempt, is preempted by it, suspended or not: select/cons_res places a preemptor on top of its victims
-        without naming them (select/linear names them, and :meth:`_preempt` stamps them)."""
+        started job may preempt, is preempted by it, suspended or not: select/cons_res
+        places a preemptor on top of its victims without naming them (select/linear names
+        them, and :meth:`_preempt` stamps them)."""
         for job_id in decision.suspend:
             job = self.cluster.job(job_id)
             if job.state is JobState.RUNNING and job_id not in self._ending:

@@ -1,11 +1,14 @@
 """select/cons_tres places GPUs: two one-GPU jobs per two-GPU node and the fifth waits on
 Resources while CPU-only jobs start; a job's GPUs free at its end; a job needing two GPUs on
-one node preempts the jobs that hold that node's GPUs; enforce-binding keeps a job on the
+one node preempts the jobs that hold that node's GPUs (the cheaper node's under
+PreemptParameters=victims=fewest|least_lost_work); enforce-binding keeps a job on the
 cores gres.conf binds its GPUs to; select/linear takes whole nodes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import pytest
 
 from plurm.testing.cluster import TestCluster
 
@@ -218,4 +221,40 @@ def test_gpus_per_task_spreads_before_it_preempts(
     cluster.settle()
     assert cluster.states()[again] == "RUNNING"  # by requeueing low jobs' GPUs
     assert any(cluster.states()[job] == "PENDING" for job in low)
+    assert_no_gpu_shared(cluster)
+
+
+def _choosing(victims: str) -> str:
+    return PREEMPT.replace(
+        "PreemptMode=REQUEUE\n",
+        f"PreemptMode=REQUEUE\nJobRequeue=1\nPreemptParameters=victims={victims}\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("victims", "taken", "node"),
+    [("slurm", {1, 2}, "g1"), ("fewest", {3}, "g2"), ("least_lost_work", {3}, "g2")],
+)
+def test_a_two_gpu_preemptor_takes_the_cheaper_node_s_gpu_holders(
+    make_cluster: Callable[..., TestCluster], victims: str, taken: set[int], node: str
+) -> None:
+    """g1: two old one-GPU jobs (1, 2); g2: a young two-GPU job (3). A high job needing two
+    GPUs on one node: Slurm's order (1, 2, 3) takes jobs 1 and 2 and g1; fewest takes job 3
+    alone, and so does least_lost_work (one CPU for 100 s against two for 700 s)."""
+    cluster = make_cluster(_choosing(victims))
+    small = [sbatch(cluster, "-p low -n1 --gres=gpu:1") for _ in range(2)]
+    cluster.run_until(600)
+    big = sbatch(cluster, "-p low -n1 --gres=gpu:2")
+    cluster.run_until(700)
+    assert [cluster.job(j).nodes for j in (*small, big)] == [("g1",), ("g1",), ("g2",)]
+    high = sbatch(cluster, "-p high -n1 --gres=gpu:2")
+    cluster.run_until(790)
+    assert {j for j in (*small, big) if cluster.job(j).preempt_time is not None} == taken
+    assert cluster.state(high).name == "RUNNING"
+    assert cluster.job(high).nodes == (node,)
+    assert held(cluster)[high] == {node: {("gpu", None): (0, 1)}}
+    for j in {*small, big} - taken:
+        assert cluster.state(j).name == "RUNNING"
+    for j in taken:
+        assert cluster.state(j).name == "PENDING"  # requeued
     assert_no_gpu_shared(cluster)

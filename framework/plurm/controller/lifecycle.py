@@ -316,7 +316,7 @@ class LifecycleMixin(ControllerBase):
         self.executor.start(job)
         self._arm_limit(job)
         self._arm_timeslice()
-        self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
+        self._apply(self.plugins.sched_gang_job_start(job, self.cluster), started=job)
 
     def _kill(self, job: Job, ending: _Ending) -> None:
         """Kill the job's processes. It shows COMPLETING, holding its nodes, until the
@@ -358,8 +358,12 @@ class LifecycleMixin(ControllerBase):
         self.plugins.select_job_resume(job, indefinite, self.cluster)
         self._arm_limit(job)
 
-    def _apply(self, decision: GangDecision) -> None:
-        """Carry out gang scheduling's decision."""
+    def _apply(self, decision: GangDecision, started: Job | None = None) -> None:
+        """Carry out gang scheduling's decision; ``started``: the job whose start it
+        answers. A job that start displaces under a higher tier's shadow, and that the
+        started job may preempt, is preempted by it, suspended or not: select/cons_res
+        places a preemptor on top of its victims without naming them (select/linear names
+        them, and :meth:`_preempt` stamps them)."""
         for job_id in decision.suspend:
             job = self.cluster.job(job_id)
             if job.state is JobState.RUNNING and job_id not in self._ending:
@@ -379,4 +383,13 @@ class LifecycleMixin(ControllerBase):
                 job.preemptions += 1
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
+                if (
+                    started is not None
+                    and job.preempt_time != self.now
+                    and self._preemption
+                    and self.plugins.preempt_preemptable(started, job, self.cluster)
+                ):
+                    job.preempt_time = self.now
+                    job.preemptions += 1
+                    job.preempted_by = started.job_id
                 self._suspend(job, indefinite=False)

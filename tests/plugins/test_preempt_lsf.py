@@ -294,6 +294,42 @@ def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: b
         assert states["l"] == R and states["hi2"] == P
 
 
+def test_a_victim_requeued_during_a_restart_keeps_its_policys_delay(tmp_path: Path) -> None:
+    """brequeue: the victim r, killed at 100 s to be requeued with LSF's delay of 0, is saved
+    while its teardown runs and taken back by a new controller. When its processes are
+    reported gone, it is pending at once, as without the restart (not held for Slurm's
+    121 s: the delay the policy gave is saved with the job)."""
+    from plurm.live.store import StateStore
+
+    work = tmp_path / "brequeue"
+    shutil.copytree(CASES / "brequeue", work)
+    (work / "slurm.conf").write_text(_slurm_conf(["high", "requeue"], "linear"))
+    (work / "session").write_text(
+        "0 sbatch -N4 -p requeue -J r --wrap='sleep 1000'\n"
+        "100 sbatch -N2 -p high -J hi --wrap='sleep 50'\n"
+    )
+    config = conf.load(work / "slurm.conf")
+    simulation = Simulation(config, Plugins.load(config))
+    simulation.run_lines(parse_session("session", (work / "session").read_text()), work)
+    simulation.run_until(101)  # within its teardown
+    (victim,) = [j for j in simulation.controller.cluster.jobs.values() if j.name == "r"]
+    assert victim.state.name == "COMPLETING" and victim.requeued
+    with StateStore(tmp_path / "state.db") as store:
+        store.save_jobs(
+            simulation.controller.cluster.jobs.values(),
+            next_job_id=simulation.controller.next_job_id,
+        )
+    with StateStore(tmp_path / "state.db", readonly=True) as store:
+        saved = store.load_jobs()
+    now = simulation.controller.now
+    restarted = Simulation(config, Plugins.load(config), start=now)
+    restarted.controller.restore(saved, simulation.controller.next_job_id)
+    restarted.controller.job_ended(victim.job_id, signal=9)
+    job = restarted.controller.cluster.job(victim.job_id)
+    assert job.state.name == "PENDING" and job.restarts == 1
+    assert job.reason.name == "NONE" and job.eligible_time <= now + 1
+
+
 def _replay_own(directory: Path) -> str:
     """A case with its own slurm.conf (and accounts.conf), replayed by the simulator."""
     config = conf.load(directory / "slurm.conf")

@@ -181,6 +181,7 @@ class LifecycleMixin(ControllerBase):
         if not job.requeued:
             job.restarts += 1
         job.requeued = False
+        job.requeue_delay = None
         if delay > 0:
             job.reason = PendingReason.BEGIN_TIME
             job.eligible_time = math.floor(self.now) + delay
@@ -336,6 +337,7 @@ class LifecycleMixin(ControllerBase):
             job.pre_suspend_time = 0.0
             job.restarts += 1
             job.requeued = True
+            job.requeue_delay = ending.delay
         else:
             if job.state is _SUSPENDED:
                 job.suspend_time = self.now  # stopped time does not count as run time

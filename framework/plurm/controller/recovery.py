@@ -23,9 +23,10 @@ __all__ = ["RecoveryMixin"]
 
 def _ending_of(job: Job) -> _Ending:
     """Why a COMPLETING job was being killed, as its saved fields tell (the reason itself
-    is not saved): to be requeued, at its time limit, preempted, else cancelled."""
+    is not saved): to be requeued (after the delay its policy gave), at its time limit,
+    preempted, else cancelled."""
     if job.requeued:
-        return _Ending(JobState.PENDING, requeue=True, killed=True)
+        return _Ending(JobState.PENDING, requeue=True, killed=True, delay=job.requeue_delay)
     if job.reason is PendingReason.TIME_LIMIT:
         return _Ending(JobState.TIMEOUT, killed=True)
     if job.preempt_time is not None:

@@ -55,8 +55,9 @@ __all__ = [
 
 #: The version of the encoded forms below (stored beside them by the state store).
 #: 2: job arrays, dependencies and holds; 3: typed GRES requests; 4: a job's preemption counts;
-#: 5: a victim's preemptor (``preempted_by``).
-FORMAT_VERSION = 5
+#: 5: a victim's preemptor (``preempted_by``). 6: a requeued job's delay
+#: (``requeue_delay``) while its teardown runs.
+FORMAT_VERSION = 6
 
 _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1

@@ -352,6 +352,10 @@ class Job:
     #: Killed to go back to the queue (scontrol requeue, a REQUEUE preemption): it shows
     #: COMPLETING, with the restart already counted, until its teardown is over.
     requeued: bool = False
+    #: While a job killed to be requeued completes: the seconds it will wait in the queue
+    #: once its teardown is over, as its policy gave them (None: Slurm's requeue delay).
+    #: Saved, so that a controller restarted during the teardown keeps the policy's delay.
+    requeue_delay: int | None = None
     #: A job array's record: its array's id (the first task's job id) and its task id; an
     #: array's record of tasks not started yet has no task id but ``array_pending``, the
     #: ids of those tasks (Slurm's "meta" record, shown as ``123_[4-6]``).

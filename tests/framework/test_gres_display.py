@@ -41,7 +41,8 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
     waiting = sbatch(cluster, "-n1 --gpus-per-task=2")
     cluster.settle()
     shown = lines(cluster.command(f"scontrol show job {typed}").stdout)
-    assert "TRES=cpu=1,node=1,billing=1,gres/gpu=2,gres/gpu:a100=2" in shown
+    # (--cpus-per-gpu=1 on two GPUs: two CPUs; --mem-per-gpu tells the memory)
+    assert "TRES=cpu=2,mem=200M,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2" in shown
     at = shown.index("Power=")
     assert shown[at + 1 : at + 4] == [
         "CpusPerTres=gres:gpu:1",
@@ -61,16 +62,16 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
     assert not [line for line in shown if line.startswith(("TresPer", "CpusPerTres"))]
     node = lines(cluster.command("scontrol show node g1").stdout)
     assert "CfgTRES=cpu=8,mem=8000M,billing=8,gres/gpu=4,gres/gpu:a100=2" in node
-    assert "AllocTRES=cpu=3,gres/gpu=3,gres/gpu:a100=2" in node
+    assert "AllocTRES=cpu=4,gres/gpu=3,gres/gpu:a100=2" in node
     assert "CfgTRES=cpu=8,mem=8000M,billing=8" in lines(
         cluster.command("scontrol show node c1").stdout
     )
     squeue = cluster.command(f"squeue -h -j {typed} -O tres-alloc:80").stdout
-    assert squeue.strip() == "cpu=1,node=1,billing=1,gres/gpu=2,gres/gpu:a100=2"
+    assert squeue.strip() == "cpu=2,mem=200M,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2"
     cluster.command(f"scancel {typed}")
     cluster.settle()
     sacct = cluster.command(f"sacct -X -n -j {typed} -o AllocTRES%60").stdout
-    assert sacct.strip() == "billing=1,cpu=1,gres/gpu=2,gres/gpu:a100=2,node=1"
+    assert sacct.strip() == "billing=2,cpu=2,gres/gpu=2,gres/gpu:a100=2,node=1"
 
 
 def test_untracked_gres_are_not_in_tres(make_cluster: Callable[..., TestCluster]) -> None:

@@ -86,6 +86,16 @@ def test_options_become_a_typed_request(cluster: TestCluster) -> None:
             255,
             "sbatch: error: Invalid --mem-per-gpu specification\n",
         ),
+        (
+            "--gpus=1 --mem-per-gpu=1G --mem=2G",
+            1,
+            "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
+        ),
+        (
+            "--gpus=1 --mem-per-gpu=1G --mem-per-cpu=100",
+            1,
+            "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
+        ),
         ("--gpus=1 --gres-flags=tight", 255, "sbatch: error: Invalid gres-flags specification\n"),
     ],
 )

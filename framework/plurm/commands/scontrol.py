@@ -10,8 +10,15 @@ from pathlib import Path
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
-from plurm.commands.gres_display import job_gres_tres, node_gres_tres, tres_per_lines
+from plurm.commands.gres_display import (
+    gpus_asked,
+    job_gres_tres,
+    node_gres_tres,
+    per_gpu_memory,
+    tres_per_lines,
+)
 from plurm.commands.timefmt import clock_time, limit_long
+from plurm.commands.tres_units import tres_memory
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
 from plurm.errors import HostlistError, RequestError
@@ -273,16 +280,23 @@ def _cpu_tres(job: Job, allocated: bool, view: ClusterView) -> str:
     requeued after it finished still shows what it held."""
     if allocated:
         cpus = _allocated_cpus(job, view, job.nodes)
-        return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
+        per_gpu = per_gpu_memory(job, True)  # (--mem-per-gpu: its GPUs' memory)
+        mem = f",mem={tres_memory(per_gpu)}" if per_gpu else ""
+        return f"TRES=cpu={cpus}{mem},node={len(job.nodes)},billing={cpus}"
     held = job.requeued_allocation
     if held:  # as it showed while finished: its nodes' CPUs
         cpus = sum(view.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
     cpus = job.request.cpus
     nodes = job.request.min_nodes
+    gres = job.request.gres_request
+    if gres is not None and gres.cpus_per_gpu is not None:
+        cpus = max(cpus, gres.cpus_per_gpu * gpus_asked(job))
     part = view.cluster.partition(job.partition)
-    memory = view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
-    return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
+    memory = per_gpu_memory(job, False) or (
+        view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
+    )
+    return f"TRES=cpu={cpus},mem={tres_memory(memory)},node={nodes},billing={cpus}"
 
 
 def tres_text(job: Job, view: ClusterView) -> str:
@@ -310,8 +324,9 @@ def _alloc_tres(name: str, used: int, view: ClusterView) -> str:
         return ""
     if _whole_nodes(holders[0], view):
         memory = view.cluster.node(name).real_memory
-        return f"cpu={used},mem={memory}M,billing={used}"
-    return f"cpu={used}"
+        return f"cpu={used},mem={tres_memory(memory)},billing={used}"
+    memory = node_alloc_mem(view, name)  # (0 unless select counts memory, CR_*_Memory)
+    return f"cpu={used},mem={tres_memory(memory)}" if memory else f"cpu={used}"
 
 
 def show_node(name: str, view: ClusterView) -> str:
@@ -323,7 +338,7 @@ def show_node(name: str, view: ClusterView) -> str:
     alloc = cpus_in_use(view).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     condition = cluster.node_down.get(name)
-    cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
+    cfg = f"cpu={spec.cpus},mem={tres_memory(spec.real_memory)},billing={spec.cpus}"
     alloc_tres = _alloc_tres(name, alloc, view)
     if name in view.config.gres.counts:
         cfg += node_gres_tres(name, view.config, None)
@@ -418,7 +433,7 @@ def show_partition(part: PartitionSpec, view: ClusterView) -> str:
             f"DefMemPerNode={part.def_mem_per_node or 'UNLIMITED'}",
             f"MaxMemPerNode={part.max_mem_per_node or 'UNLIMITED'}",
         ],
-        [f"TRES=cpu={cpus},mem={memory}M,node={len(part.nodes)},billing={cpus}"],
+        [f"TRES=cpu={cpus},mem={tres_memory(memory)},node={len(part.nodes)},billing={cpus}"],
     ]
     return _lines(groups) + "\n"
 

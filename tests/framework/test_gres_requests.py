@@ -119,7 +119,8 @@ NOT_AVAILABLE = (
         "--gres=gpu:h100:1",  # no such type
         "-N3 --gres=gpu:a100:1",  # two a100 nodes only
         "--gpus=9",  # eight GPUs in all
-        "--gpus=5",  # one node (no -N): no node has five
+        "-N1 --gpus=5",  # one node: no node has five
+        "-n1 --gpus=5",  # one task: one node
         "-n5 --gpus-per-task=a100:1",  # four a100 in all
         "-p cpu --gres=gpu:1",  # a partition without GPUs
         "-N2 --ntasks-per-node=3 --gpus-per-task=a100:1",  # a node holds two tasks' worth
@@ -140,6 +141,7 @@ def test_what_no_node_could_hold_is_refused_at_submission(
         "-N2 -n4 --gpus-per-task=a100:1",
         "-n4 --gpus-per-task=a100:1",  # two nodes added, as Slurm does (data/gres/gpu-per-task)
         "-N3 --gpus=6",
+        "--gpus=5",  # more nodes than -N's one, as many as it takes
     ],
 )
 def test_what_some_nodes_could_hold_is_accepted(cluster: TestCluster, options: str) -> None:

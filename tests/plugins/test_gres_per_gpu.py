@@ -79,9 +79,14 @@ def test_memory_per_gpu_decides_the_node(make_cluster: Callable[..., TestCluster
     # more than a node's memory for its GPUs: it never starts (as a --mem beyond every
     # node's RealMemory: Plurm accepts both, see docs/gres.md)
     cluster.command(f"scancel {first} {second}")
-    beyond = sbatch(cluster, "--gpus=2 --mem-per-gpu=5G")
+    beyond = sbatch(cluster, "-N1 --gpus=2 --mem-per-gpu=5G")
     cluster.settle()
     assert cluster.state(beyond).name == "PENDING"
+    # on two nodes (no -N), one GPU and 5G each
+    cluster.command(f"scancel {beyond}")
+    spread = sbatch(cluster, "--gpus=2 --mem-per-gpu=5G")
+    cluster.settle()
+    assert cluster.job(spread).nodes == ("g1", "g2")
 
 
 def test_per_gpu_on_each_node_of_a_wider_job(make_cluster: Callable[..., TestCluster]) -> None:

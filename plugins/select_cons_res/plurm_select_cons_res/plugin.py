@@ -296,8 +296,8 @@ class ConsResSelect:
     ) -> SelectResult:
         """The test of a job that asks for generic resources: only nodes with its share
         of them free, tested through :class:`GresTester` (in the preemption loop too).
-        A job with ``--gpus-per-task`` may take more nodes than its -N, the fewest that
-        hold its tasks' GPUs (:func:`~plurm.model.gres.node_counts`)."""
+        A job with ``--gpus-per-task`` or ``--gpus`` may take more nodes than its -N, the
+        fewest that hold its GPUs (:func:`~plurm.model.gres.node_counts`)."""
         request = job.request
         assert request.gres_request is not None
         counts = node_counts(
@@ -306,12 +306,22 @@ class ConsResSelect:
             request.max_nodes,
             request.tasks,
             request.ntasks_per_node,
+            ntasks=request.ntasks,
         )
+        if len(counts) > 1 and counts[-1] > len(nodes):  # (no more nodes than are offered)
+            counts = range(counts[0], max(counts[0], len(nodes)) + 1)
         if len(counts) == 1:
             return self._gres_test_on(job, job, nodes, mode, candidates, cluster)
         outcome = SelectResult.never()
-        # (copies of the job with -N count, tested; the job itself is never changed)
-        shapes = [attrs.evolve(job, request=attrs.evolve(request, min_nodes=n)) for n in counts]
+        # (copies of the job with -N count, tested; the job itself is never changed); a count
+        # whose nodes' share is the previous count's needs more of the same nodes: left out
+        shapes = []
+        last: tuple[GresAsk, ...] = ()
+        for count in counts:
+            share = self._gres_need(job, count)
+            if share != last:
+                shapes.append(attrs.evolve(job, request=attrs.evolve(request, min_nodes=count)))
+                last = share
         # on free resources at any node count first, then by preempting
         for victims in ((), candidates) if candidates else ((),):
             for wide in shapes:

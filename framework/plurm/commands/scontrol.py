@@ -12,6 +12,7 @@ from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandRe
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
 from plurm.commands.gres_display import (
     gpus_asked,
+    gres_used,
     job_gres_tres,
     node_gres_tres,
     per_gpu_memory,
@@ -329,9 +330,10 @@ def _alloc_tres(name: str, used: int, view: ClusterView) -> str:
     return f"cpu={used},mem={tres_memory(memory)}" if memory else f"cpu={used}"
 
 
-def show_node(name: str, view: ClusterView) -> str:
+def show_node(name: str, view: ClusterView, details: bool = False) -> str:
     """``scontrol show node``: Slurm 22.05's lines; hardware facts a simulation does not
-    have (load, free memory, OS) are shown as fixed values."""
+    have (load, free memory, OS) are shown as fixed values. With ``-d`` (``details``) the
+    GRES drained and in use follow ``Gres=``."""
     cluster = view.cluster
     spec = cluster.node(name)
     index = spec.names.index(name)
@@ -351,6 +353,7 @@ def show_node(name: str, view: ClusterView) -> str:
         [f"AvailableFeatures={','.join(spec.features) or '(null)'}"],
         [f"ActiveFeatures={','.join(spec.features) or '(null)'}"],
         [f"Gres={','.join(spec.gres) or '(null)'}"],
+        *(_gres_detail(name, view) if details else []),
         [
             f"NodeAddr={spec.addresses[index]}",
             f"NodeHostName={spec.hostnames[index]}",
@@ -385,6 +388,13 @@ def show_node(name: str, view: ClusterView) -> str:
     if condition is not None and condition.reason:
         groups.append([f"Reason={condition.reason} [root@{clock_time(condition.since)}]"])
     return _lines(groups) + "\n"
+
+
+def _gres_detail(name: str, view: ClusterView) -> list[list[str]]:
+    """``scontrol -d show node``'s GRES lines: none drained (Plurm drains no GRES), and
+    those in use as sinfo's GRES_USED shows them."""
+    holders = (job for job in view.cluster.allocated() if name in job.held_nodes)
+    return [["GresDrain=N/A"], [f"GresUsed={gres_used(name, view.config, holders)}"]]
 
 
 def show_partition(part: PartitionSpec, view: ClusterView) -> str:
@@ -438,7 +448,7 @@ def show_partition(part: PartitionSpec, view: ClusterView) -> str:
     return _lines(groups) + "\n"
 
 
-def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
+def _show(args: Sequence[str], view: ClusterView, details: bool = False) -> CommandResult:
     if not args:
         raise CommandError("scontrol: error: Invalid command: show")
     what = args[0].lower()
@@ -466,7 +476,7 @@ def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
         for node in names:
             if node not in cluster.node_index:
                 return CommandResult(1, f"Node {node} not found\n")
-            out.append(show_node(node, view))
+            out.append(show_node(node, view, details))
         return CommandResult(0, "".join(out))
     if what == "partition":
         if name is not None:
@@ -646,8 +656,10 @@ def _one_line_each(text: str) -> str:
 def run(
     argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
 ) -> CommandResult:
-    oneliner = bool(argv) and argv[0] in ("-o", "--oneliner")
-    if oneliner:
+    oneliner = details = False
+    while argv and argv[0] in ("-o", "--oneliner", "-d", "--details"):
+        oneliner = oneliner or argv[0] in ("-o", "--oneliner")
+        details = details or argv[0] in ("-d", "--details")
         argv = argv[1:]
     if not argv:
         raise CommandError("scontrol: error: no command given")
@@ -659,7 +671,7 @@ def run(
 
         return CommandResult(0, show_config(client.view()))
     if verb == "show":
-        shown = _show(argv[1:], client.view())
+        shown = _show(argv[1:], client.view(), details)
         if oneliner:
             return CommandResult(shown.status, _one_line_each(shown.stdout), shown.stderr)
         return shown

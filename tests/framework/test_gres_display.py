@@ -128,9 +128,10 @@ def test_scontrol_details_show_the_gres_in_use(make_cluster: Callable[..., TestC
     used = "   GresDrain=N/A\n   GresUsed=gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3)\n"
     assert gres in plain and "GresUsed" not in plain and "GresDrain" not in plain
     assert detailed == plain.replace(gres, gres + used)
-    assert "   Gres=(null)\n   GresDrain=N/A\n   GresUsed=gpu:0\n" in cluster.command(
-        "scontrol --details show node c1"
-    ).stdout
+    assert (
+        "   Gres=(null)\n   GresDrain=N/A\n   GresUsed=gpu:0\n"
+        in cluster.command("scontrol --details show node c1").stdout
+    )
     oneliner = cluster.command("scontrol -o -d show node g1").stdout
     assert " GresDrain=N/A GresUsed=gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3) " in oneliner
     assert cluster.command("scontrol -d -o show node g1").stdout == oneliner

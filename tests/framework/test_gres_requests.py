@@ -79,7 +79,8 @@ def test_options_become_a_typed_request(cluster: TestCluster) -> None:
         (
             "--gpus=1 --cpus-per-gpu=2 -c2",
             1,
-            "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n",
+            "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n"
+            "sbatch: error: Invalid generic resource (gres) specification\n",
         ),
         (
             "--gpus=1 --mem-per-gpu=lots",

@@ -126,8 +126,10 @@ def gres_request(
     if "cpus_per_gpu" in values:
         cpus_per_gpu = _positive("cpus-per-gpu", str(values["cpus_per_gpu"]))
         if "cpus_per_task" in values:
-            raise CommandError(
-                "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task", 1
+            raise CommandError(  # (and the request is then refused as a bad GRES one)
+                "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n"
+                + _INVALID,
+                1,
             )
     mem_per_gpu = None
     if "mem_per_gpu" in values:

@@ -11,7 +11,6 @@ from plurm import hostlist
 from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
 from plurm.commands.gres_display import (
-    gpus_asked,
     gres_used,
     job_gres_tres,
     node_gres_tres,
@@ -187,7 +186,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         [
             f"NumNodes={num_nodes}",
             f"NumCPUs={cpus}",
-            f"NumTasks={'N/A' if never_ran else request.tasks}",
+            f"NumTasks={'N/A' if never_ran else _tasks(job, allocated)}",
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
@@ -233,6 +232,15 @@ def _allocated_cpus(job: Job, view: ClusterView, nodes: Sequence[str]) -> int:
     if units:
         return sum(cluster.node(name).threads_per_core for name, _ in units if name in nodes)
     return sum(cluster.node(name).cpus for name in nodes)
+
+
+def _tasks(job: Job, allocated: bool) -> int:
+    """NumTasks: -n, else one a node (the nodes it was given: a job may get more than its
+    -N asks for, as --gpus's spread over nodes does, recorded in tests/data/gres)."""
+    request = job.request
+    if request.ntasks is None and allocated:
+        return max(request.tasks, len(job.nodes))
+    return request.tasks
 
 
 def _whole_nodes(job: Job, view: ClusterView) -> bool:
@@ -288,11 +296,8 @@ def _cpu_tres(job: Job, allocated: bool, view: ClusterView) -> str:
     if held:  # as it showed while finished: its nodes' CPUs
         cpus = sum(view.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
-    cpus = job.request.cpus
+    cpus = job.request.cpus  # (--cpus-per-gpu counts only once placed, as recorded)
     nodes = job.request.min_nodes
-    gres = job.request.gres_request
-    if gres is not None and gres.cpus_per_gpu is not None:
-        cpus = max(cpus, gres.cpus_per_gpu * gpus_asked(job))
     part = view.cluster.partition(job.partition)
     memory = per_gpu_memory(job, False) or (
         view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0

@@ -157,8 +157,9 @@ def node_counts(
       as Slurm 22.05 spread ``-n4 --gpus-per-task=1`` over two two-GPU nodes
       (tests/data/gres/gpu-per-task);
     * for ``--gpus`` as many more as it asks GPUs (each node gives one at least), as many
-      as ``-n`` when given (a node runs a task at least), as Slurm's cons_tres adds nodes
-      until the job's GPU count is reached *(unverified)*;
+      as ``-n`` when given (a node runs a task at least), as Slurm 22.05 spread ``--gpus=4``
+      over two two-GPU nodes and refused it with ``-N1`` or ``-n1`` (tests/data/gres/
+      gpu-per-gpu);
 
     never more than its most nodes (``-N min-max``; ``-N n`` is ``n`` alone)."""
     least = max(1, min_nodes)

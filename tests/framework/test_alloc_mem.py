@@ -43,6 +43,10 @@ def test_memory_counted_under_cr_core_memory(make_cluster: Callable[..., TestClu
     assert alloc_mem(cluster, "n2") == 8000
     long = cluster.command("sinfo -h -N -O nodelist:4,allocmem:.6").stdout.splitlines()
     assert long == ["n1    2000", "n2    8000"]
+    # AllocTRES tells the memory too (CfgTRES's form: MiB, or G when a whole number of them)
+    node = cluster.command("scontrol show node n1").stdout
+    assert "   AllocTRES=cpu=3,mem=2000M\n" in node
+    assert "   CfgTRES=cpu=8,mem=8000M,billing=8\n" in node
     # an administrator's suspension keeps the job's memory
     assert cluster.command(f"scontrol suspend {first}").status == 0
     assert alloc_mem(cluster, "n1") == 2000

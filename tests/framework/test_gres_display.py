@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 
 from plurm.commands.gres_display import gres_used
+from plurm.commands.tres_units import tres_memory
 from plurm.live.codec import job_from_dict, job_to_dict
 from plurm.testing.cluster import TestCluster
 
@@ -41,7 +42,8 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
     waiting = sbatch(cluster, "-n1 --gpus-per-task=2")
     cluster.settle()
     shown = lines(cluster.command(f"scontrol show job {typed}").stdout)
-    assert "TRES=cpu=1,node=1,billing=1,gres/gpu=2,gres/gpu:a100=2" in shown
+    # (--cpus-per-gpu=1 on two GPUs: two CPUs; --mem-per-gpu tells the memory)
+    assert "TRES=cpu=2,mem=200M,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2" in shown
     at = shown.index("Power=")
     assert shown[at + 1 : at + 4] == [
         "CpusPerTres=gres:gpu:1",
@@ -61,16 +63,16 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
     assert not [line for line in shown if line.startswith(("TresPer", "CpusPerTres"))]
     node = lines(cluster.command("scontrol show node g1").stdout)
     assert "CfgTRES=cpu=8,mem=8000M,billing=8,gres/gpu=4,gres/gpu:a100=2" in node
-    assert "AllocTRES=cpu=3,gres/gpu=3,gres/gpu:a100=2" in node
+    assert "AllocTRES=cpu=4,gres/gpu=3,gres/gpu:a100=2" in node
     assert "CfgTRES=cpu=8,mem=8000M,billing=8" in lines(
         cluster.command("scontrol show node c1").stdout
     )
     squeue = cluster.command(f"squeue -h -j {typed} -O tres-alloc:80").stdout
-    assert squeue.strip() == "cpu=1,node=1,billing=1,gres/gpu=2,gres/gpu:a100=2"
+    assert squeue.strip() == "cpu=2,mem=200M,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2"
     cluster.command(f"scancel {typed}")
     cluster.settle()
     sacct = cluster.command(f"sacct -X -n -j {typed} -o AllocTRES%60").stdout
-    assert sacct.strip() == "billing=1,cpu=1,gres/gpu=2,gres/gpu:a100=2,node=1"
+    assert sacct.strip() == "billing=2,cpu=2,gres/gpu=2,gres/gpu:a100=2,node=1"
 
 
 def test_untracked_gres_are_not_in_tres(make_cluster: Callable[..., TestCluster]) -> None:
@@ -113,3 +115,28 @@ def test_a_finished_job_shows_the_cores_it_was_given(
     shown = cluster.command("squeue -h -t all -O JobID:4,tres-alloc:30").stdout
     assert shown == "1   cpu=1,node=1,billing=1        \n"
     assert "TRES=cpu=1,node=1,billing=1" in cluster.command("scontrol show job 1").stdout
+
+
+def test_scontrol_details_show_the_gres_in_use(make_cluster: Callable[..., TestCluster]) -> None:
+    cluster = make_cluster(CONF)
+    sbatch(cluster, "-n1 --gres=gpu:v100:2")
+    sbatch(cluster, "-n1 --gres=gpu:1")
+    cluster.settle()
+    plain = cluster.command("scontrol show node g1").stdout
+    detailed = cluster.command("scontrol -d show node g1").stdout
+    gres = "   Gres=gpu:a100:2,gpu:v100:2\n"
+    used = "   GresDrain=N/A\n   GresUsed=gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3)\n"
+    assert gres in plain and "GresUsed" not in plain and "GresDrain" not in plain
+    assert detailed == plain.replace(gres, gres + used)
+    assert (
+        "   Gres=(null)\n   GresDrain=N/A\n   GresUsed=gpu:0\n"
+        in cluster.command("scontrol --details show node c1").stdout
+    )
+    oneliner = cluster.command("scontrol -o -d show node g1").stdout
+    assert " GresDrain=N/A GresUsed=gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3) " in oneliner
+    assert cluster.command("scontrol -d -o show node g1").stdout == oneliner
+
+
+def test_tres_memory_is_in_the_largest_exact_unit() -> None:
+    shown = [tres_memory(mib) for mib in (0, 1000, 1024, 1536, 2048, 3 * 1024 * 1024)]
+    assert shown == ["0M", "1000M", "1G", "1536M", "2G", "3T"]

@@ -79,12 +79,23 @@ def test_options_become_a_typed_request(cluster: TestCluster) -> None:
         (
             "--gpus=1 --cpus-per-gpu=2 -c2",
             1,
-            "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n",
+            "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n"
+            "sbatch: error: Invalid generic resource (gres) specification\n",
         ),
         (
             "--gpus=1 --mem-per-gpu=lots",
             255,
             "sbatch: error: Invalid --mem-per-gpu specification\n",
+        ),
+        (
+            "--gpus=1 --mem-per-gpu=1G --mem=2G",
+            1,
+            "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
+        ),
+        (
+            "--gpus=1 --mem-per-gpu=1G --mem-per-cpu=100",
+            1,
+            "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
         ),
         ("--gpus=1 --gres-flags=tight", 255, "sbatch: error: Invalid gres-flags specification\n"),
     ],
@@ -109,7 +120,8 @@ NOT_AVAILABLE = (
         "--gres=gpu:h100:1",  # no such type
         "-N3 --gres=gpu:a100:1",  # two a100 nodes only
         "--gpus=9",  # eight GPUs in all
-        "--gpus=5",  # one node (no -N): no node has five
+        "-N1 --gpus=5",  # one node: no node has five
+        "-n1 --gpus=5",  # one task: one node
         "-n5 --gpus-per-task=a100:1",  # four a100 in all
         "-p cpu --gres=gpu:1",  # a partition without GPUs
         "-N2 --ntasks-per-node=3 --gpus-per-task=a100:1",  # a node holds two tasks' worth
@@ -130,6 +142,7 @@ def test_what_no_node_could_hold_is_refused_at_submission(
         "-N2 -n4 --gpus-per-task=a100:1",
         "-n4 --gpus-per-task=a100:1",  # two nodes added, as Slurm does (data/gres/gpu-per-task)
         "-N3 --gpus=6",
+        "--gpus=5",  # more nodes than -N's one, as many as it takes
     ],
 )
 def test_what_some_nodes_could_hold_is_accepted(cluster: TestCluster, options: str) -> None:

@@ -1,16 +1,20 @@
 """Trace jobs with GPUs: the mapping's ``[gpus]`` table, and the GPU figures of the summary
 (GPU utilization, lost GPU-hours) checked against a plain re-computation from the replay's
-state changes; a cluster without GPUs gets none of them."""
+state changes, and shown in the HTML report and the compare page; a cluster without GPUs gets
+none of them."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from plurm import conf
+from plurm.cli.main import main
 from plurm.errors import TraceError
 from plurm.sim.compare import RunResult, render_csv, render_table
 from plurm.sim.metrics import CSV_FIELDS, GPU_CSV_FIELDS, summarize, write_jobs_csv
@@ -161,3 +165,73 @@ def test_the_comparison_shows_gpu_rows_only_when_a_run_had_gpus(tmp_path: Path) 
     assert "| GPU utilization | n/a | 50.0% |" in render_table(
         [RunResult("a", plain), RunResult("b", with_gpus)]
     )
+
+
+GPU_MAP = """[partitions]
+"1" = "batch"
+"2" = "urgent"
+
+[gpus]
+per_processor = 1
+match = { queue = [1] }
+"""
+
+GPU_COMPARISON = """title = "gpus"
+trace = "t.swf"
+conf = "slurm.conf"
+map = "map.toml"
+
+[[run]]
+name = "requeue"
+
+[[run]]
+name = "cancel"
+set = { PreemptMode = "CANCEL" }
+"""
+
+
+def _cells(text: str) -> dict[str, list[str]]:
+    """Each table row of a page by its first cell: the other cells' texts."""
+    rows: dict[str, list[str]] = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", text, re.S):
+        cells = [
+            re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)
+        ]
+        if cells:
+            rows.setdefault(cells[0], cells[1:])
+    return rows
+
+
+def test_the_html_reports_show_gpu_figures_only_with_gpus(tmp_path: Path) -> None:
+    (tmp_path / "t.swf").write_text(TRACE)
+    (tmp_path / "map.toml").write_text(GPU_MAP)
+    (tmp_path / "slurm.conf").write_text(CONF)
+    argv = ["simulate", "--conf", str(tmp_path / "slurm.conf"), "--trace", str(tmp_path / "t.swf")]
+    assert main([*argv, "--map", str(tmp_path / "map.toml"), "--out", str(tmp_path / "g")]) == 0
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    rows = _cells((tmp_path / "g" / "report.html").read_text())
+    assert rows["GPU jobs"] == ["3"]
+    assert rows["GPU utilization"] == [f"{100 * summary['gpu_utilization']:.1f} %"]
+    assert rows["lost GPU work"] == [f"{summary['lost_gpu_hours']:,.2f} GPU-h"]
+    assert summary["lost_gpu_hours"] > 0
+    (tmp_path / "compare.toml").write_text(GPU_COMPARISON)
+    compare = ["compare", str(tmp_path / "compare.toml"), "--out", str(tmp_path / "c"), "--quiet"]
+    assert main(compare) == 0
+    page = _cells((tmp_path / "c" / "compare.html").read_text())
+    figures = {
+        name: json.loads((tmp_path / "c" / name / "summary.json").read_text())
+        for name in ("requeue", "cancel")
+    }
+    shown = [f"{100 * figures[n]['gpu_utilization']:.1f} %" for n in ("requeue", "cancel")]
+    assert [cell.strip() for cell in page["GPU utilization"][:2]] == shown
+    lost = [f"{figures[n]['lost_gpu_hours']:,.2f}" for n in ("requeue", "cancel")]
+    assert page["lost GPU-hours"] == lost
+    # without GPUs: no GPU row on either page
+    plain = CONF.replace(" Gres=gpu:2", "").replace("GresTypes=gpu\n", "")
+    (tmp_path / "slurm.conf").write_text(plain)
+    (tmp_path / "map.toml").write_text(GPU_MAP.split("[gpus]")[0])
+    assert main([*argv, "--map", str(tmp_path / "map.toml"), "--out", str(tmp_path / "p")]) == 0
+    assert "GPU" not in (tmp_path / "p" / "report.html").read_text()
+    compare[3] = str(tmp_path / "pc")
+    assert main(compare) == 0
+    assert "GPU" not in (tmp_path / "pc" / "compare.html").read_text()

@@ -1,7 +1,8 @@
 """Live mode: a job's CUDA_VISIBLE_DEVICES (and ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
 SLURM_JOB_GPUS) name the GPUs select gave it, and two jobs never share a GPU: on one node with
 two GPUs, two one-GPU jobs run at once on different GPUs, and a third waits for one of them
-and gets the GPU it frees."""
+and gets the GPU it frees; its --cpus-per-gpu and --mem-per-gpu are in SLURM_CPUS_PER_GPU
+and SLURM_MEM_PER_GPU."""
 
 from __future__ import annotations
 
@@ -52,7 +53,14 @@ def test_jobs_see_their_own_gpus_and_never_share_one(cluster: LiveCluster) -> No
         "-n1", "--gres=gpu:1", "-D", str(root), "--wrap", SCRIPT.format(seconds=6)
     )
     third = cluster.sbatch(
-        "-n1", "--gres=gpu:1", "-D", str(root), "--wrap", SCRIPT.format(seconds=0)
+        "-n1",
+        "--gres=gpu:1",
+        "--cpus-per-gpu=2",
+        "--mem-per-gpu=100",
+        "-D",
+        str(root),
+        "--wrap",
+        SCRIPT.format(seconds=0) + "; echo $SLURM_CPUS_PER_GPU $SLURM_MEM_PER_GPU",
     )
     cluster.wait_for(
         lambda: len(output(root, long)) == 4 and len(output(root, short)) == 4, 30, "two jobs' GPUs"
@@ -62,6 +70,7 @@ def test_jobs_see_their_own_gpus_and_never_share_one(cluster: LiveCluster) -> No
     assert len(set(first)) == 1 and len(set(second)) == 1
     assert {first[0], second[0]} == {"0", "1"}
     assert cluster.state(third) == "PENDING"  # both GPUs are held; CPUs are free
-    cluster.wait_for(lambda: len(output(root, third)) == 4, 30, "the third job's GPU")
-    assert output(root, third) == [second[0]] * 4  # the one the short job freed
+    cluster.wait_for(lambda: len(output(root, third)) == 6, 30, "the third job's GPU")
+    # the one the short job freed
+    assert output(root, third) == [second[0]] * 4 + ["2", "100"]
     cluster.run("scancel", str(long))

@@ -247,3 +247,10 @@ def test_a_job_given_gpus_sees_their_indexes() -> None:
         assert env[name] == "1,3"
     assert env["SLURM_JOB_GPUS"] == "1,3"
     assert "CUDA_VISIBLE_DEVICES" not in job_environment(info())
+
+
+def test_cpus_and_memory_per_gpu_only_when_given() -> None:
+    env = job_environment(info(gpus=(0,), cpus_per_gpu=4, mem_per_gpu=2048))
+    assert (env["SLURM_CPUS_PER_GPU"], env["SLURM_MEM_PER_GPU"]) == ("4", "2048")
+    plain = job_environment(info(gpus=(0,)))
+    assert "SLURM_CPUS_PER_GPU" not in plain and "SLURM_MEM_PER_GPU" not in plain

@@ -8,12 +8,14 @@ NodeList,Gres,GresUsed,CPUsState`` it showed, byte for byte."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from plurm.live.jobenv import JobEnvInfo, job_environment
 from plurm.testing import TestCluster
 from tests.support.recordings import replay_recording
 
@@ -111,3 +113,101 @@ def test_a_cpu_only_job_goes_where_slurm_put_it(make_cluster: Make) -> None:
 )
 def test_file_less_gpus_drain_the_nodes(make_cluster: Make) -> None:
     replay(make_cluster, "gpu-fileless")
+
+
+#: The lines of ``scontrol show node`` gpu-per-gpu compares (the rest is the host's).
+_NODE_KEYS = ("Gres=", "GresDrain=", "GresUsed=", "CfgTRES=", "AllocTRES=")
+_NODE_FIELDS = re.compile(r"\b(?:CPUAlloc|AllocMem)=\d+")
+
+
+def _node_facts(text: str) -> list[str]:
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line.startswith(_NODE_KEYS)] + _NODE_FIELDS.findall(text)
+
+
+def _without_jobs(text: str, jobs: frozenset[int]) -> str:
+    """squeue -O lines, or scontrol show job's (grepped) records, less those of ``jobs``."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        head = line.split()[0] if line.strip() else ""
+        if head.startswith("JobId="):
+            skipping = int(head.removeprefix("JobId=")) in jobs
+        elif head.isdigit():
+            skipping = int(head) in jobs
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)
+
+
+def test_gpus_spread_and_per_gpu_cpus_and_memory(make_cluster: Make) -> None:
+    """gpu-per-gpu, less the refused jobs Slurm kept (next test)."""
+    replay_per_gpu(make_cluster, refused=frozenset({3, 4}))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a job refused at submission for GPUs no node could hold (Requested node "
+    "configuration is not available): Slurm 22.05 keeps it as a FAILED job with its TRES "
+    "(squeue -t all, scontrol show job), Plurm keeps none",
+)
+def test_jobs_refused_for_gpus_are_kept_as_failed(make_cluster: Make) -> None:
+    replay_per_gpu(make_cluster, refused=frozenset())
+
+
+def replay_per_gpu(make_cluster: Make, refused: frozenset[int]) -> None:
+    """gpu-per-gpu (CR_Core_Memory): --gpus=4 without -N on both two-GPU nodes with a CPU
+    and 100 MiB a GPU there; a one-GPU job with two CPUs and 1G a GPU waits for it and then
+    runs; the refusals (-N1 or -n1 for three GPUs; --mem-per-gpu beside --mem or
+    --mem-per-cpu; --cpus-per-gpu beside -c) with their messages and exit status; squeue's
+    and sinfo's lines byte for byte; scontrol show job's NumNodes/TRES/...PerTres lines; and
+    scontrol (-d) show node's GRES, TRES, CPUAlloc and AllocMem. The batch environment's
+    SLURM_CPUS_PER_GPU/SLURM_MEM_PER_GPU (the last show) is what job_environment gives."""
+    name = "gpu-per-gpu"
+    scenario = tomllib.loads((DATA / f"{name}.toml").read_text())
+    recorded = json.loads((DATA / f"{name}.json").read_text())
+    cluster = make_cluster(scenario["conf"], files={"gres.conf": scenario["gres"]})
+
+    def run_show(command: str) -> str:
+        """Plurm's output of one of the scenario's shows (some are shell lines)."""
+        if command.startswith("sbatch"):  # "sbatch ...; echo exit=$?"
+            result = cluster.command(command.split(";")[0])
+            return f"exit={result.status}\n{result.stdout}{result.stderr}"
+        if command.startswith("scontrol show job |"):
+            pattern = re.compile(r"JobId=|NumNodes=|TRES=|MinMemory|PerTres|TresPer")
+            text = cluster.command("scontrol show job").stdout
+            return "".join(line for line in text.splitlines(True) if pattern.search(line))
+        if command.startswith("cat"):  # the batch script's env lines: Plurm's node daemon's
+            request = cluster.job(2).request.gres_request
+            assert request is not None
+            env = job_environment(
+                JobEnvInfo(
+                    job_id=2,
+                    job_name="wrap",
+                    user="root",
+                    uid=0,
+                    gid=0,
+                    partition="p",
+                    nodes=("g1",),
+                    node_name="g1",
+                    cpus_on_node=2,
+                    submit_dir="/",
+                    submit_host="h",
+                    cluster_name="c",
+                    gpus=(0,),
+                    cpus_per_gpu=request.cpus_per_gpu,
+                    mem_per_gpu=request.mem_per_gpu,
+                )
+            )
+            names = re.compile(r"SLURM_(CPUS|MEM)_PER_(GPU|NODE|CPU)")
+            return "".join(sorted(f"{k}={v}\n" for k, v in env.items() if names.fullmatch(k)))
+        return cluster.command(command).stdout
+
+    def compare(command: str, got: str, wanted: str, where: str) -> None:
+        if command.startswith("scontrol") and "node" in command:
+            got, wanted = "\n".join(_node_facts(got)), "\n".join(_node_facts(wanted))
+        elif refused and command.startswith(("squeue", "scontrol")):
+            wanted = _without_jobs(wanted, refused)
+        assert got == wanted, (where, command)
+
+    replay_recording(cluster, name, scenario, recorded, compare, run_show=run_show)

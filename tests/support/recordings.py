@@ -38,10 +38,13 @@ def replay_recording(
     *,
     until: float | None = None,
     nodes_differ: frozenset[int] = frozenset(),
+    run_show: Callable[[str], str] | None = None,
 ) -> None:
     """Run ``scenario``'s steps on ``cluster`` and compare each with ``recorded`` (before
     ``until`` seconds, if given); the nodes of the jobs in ``nodes_differ`` (ordinals) are
-    left out of the snapshots, and every recorded show must be replayed."""
+    left out of the snapshots, and every recorded show must be replayed. ``run_show`` gives
+    Plurm's output of a show (default: the command's standard output), for shows that are
+    shell lines."""
     shows = iter(recorded["shows"])
 
     def masked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -64,5 +67,6 @@ def replay_recording(
         if "show" in step:
             show = next(shows)
             assert show["cmd"] == step["show"]
-            compare_show(step["show"], cluster.command(step["show"]).stdout, show["out"], where)
+            got = run_show(step["show"]) if run_show else cluster.command(step["show"]).stdout
+            compare_show(step["show"], got, show["out"], where)
     assert next(shows, None) is None, f"{name}: a recorded show was not replayed"

@@ -23,7 +23,15 @@ from plurm.conf.model import SlurmConfig
 from plurm.model.gres import GresAsk, GresHeld
 from plurm.model.job import Job
 
-__all__ = ["gres_used", "job_gres_tres", "node_gres_tres", "tracked", "tres_per_lines"]
+__all__ = [
+    "gpus_asked",
+    "gres_used",
+    "job_gres_tres",
+    "node_gres_tres",
+    "per_gpu_memory",
+    "tracked",
+    "tres_per_lines",
+]
 
 
 def tracked(config: SlurmConfig) -> tuple[str, ...]:
@@ -58,6 +66,33 @@ def job_gres_tres(job: Job, config: SlurmConfig, allocated: bool) -> str:
     )
     nodes = max(1, job.request.min_nodes)
     return _tres(((a.name, a.type, a.count * nodes) for a in share), config)
+
+
+def gpus_asked(job: Job) -> int:
+    """The GPUs a job asks for in all (each node's share times its -N)."""
+    request = job.request.gres_request
+    if request is None:
+        return 0
+    share = request.node_share(
+        job.request.min_nodes, job.request.tasks, job.request.ntasks_per_node
+    )
+    return sum(ask.count for ask in share if ask.name == "gpu") * max(1, job.request.min_nodes)
+
+
+def per_gpu_memory(job: Job, allocated: bool) -> int:
+    """MiB a ``--mem-per-gpu`` job holds (or, pending, asks for): that times its GPUs; 0
+    without ``--mem-per-gpu`` (or with ``--mem``/``--mem-per-cpu``, which sbatch refuses
+    beside it)."""
+    request = job.request.gres_request
+    if request is None or request.mem_per_gpu is None:
+        return 0
+    if job.request.mem_per_node is not None or job.request.mem_per_cpu is not None:
+        return 0
+    if allocated:
+        gpus = sum(len(u.indexes) for u in job.gres_alloc if u.name == "gpu")
+    else:
+        gpus = gpus_asked(job)
+    return request.mem_per_gpu * gpus
 
 
 def node_gres_tres(node: str, config: SlurmConfig, jobs: Iterable[Job] | None) -> str:

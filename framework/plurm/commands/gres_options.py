@@ -10,7 +10,8 @@ GPUs, ``--gpus-per-node=[TYPE:]N`` each node and ``--gpus-per-task=[TYPE:]N`` ea
 The refusals are Slurm 22.05's: a malformed specification, or a name that GresTypes does
 not list or no node has, is "Invalid generic resource (gres) specification" (slurmctld's
 answer, exit 1); a bad number is sbatch's own usage error (exit 255);
-``--cpus-per-gpu`` with ``--cpus-per-task`` is refused as sbatch refuses it.
+``--cpus-per-gpu`` with ``--cpus-per-task``, and ``--mem-per-gpu`` with ``--mem`` or
+``--mem-per-cpu``, are refused as sbatch refuses them.
 """
 
 from __future__ import annotations
@@ -125,11 +126,17 @@ def gres_request(
     if "cpus_per_gpu" in values:
         cpus_per_gpu = _positive("cpus-per-gpu", str(values["cpus_per_gpu"]))
         if "cpus_per_task" in values:
-            raise CommandError(
-                "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task", 1
+            raise CommandError(  # (and the request is then refused as a bad GRES one)
+                "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n"
+                + _INVALID,
+                1,
             )
     mem_per_gpu = None
     if "mem_per_gpu" in values:
+        if "mem" in values or "mem_per_cpu" in values:
+            raise CommandError(
+                "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.", 1
+            )
         match = _MEMORY.fullmatch(str(values["mem_per_gpu"]))
         if match is None:
             raise CommandError("sbatch: error: Invalid --mem-per-gpu specification", 255)

@@ -10,8 +10,15 @@ from pathlib import Path
 from plurm import hostlist
 from plurm.commands.base import SIMULATED, VERSION_LINE, CommandError, CommandResult, Invocation
 from plurm.commands.client import ClusterClient, ClusterView, cpus_in_use, node_alloc_mem
-from plurm.commands.gres_display import job_gres_tres, node_gres_tres, tres_per_lines
+from plurm.commands.gres_display import (
+    gres_used,
+    job_gres_tres,
+    node_gres_tres,
+    per_gpu_memory,
+    tres_per_lines,
+)
 from plurm.commands.timefmt import clock_time, limit_long
+from plurm.commands.tres_units import tres_memory
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
 from plurm.errors import HostlistError, RequestError
@@ -179,7 +186,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         [
             f"NumNodes={num_nodes}",
             f"NumCPUs={cpus}",
-            f"NumTasks={'N/A' if never_ran else request.tasks}",
+            f"NumTasks={'N/A' if never_ran else _tasks(job, allocated)}",
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
@@ -225,6 +232,15 @@ def _allocated_cpus(job: Job, view: ClusterView, nodes: Sequence[str]) -> int:
     if units:
         return sum(cluster.node(name).threads_per_core for name, _ in units if name in nodes)
     return sum(cluster.node(name).cpus for name in nodes)
+
+
+def _tasks(job: Job, allocated: bool) -> int:
+    """NumTasks: -n, else one a node (the nodes it was given: a job may get more than its
+    -N asks for, as --gpus's spread over nodes does, recorded in tests/data/gres)."""
+    request = job.request
+    if request.ntasks is None and allocated:
+        return max(request.tasks, len(job.nodes))
+    return request.tasks
 
 
 def _whole_nodes(job: Job, view: ClusterView) -> bool:
@@ -273,16 +289,20 @@ def _cpu_tres(job: Job, allocated: bool, view: ClusterView) -> str:
     requeued after it finished still shows what it held."""
     if allocated:
         cpus = _allocated_cpus(job, view, job.nodes)
-        return f"TRES=cpu={cpus},node={len(job.nodes)},billing={cpus}"
+        per_gpu = per_gpu_memory(job, True)  # (--mem-per-gpu: its GPUs' memory)
+        mem = f",mem={tres_memory(per_gpu)}" if per_gpu else ""
+        return f"TRES=cpu={cpus}{mem},node={len(job.nodes)},billing={cpus}"
     held = job.requeued_allocation
     if held:  # as it showed while finished: its nodes' CPUs
         cpus = sum(view.cluster.node(name).cpus for name in held)
         return f"TRES=cpu={cpus},node={len(held)},billing={cpus}"
-    cpus = job.request.cpus
+    cpus = job.request.cpus  # (--cpus-per-gpu counts only once placed, as recorded)
     nodes = job.request.min_nodes
     part = view.cluster.partition(job.partition)
-    memory = view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
-    return f"TRES=cpu={cpus},mem={memory}M,node={nodes},billing={cpus}"
+    memory = per_gpu_memory(job, False) or (
+        view.cluster.node(part.nodes[0]).real_memory * nodes if part.nodes else 0
+    )
+    return f"TRES=cpu={cpus},mem={tres_memory(memory)},node={nodes},billing={cpus}"
 
 
 def tres_text(job: Job, view: ClusterView) -> str:
@@ -310,20 +330,22 @@ def _alloc_tres(name: str, used: int, view: ClusterView) -> str:
         return ""
     if _whole_nodes(holders[0], view):
         memory = view.cluster.node(name).real_memory
-        return f"cpu={used},mem={memory}M,billing={used}"
-    return f"cpu={used}"
+        return f"cpu={used},mem={tres_memory(memory)},billing={used}"
+    memory = node_alloc_mem(view, name)  # (0 unless select counts memory, CR_*_Memory)
+    return f"cpu={used},mem={tres_memory(memory)}" if memory else f"cpu={used}"
 
 
-def show_node(name: str, view: ClusterView) -> str:
+def show_node(name: str, view: ClusterView, details: bool = False) -> str:
     """``scontrol show node``: Slurm 22.05's lines; hardware facts a simulation does not
-    have (load, free memory, OS) are shown as fixed values."""
+    have (load, free memory, OS) are shown as fixed values. With ``-d`` (``details``) the
+    GRES drained and in use follow ``Gres=``."""
     cluster = view.cluster
     spec = cluster.node(name)
     index = spec.names.index(name)
     alloc = cpus_in_use(view).get(name, 0)
     partitions = [p.name for p in cluster.partitions.values() if name in p.nodes]
     condition = cluster.node_down.get(name)
-    cfg = f"cpu={spec.cpus},mem={spec.real_memory}M,billing={spec.cpus}"
+    cfg = f"cpu={spec.cpus},mem={tres_memory(spec.real_memory)},billing={spec.cpus}"
     alloc_tres = _alloc_tres(name, alloc, view)
     if name in view.config.gres.counts:
         cfg += node_gres_tres(name, view.config, None)
@@ -336,6 +358,7 @@ def show_node(name: str, view: ClusterView) -> str:
         [f"AvailableFeatures={','.join(spec.features) or '(null)'}"],
         [f"ActiveFeatures={','.join(spec.features) or '(null)'}"],
         [f"Gres={','.join(spec.gres) or '(null)'}"],
+        *(_gres_detail(name, view) if details else []),
         [
             f"NodeAddr={spec.addresses[index]}",
             f"NodeHostName={spec.hostnames[index]}",
@@ -370,6 +393,13 @@ def show_node(name: str, view: ClusterView) -> str:
     if condition is not None and condition.reason:
         groups.append([f"Reason={condition.reason} [root@{clock_time(condition.since)}]"])
     return _lines(groups) + "\n"
+
+
+def _gres_detail(name: str, view: ClusterView) -> list[list[str]]:
+    """``scontrol -d show node``'s GRES lines: none drained (Plurm drains no GRES), and
+    those in use as sinfo's GRES_USED shows them."""
+    holders = (job for job in view.cluster.allocated() if name in job.held_nodes)
+    return [["GresDrain=N/A"], [f"GresUsed={gres_used(name, view.config, holders)}"]]
 
 
 def show_partition(part: PartitionSpec, view: ClusterView) -> str:
@@ -418,12 +448,12 @@ def show_partition(part: PartitionSpec, view: ClusterView) -> str:
             f"DefMemPerNode={part.def_mem_per_node or 'UNLIMITED'}",
             f"MaxMemPerNode={part.max_mem_per_node or 'UNLIMITED'}",
         ],
-        [f"TRES=cpu={cpus},mem={memory}M,node={len(part.nodes)},billing={cpus}"],
+        [f"TRES=cpu={cpus},mem={tres_memory(memory)},node={len(part.nodes)},billing={cpus}"],
     ]
     return _lines(groups) + "\n"
 
 
-def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
+def _show(args: Sequence[str], view: ClusterView, details: bool = False) -> CommandResult:
     if not args:
         raise CommandError("scontrol: error: Invalid command: show")
     what = args[0].lower()
@@ -451,7 +481,7 @@ def _show(args: Sequence[str], view: ClusterView) -> CommandResult:
         for node in names:
             if node not in cluster.node_index:
                 return CommandResult(1, f"Node {node} not found\n")
-            out.append(show_node(node, view))
+            out.append(show_node(node, view, details))
         return CommandResult(0, "".join(out))
     if what == "partition":
         if name is not None:
@@ -631,8 +661,10 @@ def _one_line_each(text: str) -> str:
 def run(
     argv: Sequence[str], client: ClusterClient, cwd: Path, invocation: Invocation = SIMULATED
 ) -> CommandResult:
-    oneliner = bool(argv) and argv[0] in ("-o", "--oneliner")
-    if oneliner:
+    oneliner = details = False
+    while argv and argv[0] in ("-o", "--oneliner", "-d", "--details"):
+        oneliner = oneliner or argv[0] in ("-o", "--oneliner")
+        details = details or argv[0] in ("-d", "--details")
         argv = argv[1:]
     if not argv:
         raise CommandError("scontrol: error: no command given")
@@ -644,7 +676,7 @@ def run(
 
         return CommandResult(0, show_config(client.view()))
     if verb == "show":
-        shown = _show(argv[1:], client.view())
+        shown = _show(argv[1:], client.view(), details)
         if oneliner:
             return CommandResult(shown.status, _one_line_each(shown.stdout), shown.stderr)
         return shown

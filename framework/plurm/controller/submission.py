@@ -290,6 +290,8 @@ class SubmissionMixin(ControllerBase):
             request.tasks,
             request.ntasks_per_node,
             [counts.get(name, ()) for name in nodes],
+            max_nodes=request.max_nodes,
+            ntasks=request.ntasks,
         )
 
     def _beyond_time_limit(self, request: JobRequest, partition: str) -> bool:

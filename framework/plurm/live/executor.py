@@ -227,14 +227,21 @@ class LiveExecutor:
         }
 
 
-def _gpu_facts(job: Job, node: str) -> dict[str, list[int]]:
-    """The GPU indexes the job holds on ``node`` (``gpus``), only for a job given some."""
+def _gpu_facts(job: Job, node: str) -> dict[str, list[int] | int]:
+    """The GPU indexes the job holds on ``node`` (``gpus``), only for a job given some; its
+    ``--cpus-per-gpu`` and ``--mem-per-gpu`` (MiB) when it gave them."""
+    facts: dict[str, list[int] | int] = {}
+    gres = job.request.gres_request
+    if gres is not None and gres.cpus_per_gpu is not None:
+        facts["cpus_per_gpu"] = gres.cpus_per_gpu
+    if gres is not None and gres.mem_per_gpu is not None:
+        facts["mem_per_gpu"] = gres.mem_per_gpu
     if not job.gres_alloc:
-        return {}
+        return facts
     indexes = sorted(
         i for u in job.gres_alloc if u.node == node and u.name == "gpu" for i in u.indexes
     )
-    return {"gpus": indexes} if indexes else {}
+    return {**facts, "gpus": indexes} if indexes else facts
 
 
 def _array_facts(job: Job) -> dict[str, int | None]:

@@ -181,6 +181,9 @@ class JobEnvInfo:
     tres_per_node: str | None = None
     #: The indexes of the GPUs the job holds on this node (None: it holds none).
     gpus: tuple[int, ...] | None = None
+    #: --cpus-per-gpu and --mem-per-gpu (MiB), when given.
+    cpus_per_gpu: int | None = None
+    mem_per_gpu: int | None = None
     base_env: Mapping[str, str] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -307,6 +310,10 @@ def job_environment(info: JobEnvInfo) -> dict[str, str]:
         values["SLURM_MEM_PER_NODE"] = info.mem_per_node
     if info.mem_per_cpu is not None:
         values["SLURM_MEM_PER_CPU"] = info.mem_per_cpu
+    if info.cpus_per_gpu is not None:
+        values["SLURM_CPUS_PER_GPU"] = info.cpus_per_gpu
+    if info.mem_per_gpu is not None:
+        values["SLURM_MEM_PER_GPU"] = info.mem_per_gpu
     if info.gpus is not None:
         # as Slurm's gres/gpu plugin sets them without device confinement: the node's own
         # indexes of the job's GPUs

@@ -373,6 +373,8 @@ class NodeDaemon:
             array_task_max=read.optional_number("array_task_max"),
             array_task_step=read.optional_number("array_task_step"),
             gpus=read.numbers("gpus") if "gpus" in message else None,
+            cpus_per_gpu=read.number("cpus_per_gpu") if "cpus_per_gpu" in message else None,
+            mem_per_gpu=read.number("mem_per_gpu") if "mem_per_gpu" in message else None,
         )
 
         def path(pattern: str | None) -> str | None:

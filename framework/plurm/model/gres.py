@@ -126,10 +126,16 @@ def satisfiable(
     tasks: int,
     tasks_per_node: int | None,
     nodes: Sequence[Sequence[GresCount]],
+    *,
+    max_nodes: int | None = None,
+    ntasks: int | None = None,
 ) -> bool:
-    """Whether ``min_nodes`` of the nodes (each given by its GresCount values) could hold
-    the request, all of them free."""
-    for count in node_counts(request, min_nodes, None, tasks, tasks_per_node):
+    """Whether ``min_nodes`` (up to ``max_nodes``) of the nodes (each given by its
+    GresCount values) could hold the request, all of them free."""
+    counts = node_counts(request, min_nodes, max_nodes, tasks, tasks_per_node, ntasks=ntasks)
+    for count in counts:
+        if count > len(nodes):
+            break
         need = request.node_share(count, tasks, tasks_per_node)
         if sum(1 for counts in nodes if node_fits(need, counts)) >= max(1, count):
             return True
@@ -142,13 +148,29 @@ def node_counts(
     max_nodes: int | None,
     tasks: int,
     tasks_per_node: int | None,
+    *,
+    ntasks: int | None = None,
 ) -> range:
-    """The node counts a job may be placed on, fewest first: its ``-N`` alone, but for
-    ``--gpus-per-task`` without ``--ntasks-per-node`` as many more as it has tasks (up to
-    its most nodes), as Slurm 22.05 spread ``-n4 --gpus-per-task=1`` over two two-GPU nodes
-    (tests/data/gres/gpu-per-task)."""
+    """The node counts a job may be placed on, fewest first: its ``-N`` alone, but
+
+    * for ``--gpus-per-task`` without ``--ntasks-per-node`` as many more as it has tasks,
+      as Slurm 22.05 spread ``-n4 --gpus-per-task=1`` over two two-GPU nodes
+      (tests/data/gres/gpu-per-task);
+    * for ``--gpus`` as many more as it asks GPUs (each node gives one at least), as many
+      as ``-n`` when given (a node runs a task at least), as Slurm 22.05 spread ``--gpus=4``
+      over two two-GPU nodes and refused it with ``-N1`` or ``-n1`` (tests/data/gres/
+      gpu-per-gpu);
+
+    never more than its most nodes (``-N min-max``; ``-N n`` is ``n`` alone)."""
     least = max(1, min_nodes)
-    if not request.per_task or tasks_per_node is not None:
-        return range(least, least + 1)
-    most = max(least, tasks if max_nodes is None else min(tasks, max_nodes))
-    return range(least, most + 1)
+    most = least
+    if request.per_task and tasks_per_node is None:
+        most = max(most, tasks)
+    if request.per_job:
+        wide = sum(ask.count for ask in request.per_job)
+        if ntasks is not None:
+            wide = min(wide, ntasks)
+        most = max(most, wide)
+    if max_nodes is not None:
+        most = min(most, max_nodes)
+    return range(least, max(least, most) + 1)

@@ -25,7 +25,7 @@ from plurm.sim.runseries import RunSeries
 from plurm.sim.series import bin_width, binned_means
 from plurm.workload import CleanedTrace
 
-__all__ = ["HEADLINE", "headline_value", "render_page"]
+__all__ = ["GPU_HEADLINE", "HEADLINE", "headline_value", "render_page"]
 
 STYLE = """
 body { font-family: sans-serif; max-width: 78rem; margin: 1rem auto; padding: 0 1rem;
@@ -61,6 +61,13 @@ HEADLINE: tuple[tuple[str, Callable[[Mapping[str, Any], int], float], str, bool]
 )
 
 
+#: Headline figures of runs on a cluster with GPUs, after the others when a run had GPUs.
+GPU_HEADLINE: tuple[tuple[str, Callable[[Mapping[str, Any], int], float], str, bool], ...] = (
+    ("GPU utilization", lambda s, _: 100 * s.get("gpu_utilization", 0.0), ".1f", False),
+    ("lost GPU-hours", lambda s, _: s.get("lost_gpu_hours", 0.0), ",.2f", True),
+)
+
+
 def headline_value(label: str, summary: Mapping[str, Any], total_cpus: int) -> float:
     """The headline figure ``label`` of one run (utilizations in per cent)."""
     for name, value, _, _ in HEADLINE:
@@ -80,7 +87,8 @@ def _head_row(names: Sequence[str]) -> str:
 def _headline_table(results: Sequence[RunResult]) -> str:
     ran = [r for r in results if r.summary is not None and r.series is not None]
     rows = ["<table>", _head_row([r.name for r in ran])]
-    for label, value, fmt, lower in HEADLINE:
+    gpus = any(r.summary is not None and "gpu_utilization" in r.summary for r in ran)
+    for label, value, fmt, lower in HEADLINE + (GPU_HEADLINE if gpus else ()):
         values = [
             float(value(r.summary, r.series.total_cpus))
             for r in ran

@@ -2,8 +2,10 @@
 preemption settings at the top, the summary as tables and the plots (utilization, useful and
 later thrown away, and queue length as hourly or daily means over the raw series; waits per
 class; preemptions; each preemption's victim run time and lost work; a Gantt chart for small
-runs) embedded as base64 PNGs. Nothing in it points outside the file, and nothing in it
-depends on when or where it was made, so the same replay gives the same bytes.
+runs) embedded as base64 PNGs. On a cluster with GPUs the summary also gives the GPU jobs,
+GPU utilization and the GPU-hours lost to requeue and cancel preemptions. Nothing in it
+points outside the file, and nothing in it depends on when or where it was made, so the
+same replay gives the same bytes.
 """
 
 from __future__ import annotations
@@ -115,6 +117,12 @@ def _overall(summary: Mapping[str, Any], total_cpus: int) -> str:
         ("lost work", f"{_hours(summary['lost_cpu_hours'])} CPU-h"),
         ("suspended", f"{_hours(summary['suspended_cpu_hours'])} CPU-h"),
     ]
+    if "gpu_utilization" in summary:  # (a cluster with GPUs only)
+        rows += [
+            ("GPU jobs", f"{summary['gpu_jobs']:,}"),
+            ("GPU utilization", _percent(summary["gpu_utilization"])),
+            ("lost GPU work", f"{_hours(summary['lost_gpu_hours'])} GPU-h"),
+        ]
     return _table(("figure", "value"), rows)
 
 
@@ -226,7 +234,15 @@ def render_report(
         "<h2>Summary</h2>",
         "<p>Definitions: wait = first start &minus; submit; bounded slowdown = "
         "max(1, (wait + run) / max(run, 10 s)); utilization = CPU-seconds used / "
-        f"({total_cpus} CPUs &times; the window from the first submission to the last end).</p>",
+        f"({total_cpus} CPUs &times; the window from the first submission to the last end)"
+        + (
+            "; GPU utilization = GPU-seconds held by running jobs / (the cluster's GPUs "
+            "&times; the same window); lost GPU work = GPU-hours of the runs requeue and "
+            "cancel preemptions threw away"
+            if "gpu_utilization" in summary
+            else ""
+        )
+        + ".</p>",
         _overall(summary, total_cpus),
         "<h3>Per partition</h3>",
         _groups("partition", summary["by_partition"]),

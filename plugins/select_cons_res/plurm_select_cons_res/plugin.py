@@ -14,13 +14,13 @@ from plurm.conf.values import PreemptBase
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.gres import GresAsk, GresHeld, node_counts
-from plurm.model.job import Job, JobState
+from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
 from plurm_select_cons_res.free_cores import FreeCores, on_free_cores
 from plurm_select_cons_res.gres import GresState, GresTester
 from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
-from plurm_select_cons_res.needs import Needs, Sharing, needs_of, row_count
+from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing, needs_of, row_count
 from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
 from plurm_select_cons_res.steps import Placement, Tester
 from plurm_select_cons_res.usage import Usage, View
@@ -296,8 +296,8 @@ class ConsResSelect:
     ) -> SelectResult:
         """The test of a job that asks for generic resources: only nodes with its share
         of them free, tested through :class:`GresTester` (in the preemption loop too).
-        A job with ``--gpus-per-task`` may take more nodes than its -N, the fewest that
-        hold its tasks' GPUs (:func:`~plurm.model.gres.node_counts`)."""
+        A job with ``--gpus-per-task`` or ``--gpus`` may take more nodes than its -N, the
+        fewest that hold its GPUs (:func:`~plurm.model.gres.node_counts`)."""
         request = job.request
         assert request.gres_request is not None
         counts = node_counts(
@@ -306,12 +306,22 @@ class ConsResSelect:
             request.max_nodes,
             request.tasks,
             request.ntasks_per_node,
+            ntasks=request.ntasks,
         )
+        if len(counts) > 1 and counts[-1] > len(nodes):  # (no more nodes than are offered)
+            counts = range(counts[0], max(counts[0], len(nodes)) + 1)
         if len(counts) == 1:
             return self._gres_test_on(job, job, nodes, mode, candidates, cluster)
         outcome = SelectResult.never()
-        # (copies of the job with -N count, tested; the job itself is never changed)
-        shapes = [attrs.evolve(job, request=attrs.evolve(request, min_nodes=n)) for n in counts]
+        # (copies of the job with -N count, tested; the job itself is never changed); a count
+        # whose nodes' share is the previous count's needs more of the same nodes: left out
+        shapes = []
+        last: tuple[GresAsk, ...] = ()
+        for count in counts:
+            share = self._gres_need(job, count)
+            if share != last:
+                shapes.append(attrs.evolve(job, request=attrs.evolve(request, min_nodes=count)))
+                last = share
         # on free resources at any node count first, then by preempting
         for victims in ((), candidates) if candidates else ((),):
             for wide in shapes:
@@ -339,6 +349,9 @@ class ConsResSelect:
         request = shaped.request
         assert request.gres_request is not None
         need = self._gres_need(shaped)
+        needs = _per_gpu(needs, request, need, max(1, request.min_nodes))
+        if needs is None:
+            return SelectResult.never()
         configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
@@ -406,6 +419,9 @@ class ConsResSelect:
         ):
             return remembered.placement
         needs = self._needs(job, cluster)
+        if needs is not None and job.request.gres_request is not None:
+            nodes = len(job.nodes)
+            needs = _per_gpu(needs, job.request, self._gres_need(job, nodes), nodes)
         if needs is not None:
             placed = self._tester(cluster).test(needs, job.nodes, job.partition, self.usage)
             if placed is not None and placed.nodes == tuple(job.nodes):
@@ -598,6 +614,43 @@ class ConsResSelect:
         if not self.resource.memory:
             return None
         return {n: m for n, m in View.of(self.usage).memory.items() if m}
+
+
+def _per_gpu(
+    needs: Needs, request: JobRequest, share: Sequence[GresAsk], nodes: int
+) -> Needs | None:
+    """``needs`` on ``nodes`` nodes with ``--cpus-per-gpu`` and ``--mem-per-gpu`` applied to
+    the GPUs each node gives (``share``): a node's tasks get at least cpus-per-gpu times its
+    GPUs between them (the CPUs per task raised, rounded up), and when memory is counted
+    each node gives mem-per-gpu times its GPUs (None: beyond MaxMemPerNode)."""
+    gres = request.gres_request
+    if gres is None or (gres.cpus_per_gpu is None and gres.mem_per_gpu is None):
+        return needs
+    gpus = sum(ask.count for ask in share if ask.name == "gpu")
+    if not gpus:
+        return needs
+    changes: dict[str, object] = {}
+    if gres.cpus_per_gpu is not None:
+        on_node = (
+            request.ntasks_per_node
+            if request.ntasks_per_node is not None
+            else -(-needs.tasks // max(1, nodes))
+        )
+        per_task = -(-gres.cpus_per_gpu * gpus // max(1, on_node))
+        if per_task > needs.cpus_per_task:
+            changes["cpus_per_task"] = per_task
+    if (
+        gres.mem_per_gpu is not None
+        and needs.memory_kind is not MemoryKind.NONE
+        and request.mem_per_node is None
+        and request.mem_per_cpu is None
+    ):
+        amount = gres.mem_per_gpu * gpus
+        if needs.max_memory is not None and amount > needs.max_memory:
+            return None
+        changes["memory_kind"] = MemoryKind.PER_NODE
+        changes["memory"] = amount
+    return attrs.evolve(needs, **changes) if changes else needs
 
 
 def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:

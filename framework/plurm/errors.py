@@ -68,11 +68,13 @@ class AuthError(PlurmError):
 class RequestError(PlurmError):
     """A command the controller refuses; ``message`` is Slurm's text for it. (Defined here,
     not in the controller, so that a command can catch it without importing the controller;
-    ``plurm.controller`` re-exports it.)"""
+    ``plurm.controller`` re-exports it.) ``detail``, when given, is the reason slurmctld
+    sends with some refusals, which the client prints on a line of its own first."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, detail: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.detail = detail
 
 
 class NumberError(PlurmError, ValueError):

@@ -53,6 +53,9 @@ def replay_recording(
             for row in rows
         ]
 
+    # a snapshot lists these only, by submission ordinal, as oracle.py's does (a refused
+    # job takes an id too)
+    submitted: dict[int, int] = {}
     for step in scenario["step"]:
         if until is not None and step["at"] >= until:
             return
@@ -61,8 +64,10 @@ def replay_recording(
         if "cmd" in step:
             result = cluster.command(step["cmd"])
             assert "Submitted batch job" in result.stdout, (where, result.stderr)
+            submitted[int(result.stdout.split()[-1])] = len(submitted) + 1
         if "snap" in step:
             got = snap(cluster.command(SNAP_COMMAND).stdout)
+            got = [row | {"job": submitted[row["job"]]} for row in got if row["job"] in submitted]
             assert masked(got) == masked(recorded["snaps"][step["snap"]]), where
         if "show" in step:
             show = next(shows)

@@ -568,6 +568,8 @@ def _refused(error: RequestError, request: JobRequest) -> CommandError:
     lines = f"Batch job submission failed: {error.message}"
     if error.message == "Invalid partition name specified":
         lines = f"invalid partition specified: {request.partitions[0]}\nsbatch: error: {lines}"
+    elif error.detail is not None:
+        lines = f"{error.detail}\nsbatch: error: {lines}"
     return _error(lines, 1)
 
 

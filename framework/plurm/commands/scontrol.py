@@ -107,7 +107,7 @@ def show_job(job: Job, view: ClusterView) -> str:
     cpus = _allocated_cpus(job, view, nodes) if allocated else request.cpus
     if allocated:
         num_nodes = str(len(nodes))
-    elif request.max_nodes:  # a maximum of 0 (-N 0) reads as none
+    elif request.max_nodes and not job.state.finished:  # a maximum of 0 (-N 0): none
         num_nodes = f"{job.wanted_nodes}-{request.max_nodes}"
     else:
         num_nodes = str(job.wanted_nodes)
@@ -186,13 +186,17 @@ def show_job(job: Job, view: ClusterView) -> str:
         [
             f"NumNodes={num_nodes}",
             f"NumCPUs={cpus}",
-            f"NumTasks={'N/A' if never_ran else _tasks(job, allocated)}",
+            f"NumTasks={'N/A' if never_ran and request.ntasks is None else _tasks(job, allocated)}",
             f"CPUs/Task={request.cpus_per_task}",
             "ReqB:S:C:T=0:0:*:*",
         ],
-        ["TRES=(null)" if refused else _tres(job, allocated, view)],
+        ["TRES=(null)" if refused and request.min_nodes < 1 else _tres(job, allocated, view)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
-        ["MinCPUsNode=1", f"MinMemoryNode={f'{memory}M' if memory else 0}", "MinTmpDiskNode=0"],
+        [
+            f"MinCPUsNode={request.cpus_per_task}",
+            f"MinMemoryNode={f'{memory}M' if memory else 0}",
+            "MinTmpDiskNode=0",
+        ],
         ["Features=(null)", "DelayBoot=00:00:00"],
         [
             f"OverSubscribe={_oversubscribe(job, view)}",
@@ -213,8 +217,10 @@ def show_job(job: Job, view: ClusterView) -> str:
 
 
 def _refused_at_submission(job: Job) -> bool:
-    """A job Slurm refused at submission but kept as FAILED (sbatch -N 0): it was never
-    queued, so it never accrued time or had its resources (TRES) worked out."""
+    """A job Slurm refused at submission but kept as FAILED: it was never queued, so it
+    never accrued time. (Refused for its node count, sbatch -N 0, it never had its
+    resources (TRES) worked out either; refused for a node configuration none has, it
+    shows what it asked for: trials/misc.out.)"""
     return (
         job.state is JobState.FAILED
         and job.reason is PendingReason.BAD_CONSTRAINTS

@@ -12,7 +12,14 @@ import attrs
 from plurm.conf.model import PartitionSpec
 from plurm.controller.access import partition_refusal, slurm_user_uid
 from plurm.controller.accounting import Charge, Refused, charge
-from plurm.controller.base import _PENDING, _PRIORITY, ControllerBase, RequestError
+from plurm.controller.base import (
+    _NEVER,
+    _PENDING,
+    _PRIORITY,
+    _TEST_ONLY,
+    ControllerBase,
+    RequestError,
+)
 from plurm.model.gres import satisfiable
 from plurm.model.job import Job, JobRequest, JobState, PendingReason
 from plurm.model.priority import PriorityFactors, PriorityReport
@@ -34,19 +41,20 @@ class SubmissionMixin(ControllerBase):
 
         As in Slurm 22.05 without EnforcePartLimits, a job beyond its partition's limits is
         accepted and waits (PartitionConfig, PartitionTimeLimit); with EnforcePartLimits it
-        is refused. A node count of 0 is refused but, as in Slurm, still takes a job id and
-        leaves a FAILED job behind.
+        is refused. A node count of 0, and a job no node of its partition could ever hold
+        (select's TEST_ONLY answer, or generic resources no node has), are refused but, as
+        in Slurm, still take a job id and leave a FAILED job behind (reason BadConstraints).
         """
         self._tick()
         partition = self._partition_for(request)
         if request.min_nodes < 1:
-            job = self._new_job(request, partition)
-            job.reason = PendingReason.BAD_CONSTRAINTS
-            job.end_time = self.now
-            job.exit_signal = 1  # Slurm shows ExitCode=0:1 for it
-            self._set_state(job, JobState.FAILED)
+            self._fail_at_submission(self._new_job(request, partition))
             raise RequestError("Node count specification invalid")
         charged = self._validate(request, partition)
+        never = self._never_runs(request, partition)
+        if never is not None:
+            self._fail_at_submission(self._new_job(request, partition, charged))
+            raise never
         self._check_array(request)
         dependencies = self._parse_dependency(request.dependency) if request.dependency else ()
         job = self._new_job(request, partition, charged)
@@ -64,6 +72,46 @@ class SubmissionMixin(ControllerBase):
         self._arm_priority_recalc()
         self._request_pass()
         return job
+
+    def _fail_at_submission(self, job: Job) -> None:
+        """A job refused after its record was made: FAILED at once, reason BadConstraints,
+        ExitCode 0:1, as slurmctld keeps it (tests/data/oracle/cli/trials/misc.out)."""
+        job.reason = PendingReason.BAD_CONSTRAINTS
+        job.end_time = self.now
+        job.exit_signal = 1
+        self._set_state(job, JobState.FAILED)
+
+    def _never_runs(self, request: JobRequest, partition: str) -> RequestError | None:
+        """The refusal of a job no node of any partition it names could ever hold, all of
+        them idle (its generic resources, or select's TEST_ONLY answer: -N1 -n3 on 2-CPU
+        nodes, -c3), else None. A job beyond its partition's node or CPU limits is not asked:
+        it waits (PartitionConfig), as in Slurm. When a task's CPUs exceed every node's,
+        slurmctld also says so (trials/misc.out)."""
+        detail = None
+        for name in request.partitions or (partition,):
+            part = self.cluster.partition(name)
+            if request.gres_request is not None and not self._gres_satisfiable(request, part):
+                continue
+            if self._beyond_node_limits(request, name):
+                return None
+            probe = Job(
+                job_id=self._next_id,
+                request=request,
+                submit_time=self.now,
+                partition=name,
+                wanted_nodes=self._wanted_nodes(request, part),
+            )
+            mask = self.cluster.mask_of(part.nodes)
+            if request.exclude:
+                mask &= ~self.cluster.mask_of(request.exclude)
+            test = self.plugins.select_job_test(
+                probe, self.cluster.bitmap(mask), _TEST_ONLY, (), self.cluster
+            )
+            if test.status is not _NEVER:
+                return None
+            if request.cpus_per_task > self._largest_node_cpus(part):
+                detail = "CPU count per node can not be satisfied"
+        return RequestError("Requested node configuration is not available", detail)
 
     def _time_limit_of(self, request: JobRequest, part: PartitionSpec) -> int | None:
         """The job's time limit: its own, else the policy's default for its partition
@@ -86,7 +134,7 @@ class SubmissionMixin(ControllerBase):
             request=request,
             submit_time=self.now,
             partition=partition,
-            eligible_time=self.now,
+            eligible_time=max(self.now, request.begin_time or self.now),
             time_limit=limit,
             requeue=requeue,
             wanted_nodes=self._wanted_nodes(request, part),
@@ -119,15 +167,23 @@ class SubmissionMixin(ControllerBase):
 
     def _wanted_nodes(self, request: JobRequest, part: PartitionSpec) -> int:
         """The node count a job waits for: as Slurm 22.05 estimates it at submission, at
-        least as many of its partition's largest nodes as its CPUs need (-n4 on 2-CPU
-        nodes: 2), and never fewer than its -N."""
+        least as many of its partition's largest nodes as its tasks need, whole tasks a
+        node (-n4 on 2-CPU nodes: 2; -n3 -c2: 3; -c3: 1; --ntasks-per-node caps a node's
+        tasks: -n3 --ntasks-per-node=1, 3), and never fewer than its -N (trials/misc.out)."""
         if request.min_nodes < 1 or not part.nodes:
             return request.min_nodes
+        fit = max(1, self._largest_node_cpus(part) // request.cpus_per_task)
+        if request.ntasks_per_node:
+            fit = min(fit, request.ntasks_per_node)
+        return max(request.min_nodes, -(-request.tasks // fit))
+
+    def _largest_node_cpus(self, part: PartitionSpec) -> int:
+        """The CPUs of the partition's largest node (which has nodes)."""
         known = self._largest_cpus.get(part.name)
         if known is None or known[0] is not part.nodes:  # node sizes never change
             known = (part.nodes, max(self.cluster.node(name).cpus for name in part.nodes))
             self._largest_cpus[part.name] = known
-        return max(request.min_nodes, -(-request.cpus // known[1]))
+        return known[1]
 
     def _new_priority(self, job: Job) -> int:
         """The priority the priority plugin gives ``job`` now (submission, release, resume);
@@ -218,10 +274,6 @@ class SubmissionMixin(ControllerBase):
             name not in self.cluster.node_index for name in request.nodelist
         ):
             raise RequestError("Invalid node name specified")
-        if request.gres_request is not None and not self._gres_satisfiable(request, part):
-            # slurmctld tests the request against the configured nodes whatever
-            # EnforcePartLimits says, and refuses what none could ever hold
-            raise RequestError("Requested node configuration is not available")
         if self.config.enforce_part_limits != "NO":
             if self._beyond_node_limits(request, partition):
                 raise RequestError("More processors requested than permitted")

@@ -185,7 +185,10 @@ def rpc_routes(app: web.Application, signer: Signer, handlers: Mapping[str, Hand
             message = decode(body)
             result = await handler(caller, message)
         except RequestError as error:
-            return _answer({"error": {"kind": "request", "message": error.message}}, 200)
+            refusal = {"kind": "request", "message": error.message}
+            if error.detail is not None:
+                refusal["detail"] = error.detail
+            return _answer({"error": refusal}, 200)
         except RpcError as error:
             logger.info("rpc refused method=%s kind=%s: %s", method, error.kind, error.message)
             return _answer({"error": {"kind": error.kind, "message": error.message}}, error.status)
@@ -216,7 +219,8 @@ def _result(status: int, body: bytes) -> Any:
         message = str(refusal.get("message", "error"))
         kind = str(refusal.get("kind", "bad_request"))
         if kind == "request":
-            raise RequestError(message)
+            detail = refusal.get("detail")
+            raise RequestError(message, None if detail is None else str(detail))
         raise RpcError(message, kind, status)
     if status != 200 or "result" not in answer:
         raise RpcError(f"bad answer (HTTP {status})", "protocol", status)

@@ -153,6 +153,7 @@ class ConsResSelect:
             request.exclusive,
             request.contiguous,
             request.oversubscribe,
+            request.ntasks_per_node,
         )
         known = self._needs_by_shape.get(id(part))
         if known is None or known[0] is not part or known[1] is not cluster.config:
@@ -338,6 +339,10 @@ class ConsResSelect:
             return SelectResult.never()
         request = shaped.request
         assert request.gres_request is not None
+        if request.gres_request.per_task and needs.ntasks_per_node is None:
+            # a node runs no more tasks than the per-task units it is given (its share)
+            share = -(-needs.tasks // max(1, request.min_nodes))
+            needs = attrs.evolve(needs, ntasks_per_node=share)
         need = self._gres_need(shaped)
         configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
         if len(configured) < max(1, request.min_nodes):

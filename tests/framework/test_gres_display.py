@@ -63,10 +63,11 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
     assert not [line for line in shown if line.startswith(("TresPer", "CpusPerTres"))]
     node = lines(cluster.command("scontrol show node g1").stdout)
     assert "CfgTRES=cpu=8,mem=8000M,billing=8,gres/gpu=4,gres/gpu:a100=2" in node
-    assert "AllocTRES=cpu=4,gres/gpu=3,gres/gpu:a100=2" in node
-    assert "CfgTRES=cpu=8,mem=8000M,billing=8" in lines(
-        cluster.command("scontrol show node c1").stdout
-    )
+    # the CPU-only job went on c1, the node without GPUs (tests/data/gres/gpu-cpu-only-*)
+    assert "AllocTRES=cpu=3,gres/gpu=3,gres/gpu:a100=2" in node
+    c1 = lines(cluster.command("scontrol show node c1").stdout)
+    assert "CfgTRES=cpu=8,mem=8000M,billing=8" in c1
+    assert "AllocTRES=cpu=1" in c1
     squeue = cluster.command(f"squeue -h -j {typed} -O tres-alloc:80").stdout
     assert squeue.strip() == "cpu=2,mem=200M,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2"
     cluster.command(f"scancel {typed}")

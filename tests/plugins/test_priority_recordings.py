@@ -218,19 +218,11 @@ def test_the_recorded_scenario_replays_as_slurm_ran_it(make_cluster: Make, name:
     replay(make_cluster, name)
 
 
-def test_fair_tree_decides_as_slurm_did_whatever_the_cpu_split(make_cluster: Make) -> None:
-    """fairtree-uneven-split: the blockers ask -n6 and -n2 on two 4-CPU nodes. The
-    priorities, sshare and every state agree with Slurm's; the -n2 job's nodes do not (the
-    next test)."""
-    replay(make_cluster, "fairtree-uneven-split", nodes_differ=frozenset({2}))
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="select/cons_res deals -n6 over two free 4-CPU nodes round robin (3 and 3, so a "
-    "later -n2 gets n[1-2]); Slurm 22.05 gave 4 of n1 and 2 of n2 (the -n2 then got n2)",
-)
 def test_cons_res_splits_the_cpus_as_slurm_did(make_cluster: Make) -> None:
+    """fairtree-uneven-split: the blockers ask -n6 and -n2 on two 4-CPU nodes. Slurm gave
+    the -n6 job 4 CPUs of n1 and 2 of n2 (each node as full as it can be, in the order
+    taken), so the -n2 job got n2's other 2; the priorities, sshare and every state agree
+    too."""
     replay(make_cluster, "fairtree-uneven-split")
 
 

@@ -894,15 +894,53 @@ def test_on_nodes_of_two_layouts_the_idle_test_still_comes_first() -> None:
     assert result.status is SelectStatus.NEVER
 
 
-@settings(max_examples=500, deadline=None, derandomize=True)
-@given(slots=st.lists(st.integers(1, 9), min_size=1, max_size=12), tasks=st.integers(1, 120))
-def test_dealing_by_rounds_matches_dealing_one_by_one(slots: list[int], tasks: int) -> None:
-    from plurm_select_cons_res.free_cores import _deal
-    from plurm_select_cons_res.placement import deal_tasks
+def _filled(slots: list[int], tasks: int, **request: int | None) -> list[int]:
+    from plurm_select_cons_res.needs import Needs, Sharing
+    from plurm_select_cons_res.placement import fill_tasks_in_order
 
-    names = [f"n{i}" for i in range(len(slots))]
-    one_by_one = deal_tasks(names, dict(zip(names, slots, strict=True)), tasks)
-    assert _deal(slots, tasks) == [one_by_one[name] for name in names]
+    fields: dict[str, object] = {"cpus_per_task": 1, "min_nodes": 1, "ntasks_per_node": None}
+    fields.update(request)
+    needs = Needs(
+        tasks=tasks,
+        max_nodes=None,
+        required=(),
+        contiguous=False,
+        sharing=Sharing.ONE_ROW,
+        **fields,  # type: ignore[arg-type]
+    )
+    return fill_tasks_in_order(slots, [1] * len(slots), needs)
+
+
+def test_cpus_fill_each_node_in_turn_as_slurm_splits_them() -> None:
+    """Slurm 22.05 (cons_res/cons_tres) gives a job's CPUs node by node in the order the
+    nodes were taken, each as full as it can be, keeping one core back for every other
+    node the job must still have (tests/data/priority/fairtree-uneven-split,
+    tests/data/select/cons-res-cpu-split)."""
+    assert _filled([4, 4], 6) == [4, 2]
+    assert _filled([4, 4], 5) == [4, 1]
+    assert _filled([8, 8], 8, min_nodes=2) == [7, 1]
+    assert _filled([4, 4, 4], 3, min_nodes=3) == [1, 1, 1]
+    assert _filled([4, 4], 6, min_nodes=2, ntasks_per_node=3) == [3, 3]
+    assert _filled([2, 2], 3, cpus_per_task=2) == [2, 1]
+    assert _filled([4, 4], 2, min_nodes=2, cpus_per_task=3) == [1, 1]
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(
+    slots=st.lists(st.integers(1, 9), min_size=1, max_size=12),
+    tasks=st.integers(1, 120),
+    per_task=st.integers(1, 3),
+    min_nodes=st.integers(1, 12),
+)
+def test_the_fill_places_every_task_within_the_slots(
+    slots: list[int], tasks: int, per_task: int, min_nodes: int
+) -> None:
+    """On nodes whose slots hold the tasks, every node gets a task, none more than its
+    slots, and all the tasks are placed."""
+    tasks = max(min(tasks, sum(slots)), len(slots))
+    dealt = _filled(slots, tasks, cpus_per_task=per_task, min_nodes=min(min_nodes, len(slots)))
+    assert all(1 <= count <= most for count, most in zip(dealt, slots, strict=True))
+    assert sum(dealt) >= tasks
 
 
 _STEP = st.tuples(

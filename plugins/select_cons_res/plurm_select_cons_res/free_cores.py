@@ -11,7 +11,7 @@ each node's held cores, the CPUs its free cores give, Slurm's node state counter
 bitmaps of the nodes by free CPUs. A test then costs C-speed operations over the table
 (bitmaps, sums of task slots over runs of usable nodes) plus Python work per run and per node
 chosen, where the general code does Python work per node. The rounds, best fit and
-tie-breaks are ``choose_nodes``'s and ``deal_tasks``'s; a property test in
+tie-breaks are ``choose_nodes``'s and ``fill_tasks``'s; a property test in
 ``tests/plugins/test_select_cons_res.py`` compares the two on random clusters.
 
 Jobs of whole nodes make per-node work the cost: a placement on runs of consecutive nodes
@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from plurm.model.runs import best_span, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
+from plurm_select_cons_res.placement import fill_tasks_in_order
 from plurm_select_cons_res.steps import Placement
 from plurm_select_cons_res.usage import Allocation, Runs
 
@@ -348,11 +349,20 @@ class FreeCores:
         taken, spare = chose
         cores: dict[str, frozenset[int]] = {}
         cpus: dict[str, int] = {}
-        if spare:  # fewer tasks than the chosen nodes' slots: deal them
+        if spare:  # fewer tasks than the chosen nodes' slots: fill them in the order taken
             chosen = list(itertools.chain.from_iterable(range(first, end) for first, end in taken))
-            dealt = _deal([slots[index] for index in chosen], needs.tasks)
+            layouts = self.layouts
+            dealt = fill_tasks_in_order(
+                [slots[index] for index in chosen],
+                [layouts[index].cpus_per_core for index in chosen],
+                needs,
+            )
+            order = sorted(range(len(chosen)), key=chosen.__getitem__)
+            chosen = [chosen[position] for position in order]
+            dealt = [dealt[position] for position in order]
             self._per_node(chosen, dealt, needs.cpus_per_task, cores, cpus)
             return Placement(cores, cpus, dict.fromkeys(cores, 0))
+        taken.sort()
         # Every chosen node gets all its task slots: a run of nodes of one layout with no
         # core busy gives every node the same cores, set by slices.
         by_free = self._by_free
@@ -446,7 +456,7 @@ class FreeCores:
     ) -> tuple[list[tuple[int, int]], int] | None:
         """``choose_nodes`` without required nodes or contiguity, on the bitmap of the
         nodes with a slot: runs of consecutive nodes are runs of set bits. The chosen nodes
-        as ranges of table indexes (first, last + 1), in table order, and how many of
+        as ranges of table indexes (first, last + 1), in the order taken, and how many of
         their slots are left over once the job's tasks are dealt. ``widest``: no node has
         more slots (a job of more tasks needs several); ``even``, if not 0: every usable
         node has that many."""
@@ -493,7 +503,6 @@ class FreeCores:
             want_nodes -= take
         if want_nodes > 0 or want_tasks > 0:
             return None
-        taken.sort()
         return taken, -want_tasks
 
 
@@ -505,41 +514,6 @@ def _fewest_that_hold(run: list[int], want: int) -> int | None:
         if value in run:
             return run.index(value)
     return None
-
-
-def _deal(slots: list[int], tasks: int) -> list[int]:
-    """``deal_tasks`` on the chosen nodes' slots (in node order), worked out by rounds:
-    every node gets a task per round while it has slots, so after ``level`` whole rounds a
-    node has min(slots, level); the rest go one each to the first nodes with slots left.
-    A node dealt nothing still gets one task."""
-    if tasks >= sum(slots):
-        return list(slots)
-    ordered = sorted(slots)
-    active = len(ordered)  # nodes with slots beyond ``level``
-    level = 0
-    left = tasks
-    first = 0  # ordered[first:] are the active nodes' slots
-    while True:
-        step = ordered[first] - level
-        if step * active > left:
-            rounds = left // active
-            level += rounds
-            left -= rounds * active
-            break
-        left -= step * active
-        level = ordered[first]
-        while ordered[first] == level:
-            first += 1
-            active -= 1
-    dealt = [min(count, level) for count in slots]
-    for position, count in enumerate(slots):
-        if left == 0:
-            break
-        if count > level:
-            dealt[position] += 1
-            left -= 1
-    # Every chosen node has a slot, so after a whole round every node has a task.
-    return dealt if level else [max(1, count) for count in dealt]
 
 
 def _lowest(free: int, count: int) -> frozenset[int]:

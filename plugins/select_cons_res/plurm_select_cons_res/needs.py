@@ -61,6 +61,8 @@ class Needs:
     memory: int = 0
     #: MaxMemPerNode, when set.
     max_memory: int | None = None
+    #: --ntasks-per-node, when asked: at most that many tasks on each node.
+    ntasks_per_node: int | None = None
 
     @property
     def shared(self) -> bool:
@@ -144,4 +146,5 @@ def needs_of(job: Job, part: PartitionSpec, config: SlurmConfig, memory: bool) -
         memory_kind=kind,
         memory=amount,
         max_memory=max_per_node if memory else None,
+        ntasks_per_node=request.ntasks_per_node or None,
     )

@@ -7,9 +7,13 @@ node is needed, the node of that run with the fewest slots that still holds the 
 alone, so small jobs fill partly used nodes before idle ones. ``--contiguous`` needs one
 block of consecutive nodes.
 
-Tasks are then dealt to the chosen nodes one at a time, round robin, and each node gets the
-cores its tasks need (whole sockets under CR_Socket, every core for ``--exclusive``), the
-lowest-numbered free ones first.
+The job's CPUs are then given out node by node in the order the nodes were taken, as Slurm
+22.05's consumable-resource plugins do: each node gives all the CPUs it can, less those still
+owed to the job's remaining minimum nodes (one core's worth each), and never more than the job
+still needs; a node gets at least one task (``--ntasks-per-node``: at most that many). So
+``-n6`` on two free 4-CPU nodes takes 4 CPUs of the first and 2 of the second, not 3 and 3.
+Each node then gets the cores its tasks need (whole sockets under CR_Socket, every core for
+``--exclusive``), the lowest-numbered free ones first.
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from plurm.model.runs import best_run, consecutive_runs
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs
 
-__all__ = ["allocated_cpus", "choose_nodes", "deal_tasks", "pick_cores", "slots"]
+__all__ = [
+    "allocated_cpus",
+    "choose_nodes",
+    "fill_tasks",
+    "fill_tasks_in_order",
+    "pick_cores",
+    "slots",
+]
 
 
 def _usable_cores(layout: Layout, free: frozenset[int], unit: Unit) -> frozenset[int]:
@@ -97,14 +108,15 @@ def _contiguous(
 def choose_nodes(
     names: Sequence[str], caps: Mapping[str, int], needs: Needs, index: Mapping[str, int]
 ) -> list[str] | None:
-    """The nodes for the job among ``names`` (table order), given each node's task slots."""
+    """The nodes for the job among ``names`` (table order), given each node's task slots, in
+    the order they were taken (which decides how its CPUs are split: ``fill_tasks``)."""
     usable = [name for name in names if caps.get(name, 0) > 0]
     if any(name not in usable for name in needs.required):
         return None
     if needs.contiguous:
         block = _contiguous(usable, caps, needs, index)
         return None if block is None else block
-    chosen = list(needs.required)
+    chosen = sorted(needs.required, key=index.__getitem__)
     most = needs.max_nodes if needs.max_nodes is not None else len(usable)
     most = max(most, needs.min_nodes)
     want_nodes = needs.min_nodes - len(chosen)
@@ -131,25 +143,65 @@ def choose_nodes(
             want_tasks -= caps[name]
     if want_nodes > 0 or want_tasks > 0:
         return None
-    return sorted(chosen, key=index.__getitem__)
+    return chosen
 
 
-def deal_tasks(chosen: Sequence[str], caps: Mapping[str, int], tasks: int) -> dict[str, int]:
-    """Tasks per chosen node: one each first, then round robin while slots last."""
-    count = dict.fromkeys(chosen, 0)
-    left = tasks
-    while left > 0:
-        dealt = False
-        for name in chosen:
-            if left > 0 and count[name] < caps[name]:
-                count[name] += 1
-                left -= 1
-                dealt = True
-        if not dealt:
+def fill_tasks_in_order(slots: Sequence[int], reserve: Sequence[int], needs: Needs) -> list[int]:
+    """Tasks per chosen node, the nodes given in the order they were taken with their task
+    slots and the CPUs each would keep back for every node still owed (one core's worth).
+
+    Slurm's rule: with ``left`` the CPUs the job still needs and ``owed`` its minimum nodes
+    not yet taken, a node gives its CPUs, but no more than ``left`` less ``reserve`` for each
+    of the other owed nodes, and no fewer than one task's. A node never gets more than
+    ``needs.ntasks_per_node`` tasks, nor fewer than one."""
+    per_task = needs.cpus_per_task
+    most = needs.ntasks_per_node
+    left = needs.tasks * per_task
+    owed = needs.min_nodes
+    dealt = []
+    for count, kept in zip(slots, reserve, strict=True):
+        if most is not None:
+            count = min(count, most)
+        cpus = count * per_task
+        cap = left - max(owed - 1, 0) * kept
+        if cpus > cap:
+            cpus = max(cap, per_task)
+        tasks = max(1, cpus // per_task)
+        if most is not None:
+            tasks = min(tasks, most)
+        dealt.append(tasks)
+        left -= cpus
+        owed -= 1
+    short = needs.tasks - sum(dealt)  # (rounding to whole tasks): the first with room
+    for position, count in enumerate(slots):
+        if short <= 0:
             break
+        room = min(count, most or count) - dealt[position]
+        if room > 0:
+            dealt[position] += min(room, short)
+            short -= min(room, short)
+    return dealt
+
+
+def fill_tasks(
+    chosen: Sequence[str],
+    caps: Mapping[str, int],
+    needs: Needs,
+    layouts: Mapping[str, Layout],
+    unit: Unit,
+) -> dict[str, int]:
+    """``fill_tasks_in_order`` by node name: tasks per chosen node (``chosen`` in the
+    order taken). A node keeps back one core's CPUs for each owed node, a whole socket's
+    under CR_Socket."""
+    reserve = []
     for name in chosen:
-        count[name] = max(1, count[name])
-    return count
+        layout = layouts[name]
+        kept = layout.cpus_per_core
+        if unit is Unit.SOCKET:
+            kept *= layout.cores_per_socket
+        reserve.append(kept)
+    dealt = fill_tasks_in_order([caps[name] for name in chosen], reserve, needs)
+    return dict(zip(chosen, dealt, strict=True))
 
 
 def pick_cores(

@@ -88,6 +88,8 @@ class ConsResSelect:
         self._node_units: dict[tuple[str, frozenset[int]], frozenset[tuple[str, int]]] = {}
         #: The GPUs (generic resources) jobs hold; None on a cluster without any.
         self.gres = GresState(context.config.gres) if context.config.gres.counts else None
+        #: The bitmap of the nodes with generic resources, for the GresState it was made of.
+        self._gres_nodes: tuple[GresState, int] | None = None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -153,6 +155,7 @@ class ConsResSelect:
             request.exclusive,
             request.contiguous,
             request.oversubscribe,
+            request.ntasks_per_node,
         )
         known = self._needs_by_shape.get(id(part))
         if known is None or known[0] is not part or known[1] is not cluster.config:
@@ -211,6 +214,15 @@ class ConsResSelect:
     ) -> SelectResult:
         if job.request.gres_request is not None:
             return self._gres_job_test(job, nodes, mode, candidates, cluster)
+        if mode is _RUN_NOW and not candidates and self.gres is not None:
+            bare = self._without_gres(nodes, cluster)
+            if bare is not None:
+                # Slurm 22.05 tries a job that asks for no generic resources on the nodes
+                # without any first, and on all of them only if it does not fit there
+                # (tests/data/gres/gpu-cpu-only-*)
+                first = self.select_job_test(job, bare, mode, (), cluster)
+                if first.status is _SUCCESS:
+                    return first
         needs = self._needs(job, cluster)
         if needs is None:
             return SelectResult.never()
@@ -241,6 +253,27 @@ class ConsResSelect:
         if placed is not None:
             return self._success(job, placed)
         return self._preempt(job, self._tester(cluster), needs, nodes, candidates, cluster)
+
+    def _without_gres(self, nodes: Sequence[str], cluster: Cluster) -> NodeBitmap | None:
+        """Those of ``nodes`` without generic resources, when some of them have some and
+        some have none (else None)."""
+        state = self.gres
+        assert state is not None
+        known = self._gres_nodes
+        if known is None or known[0] is not state:
+            index = cluster.node_index
+            with_gres = 0
+            for name, counts in state.counts.items():
+                if name in index and any(count.count for count in counts):
+                    with_gres |= 1 << index[name]
+            known = self._gres_nodes = (state, with_gres)
+        mask = _mask_in_table_order(nodes, cluster)
+        if mask is None:
+            mask = cluster.mask_of(nodes)
+        bare = mask & ~known[1]
+        if bare == mask or not bare:
+            return None
+        return cluster.bitmap(bare)
 
     def _preempt(
         self,
@@ -348,6 +381,10 @@ class ConsResSelect:
             return SelectResult.never()
         request = shaped.request
         assert request.gres_request is not None
+        if request.gres_request.per_task and needs.ntasks_per_node is None:
+            # a node runs no more tasks than the per-task units it is given (its share)
+            share = -(-needs.tasks // max(1, request.min_nodes))
+            needs = attrs.evolve(needs, ntasks_per_node=share)
         need = self._gres_need(shaped)
         needs = _per_gpu(needs, request, need, max(1, request.min_nodes))
         if needs is None:

@@ -39,7 +39,7 @@ from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.placement import (
     allocated_cpus,
     choose_nodes,
-    deal_tasks,
+    fill_tasks,
     pick_cores,
     slots,
 )
@@ -159,7 +159,8 @@ class Tester:
         chosen = choose_nodes(names, caps, needs, self.cluster.node_index)
         if chosen is None:
             return None
-        tasks = deal_tasks(chosen, caps, needs.tasks)
+        tasks = fill_tasks(chosen, caps, needs, self.layouts, unit)
+        chosen.sort(key=self.cluster.node_index.__getitem__)
         cores: dict[str, frozenset[int]] = {}
         cpus: dict[str, int] = {}
         memory: dict[str, int] = {}

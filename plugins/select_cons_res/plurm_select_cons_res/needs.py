@@ -135,10 +135,14 @@ def needs_of(job: Job, part: PartitionSpec, config: SlurmConfig, memory: bool) -
         if kind is MemoryKind.PER_NODE and max_per_node is not None and amount > max_per_node:
             return None
     tasks = max(request.tasks, 1)
+    per_node = request.ntasks_per_node
+    # -n with --ntasks-per-node: as many nodes as that many tasks a node take (trials/misc.out:
+    # -n3 --ntasks-per-node=1 on two nodes is refused, and shows three nodes)
+    spread = -(-tasks // per_node) if per_node and request.ntasks is not None else 1
     return Needs(
         tasks=tasks,
         cpus_per_task=max(1, cpus_per_task),
-        min_nodes=max(1, request.min_nodes),
+        min_nodes=max(1, request.min_nodes, spread),
         max_nodes=request.max_nodes,
         required=tuple(dict.fromkeys(request.nodelist)),
         contiguous=request.contiguous,

@@ -106,6 +106,7 @@ class ControllerBase:
     _capacities: dict[tuple[str, ...], tuple[int, int]]
     _last_capacity: tuple[tuple[str, ...], tuple[int, int]] | None
     _largest_cpus: dict[str, tuple[tuple[str, ...], int]]
+    _never_known: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], bool]]]
     # the pending jobs' indexes and the passes
     _pending: PendingQueue
     _by_partition: PendingByPartition

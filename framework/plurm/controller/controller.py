@@ -160,6 +160,9 @@ class Controller(
         self._last_capacity: tuple[tuple[str, ...], tuple[int, int]] | None = None
         #: The most CPUs of any node of each partition, with the node list it is for.
         self._largest_cpus: dict[str, tuple[tuple[str, ...], int]] = {}
+        # select's TEST_ONLY answers at submission, by partition: (its nodes, answer by
+        # request resources)
+        self._never_known: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], bool]]] = {}
         #: Usable nodes per (partition, excluded nodes), with the partition and the
         #: out-of-service nodes they were computed for; the weight gate's pools per
         #: usable-node bitmap.

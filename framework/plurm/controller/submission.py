@@ -31,6 +31,9 @@ _RECALCULATED = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDE
 
 __all__ = ["SubmissionMixin"]
 
+#: How many request shapes a partition keeps select's TEST_ONLY answer for (then forgets).
+_SHAPES_KEPT = 4096
+
 
 class SubmissionMixin(ControllerBase):
     """The controller's submission: :meth:`submit` and what it asks."""
@@ -94,11 +97,28 @@ class SubmissionMixin(ControllerBase):
                 continue
             if self._beyond_node_limits(request, name):
                 return None
+            if not self._never_fits(request, part):
+                return None
+            if request.cpus_per_task > self._largest_node_cpus(part):
+                detail = "CPU count per node can not be satisfied"
+        return RequestError("Requested node configuration is not available", detail)
+
+    def _never_fits(self, request: JobRequest, part: PartitionSpec) -> bool:
+        """select's TEST_ONLY answer for the request on the partition's nodes, all idle:
+        NEVER. Kept per partition and request resources (``JobRequest.resources``), as the
+        answer depends on nothing else, until the partition's nodes change."""
+        known = self._never_known.get(part.name)
+        if known is None or known[0] is not part.nodes or len(known[1]) >= _SHAPES_KEPT:
+            known = self._never_known[part.name] = (part.nodes, {})
+        answers = known[1]
+        shape = request.resources
+        never = answers.get(shape)
+        if never is None:
             probe = Job(
                 job_id=self._next_id,
                 request=request,
                 submit_time=self.now,
-                partition=name,
+                partition=part.name,
                 wanted_nodes=self._wanted_nodes(request, part),
             )
             mask = self.cluster.mask_of(part.nodes)
@@ -107,11 +127,8 @@ class SubmissionMixin(ControllerBase):
             test = self.plugins.select_job_test(
                 probe, self.cluster.bitmap(mask), _TEST_ONLY, (), self.cluster
             )
-            if test.status is not _NEVER:
-                return None
-            if request.cpus_per_task > self._largest_node_cpus(part):
-                detail = "CPU count per node can not be satisfied"
-        return RequestError("Requested node configuration is not available", detail)
+            never = answers[shape] = test.status is _NEVER
+        return never
 
     def _time_limit_of(self, request: JobRequest, part: PartitionSpec) -> int | None:
         """The job's time limit: its own, else the policy's default for its partition

@@ -65,7 +65,10 @@ def select_job_test(
 
     When called: in each scheduling pass for each pending job the queue reaches, once per
     weight tier (growing ``nodes``, no candidates), then once more with every tier and the
-    preemption candidates; by backfill in WILL_RUN mode.
+    preemption candidates; by backfill in WILL_RUN mode; at submission in TEST_ONLY mode on
+    all of the partition's nodes, whatever their state (NEVER refuses the job with "Requested
+    node configuration is not available"; the core reuses that answer for requests of the
+    same ``JobRequest.resources`` in the partition until its nodes change).
 
     :param job: the pending job; its request says nodes, tasks, CPUs, memory, sharing.
     :param nodes: the usable nodes of the job's partition, in node-table order (the core has
@@ -85,6 +88,7 @@ def select_job_test(
     :Slurm equivalent: ``select_p_job_test``.
 
     .. versionadded:: 1.0
+    .. versionchanged:: 1.12 also asked at submission (TEST_ONLY), and that answer reused.
     """
 
 

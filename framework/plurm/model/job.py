@@ -267,6 +267,26 @@ class JobRequest:
         return attrs.evolve(self, sim_runtime=seconds)
 
     @property
+    def resources(self) -> tuple[object, ...]:
+        """What the job asks of the cluster's resources, and nothing else (not who asks,
+        when, or what runs): two requests equal in these fit the same nodes."""
+        return (
+            self.min_nodes,
+            self.max_nodes,
+            self.ntasks,
+            self.cpus_per_task,
+            self.ntasks_per_node,
+            self.mem_per_node,
+            self.mem_per_cpu,
+            self.nodelist,
+            self.exclude,
+            self.exclusive,
+            self.contiguous,
+            self.oversubscribe,
+            self.gres_request,
+        )
+
+    @property
     def tasks(self) -> int:
         """Tasks to run: --ntasks, else one per node."""
         return self.ntasks if self.ntasks is not None else self.min_nodes

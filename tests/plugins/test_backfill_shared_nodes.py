@@ -1,6 +1,8 @@
 """sched/backfill on nodes that jobs share (issue #29): under select/cons_res a pass tests
 each job on the nodes no higher job reserved within its run, with their current use, as
-Slurm's backfill does; under select/linear nodes stay whole."""
+Slurm's backfill does; under select/linear nodes stay whole. The first two sessions are
+tests/data/scenarios/backfill-share-{cpus,reserved} (recorded on Slurm 22.05, replayed at
+5, 40 and 70 s by tests/scenarios), followed here to job 3's start."""
 
 from __future__ import annotations
 

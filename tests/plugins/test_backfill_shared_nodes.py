@@ -84,3 +84,19 @@ def test_linear_backfill_still_plans_whole_nodes(make_cluster: Make, until: floa
     _queue(cluster)
     cluster.run_until(until)
     assert [cluster.state(i) for i in (3, 4, 5)] == [JobState.PENDING] * 3
+
+
+def test_cons_res_backfill_shares_a_node_whose_job_has_no_time_limit(make_cluster: Make) -> None:
+    """A node held by a job without a time limit is busy for ever in the plan, yet a job
+    may start beside it now (n1's job 1 has no limit, n2 is full; job 3 blocks the queue)."""
+    cluster = make_cluster(CONF.format(select=CONS_RES))
+    cluster.command("sbatch -n3 --wrap='sleep 100000'")
+    cluster.command("sbatch -n4 -t 10 --wrap='sleep 100000'")
+    cluster.run_until(1)
+    cluster.command("sbatch -N2 -n8 -t 10 --wrap='sleep 100000'")
+    cluster.command("sbatch -n1 -t 5 --wrap='sleep 100000'")
+    cluster.run_until(5)
+    assert cluster.job(4).reason.name == "PRIORITY"
+    cluster.run_until(40)
+    assert cluster.state(4) is JobState.RUNNING
+    assert cluster.job(4).nodes == ("n1",)

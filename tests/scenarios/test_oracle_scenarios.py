@@ -144,6 +144,7 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         "backfill-share-cpus",
         "backfill-share-reserved",
         "backfill-share-linear",
+        "backfill-share-no-limit",
         # Preemption (tests/data/scenarios/PREEMPTION.md): CANCEL without and with GraceTime
         # (victims that ignore SIGTERM, plain batch scripts, an srun step, grace of 10 to
         # 40 s), REQUEUE with its restart, QOS-based CANCEL and REQUEUE, WITHIN,

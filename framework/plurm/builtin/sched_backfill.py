@@ -472,11 +472,11 @@ class BackfillScheduler(BuiltinScheduler):
         free_now = (everything & ~claimed) | ends.get(now, 0)
         # The nodes holding jobs with CPUs still free, where a job may start beside them
         # (select/cons_res, cons_tres; never under select/linear, whose nodes are whole,
-        # nor on one-CPU nodes, which a job holds whole).
+        # nor on one-CPU nodes, which a job holds whole), those of jobs without an end too.
         test_now = view.test_now
         partly = 0
         if test_now is not None and view.partly_free is not None and claimed and memo.widest > 1:
-            partly = view.partly_free() & everything
+            partly = view.partly_free()
         if not free_now and not partly and view.preempt_test is None:
             # No node is free now, none has room beside its jobs and no job may preempt:
             # nothing can start now (a pending job needs at least one node: submission

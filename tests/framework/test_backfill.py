@@ -917,3 +917,18 @@ def test_the_held_ends_the_core_keeps_are_the_expected_ends(
     jobs = [model.job(job_id) for job_id in range(1, 4 * 80 + 1)]
     assert any(job.restarts for job in jobs)  # requeued
     assert any(job.state is JobState.TIMEOUT for job in jobs)
+
+
+def test_every_request_field_is_classed_for_the_sharing_memo() -> None:
+    """sched/backfill skips a plain job's test on nodes as they are when a plain job of the
+    same kind, no bigger, found no room there: every JobRequest field must be one _plain
+    reads, one that sizes the job, or one that does not bear on placement."""
+    import attrs
+
+    from plurm.builtin import sched_backfill
+    from plurm.model.job import JobRequest
+
+    classed = (
+        sched_backfill._PLAIN_TERMS | sched_backfill._SIZE_TERMS | sched_backfill._NOT_PLACEMENT
+    )
+    assert {field.name for field in attrs.fields(JobRequest)} == classed

@@ -79,13 +79,10 @@ def test_one_gpu_jobs_go_two_per_node_and_the_fifth_waits(make_cluster: Make) ->
     replay(make_cluster, "gpu-two-per-node", until=36.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backfill plans whole nodes: Slurm's backfill started the CPU-only jobs 6 and 7 on "
-    "g2's free CPUs beside its GPU jobs (at 36 s), Plurm's counts g2 busy and leaves them "
-    "PENDING (Priority)",
-)
 def test_backfill_starts_cpu_jobs_beside_gpu_jobs(make_cluster: Make) -> None:
+    """gpu-two-per-node through 36 s: the backfill pass plans job 5 on g1 from the first
+    GPU job's end, so the CPU-only jobs 6 and 7, whose runs reach past it, start on g2's
+    free CPUs beside its GPU jobs (g1's are reserved for job 5)."""
     replay(make_cluster, "gpu-two-per-node")
 
 

@@ -3,11 +3,17 @@ select/linear and select/cons_res: the seed's future-ideas example and the 8-nod
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+import attrs
 import pytest
 
+from plurm import hookimpl
+from plurm.builtin.sched_backfill import BackfillScheduler
 from plurm.errors import PlurmError
+from plurm.model.backfill import BackfillStart, BackfillView
+from plurm.model.cluster import Cluster
+from plurm.model.job import Job as JobRecord
 from plurm.model.job import JobState
 from plurm.testing import JobBuilder, TestCluster
 
@@ -241,18 +247,9 @@ def test_backfill_that_preempts_takes_the_chosen_victims(
     assert cluster.state(5) is JobState.PENDING
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a backfill start by preempting goes through the main path on all its usable "
-    "nodes (passes.py backfill -> _try_start(job), nothing withheld), so fewest may take a "
-    "victim on nodes the pass reserved for an earlier job (backfill's preempt_test saw only "
-    "the unreserved ones) and delays that job",
-)
-def test_backfill_fewest_does_not_take_victims_on_reserved_nodes(make_cluster: Make) -> None:
-    """As above, but job 4 ends within a minute and job 5 needs n[3-5]: the backfill pass
-    reserves n3-n5 for job 5 from job 4's end, within job 6's run. Job 6 may preempt only
-    on n1-n2 (jobs 1 and 2), as under ``slurm``; taking job 3 instead delays job 5."""
-    cluster = make_cluster(BACKFILL.format(params=_params("fewest")))
+def _reserved_for_job_5(cluster: TestCluster) -> None:
+    """Job 4 ends within a minute and job 5 needs n[3-5]: the backfill pass reserves n3-n5
+    for job 5 from job 4's end, within job 6's run."""
     cluster.command("sbatch -p low -t 600 --wrap='sleep 100000'")
     cluster.command("sbatch -p low -t 600 --wrap='sleep 100000'")
     cluster.run_until(3000)
@@ -263,7 +260,42 @@ def test_backfill_fewest_does_not_take_victims_on_reserved_nodes(make_cluster: M
     cluster.command("sbatch -p high -N2 -t 2 --wrap='sleep 100'")
     cluster.run_until(3005)
     assert cluster.job(6).reason.name == "PRIORITY"
+
+
+def test_backfill_fewest_does_not_take_victims_on_reserved_nodes(make_cluster: Make) -> None:
+    """As above, with n3-n5 reserved for job 5: job 6 may preempt only on n1-n2 (jobs 1
+    and 2), as under ``slurm``; taking job 3 instead would delay job 5."""
+    cluster = make_cluster(BACKFILL.format(params=_params("fewest")))
+    _reserved_for_job_5(cluster)
     cluster.run_until(3100)
     assert cluster.job(6).nodes == ("n1", "n2")
     assert cluster.job(3).preempt_time is not None  # by job 5, at job 4's end
     assert cluster.state(5) is JobState.RUNNING
+
+
+class _BackfillBefore112(BackfillScheduler):
+    """sched/backfill as a plugin written before hook API 1.12 answers: no ``allowed``."""
+
+    @hookimpl
+    def sched_backfill(
+        self, jobs: Sequence[JobRecord], view: BackfillView, cluster: Cluster
+    ) -> list[BackfillStart]:
+        starts = super().sched_backfill(jobs, view, cluster)
+        return [attrs.evolve(start, allowed=None) for start in starts]
+
+
+def test_a_backfill_start_without_allowed_nodes_preempts_on_all_usable_ones(
+    make_cluster: Make,
+) -> None:
+    """A sched plugin that does not fill ``allowed`` (written before 1.12) still gets its
+    preempting starts: the core searches victims on all the job's usable nodes, as it did
+    (fewest then takes job 3, the one victim, on n3-n4)."""
+    cluster = make_cluster(
+        BACKFILL.format(params=_params("fewest")), plugins={"sched/backfill": _BackfillBefore112}
+    )
+    _reserved_for_job_5(cluster)
+    cluster.run_until(3100)
+    assert cluster.state(6) is JobState.RUNNING
+    assert cluster.job(6).nodes == ("n3", "n4")
+    assert cluster.job(3).preempt_time is not None
+    assert cluster.state(1) is JobState.RUNNING

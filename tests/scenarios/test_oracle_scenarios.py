@@ -139,6 +139,12 @@ def _expected_text(rows: list[dict[str, Any]]) -> str:
         "backfill-no-limit",
         "backfill-window",
         "backfill-window-edge",
+        # Backfill beside running jobs under select/cons_res (issue #29): a job shares a
+        # node not reserved for a higher job within its run; select/linear keeps nodes whole.
+        "backfill-share-cpus",
+        "backfill-share-reserved",
+        "backfill-share-linear",
+        "backfill-share-no-limit",
         # Preemption (tests/data/scenarios/PREEMPTION.md): CANCEL without and with GraceTime
         # (victims that ignore SIGTERM, plain batch scripts, an srun step, grace of 10 to
         # 40 s), REQUEUE with its restart, QOS-based CANCEL and REQUEUE, WITHIN,

@@ -10,6 +10,15 @@ job after it may use them then. A job without a time limit reserves its nodes fo
 This is conservative backfill over the window, as Slurm's plugin does; like Slurm, nodes are
 the unit of the plan (a node running anything counts as busy until that job's end).
 
+A job with no opening now on free nodes may still start now beside running jobs, when the
+view has ``test_now`` and ``partly_free`` (select/cons_res, cons_tres: nodes holding jobs
+with CPUs free): select tests it on the nodes, free or so held, that no earlier job of the
+pass reserved within its run (one reserved from the very end of its run counts: Slurm
+rounds a reservation's start down where this plan rounds ends up), with their current use,
+as Slurm's backfill tests each job; a start so made is tried before preemption. The core
+places the job among those nodes as they are when it starts, after the starts before it.
+Under select/linear, and on one-CPU nodes, no node is partly free: nothing changes there.
+
 ``bf_job_part_count_reserve=N`` limits the reservations to the first N jobs of each partition
 that cannot start now (Slurm's option: the jobs after them start only if they delay none of
 those N). With N=1 on one partition this is EASY backfilling: only the queue's first blocked
@@ -264,6 +273,55 @@ def _noted(
     return [*kept, (least, duration)]
 
 
+#: The request fields :func:`_plain` reads, those that size the job (its node and CPU counts),
+#: and those that do not bear on where it fits (its partition and excluded nodes are in
+#: the memo's key). A test holds every field of JobRequest to be in one of them, so that a
+#: field added later is classed before the memo can skip a job it matters to.
+_PLAIN_TERMS = frozenset(
+    {
+        "mem_per_cpu",
+        "mem_per_node",
+        "gres",
+        "gres_request",
+        "nodelist",
+        "exclusive",
+        "contiguous",
+        "oversubscribe",
+        "ntasks_per_node",
+        "max_nodes",
+    }
+)
+_SIZE_TERMS = frozenset({"min_nodes", "ntasks", "cpus_per_task"})
+_NOT_PLACEMENT = frozenset(
+    {
+        "name", "user", "uid", "group", "gid", "partitions", "qos", "account", "time_limit",
+        "begin_time", "requeue", "exclude", "sim_runtime", "sim_wall_clock", "ignore_sigterm",
+        "runs_steps", "nice", "sim_exit_code", "sim_mem_per_cpu", "command", "wrapped",
+        "work_dir", "stdout", "stderr", "open_mode", "script", "script_args", "environment",
+        "submit_host", "comment", "wckey", "warn_signal", "warn_time", "warn_batch_only",
+        "array_tasks", "array_throttle", "dependency", "hold",
+    }
+)  # fmt: skip
+
+
+def _plain(request: JobRequest) -> bool:
+    """Whether a request asks only for nodes and CPUs (no memory, GRES, node list, task
+    layout or sharing terms): whether it fits on nodes as they are then only gets harder as
+    its node and CPU counts grow, for the same CPUs per task."""
+    return not (
+        request.mem_per_cpu
+        or request.mem_per_node
+        or request.gres
+        or request.gres_request is not None
+        or request.nodelist
+        or request.exclusive
+        or request.contiguous
+        or request.oversubscribe
+        or request.ntasks_per_node is not None
+        or request.max_nodes is not None
+    )
+
+
 def _components(masks: Iterable[int]) -> list[int]:
     """The node sets of the connected components of ``masks`` (two masks are connected when
     they share a node): jobs of different components never compete for a node."""
@@ -412,11 +470,19 @@ class BackfillScheduler(BuiltinScheduler):
         everything = ((1 << len(names)) - 1) & ~infinite
         # what the profile's segments starting now will hold (see _Profile.free_now)
         free_now = (everything & ~claimed) | ends.get(now, 0)
-        if not free_now and view.preempt_test is None:
-            # No node is free now and no job may preempt: nothing can start now (a pending
-            # job needs at least one node: submission refuses a node count of 0), and only
-            # starts now come out of a pass, so the queue need not even be read. The plan's
-            # own cut (lasts, limit below) would say the same after reading it.
+        # The nodes holding jobs with CPUs still free, where a job may start beside them
+        # (select/cons_res, cons_tres; never under select/linear, whose nodes are whole,
+        # nor on one-CPU nodes, which a job holds whole), those of jobs without an end too.
+        test_now = view.test_now
+        partly = 0
+        if test_now is not None and view.partly_free is not None and claimed and memo.widest > 1:
+            partly = view.partly_free()
+        if not free_now and not partly and view.preempt_test is None:
+            # No node is free now, none has room beside its jobs and no job may preempt:
+            # nothing can start now (a pending job needs at least one node: submission
+            # refuses a node count of 0), and only starts now come out of a pass, so the
+            # queue need not even be read. The plan's own cut (lasts, limit below) would say
+            # the same after reading it.
             return []
         starts: list[BackfillStart] = []
         widest, sizes, usable_keys = memo.widest, memo.sizes, memo.usable_keys
@@ -470,7 +536,7 @@ class BackfillScheduler(BuiltinScheduler):
                 free_usable = free_counts[key]
                 key_open = preempting_on and partition not in barred
                 last_key = key
-            if free_usable >= least:
+            if free_usable >= least or (partly and usable & partly):
                 fits[partition] = len(plans)
             if key_open:
                 open_positions.append(len(plans))
@@ -587,6 +653,20 @@ class BackfillScheduler(BuiltinScheduler):
             within[duration] = (len(reserved), blocked)
             return blocked
 
+        # The same, for reservations from ``now + duration`` as well (see sharing).
+        until: dict[float, tuple[int, int]] = {}
+
+        def reserved_until(duration: float) -> int:
+            """The nodes reserved in this pass from ``now + duration`` or before."""
+            limit = now + duration
+            seen, blocked = until.get(duration, (0, 0))
+            for index in range(seen, len(reserved)):
+                start, mask = reserved[index]
+                if start <= limit:
+                    blocked |= mask
+            until[duration] = (len(reserved), blocked)
+            return blocked
+
         def still_startable(group: int, position: int) -> int:
             """The group's last job after ``position`` that can still start now, after a
             start or a reservation: a job starts now only on nodes free now that no
@@ -612,8 +692,61 @@ class BackfillScheduler(BuiltinScheduler):
                     or have - (mine & reserved_within(duration)).bit_count() >= least
                 ):
                     return at
+                if partly and usable & partly & ~reserved_until(duration):
+                    return at  # it may start beside running jobs
                 index -= 1
             return -1
+
+        # The nodes holding jobs that starts of this pass share: a preemptor leaves them.
+        shared = 0
+        # The (node count, CPU count) pairs of plain requests (see _plain) that found no room
+        # on a node set as it is, per node set, partition and CPUs per task: a plain job of
+        # the same kind needing at least as many nodes and CPUs finds none either (select's
+        # state does not change within a pass).
+        cannot_share: dict[tuple[int, str, int], list[tuple[int, float]]] = {}
+
+        def sharing(job: Job, usable: int, least: int, duration: float) -> bool:
+            """A job with no opening now on free nodes may start now beside running jobs,
+            on the nodes (free, or holding jobs with CPUs free) no earlier job of the pass
+            reserved within its run, as Slurm's backfill tests each job under select/cons_res
+            and cons_tres: select says whether the nodes as they are have room. Its nodes are
+            taken from the plan for its run; the core places it among the nodes it may use
+            (those with running jobs, and the free ones select chose) as they are when it
+            starts, after the starts before it.
+
+            A reservation that starts as the job ends counts too: Slurm plans the higher
+            job from the true end of the jobs it waits for, its reservation's start rounded
+            down to bf_resolution, where this plan rounds those ends up; one planned here to
+            start as the job ends starts before it in Slurm's plan."""
+            if not partly & usable:
+                return False
+            nodes = usable & ~reserved_until(duration)
+            if not nodes & partly or nodes.bit_count() < job.request.min_nodes:
+                return False
+            request = job.request
+            kind = (nodes, job.partition, request.cpus_per_task) if _plain(request) else None
+            if kind is not None and _covered(
+                cannot_share.get(kind), request.min_nodes, request.cpus
+            ):
+                return False
+            assert test_now is not None  # (partly is 0 without it)
+            result = test_now(job, bitmap(nodes))
+            if result.status is not success:
+                if kind is not None:
+                    cannot_share[kind] = _noted(
+                        cannot_share.get(kind), request.min_nodes, request.cpus
+                    )
+                return False
+            mask = cluster.mask_of(result.nodes)
+            profile.reserve(now, now + duration, mask)
+            nonlocal free_now, shared
+            free_now = profile.free_now()
+            if mask & ~partly:
+                reserved.append((now, mask & ~partly))  # free nodes, taken whole
+            shared |= mask & partly
+            allowed = bitmap((nodes & partly) | mask).names
+            starts.append(BackfillStart(job.job_id, result.nodes, allowed=allowed))
+            return True
 
         def preempting(job: Job, usable: int, least: int, duration: float) -> bool:
             """A job that cannot start now on free nodes may start by preempting, on nodes no
@@ -621,7 +754,7 @@ class BackfillScheduler(BuiltinScheduler):
             backfill, the preemptor's nodes are then reserved whole for it."""
             if preempt_test is None or not has_candidates(job):
                 return False  # (a job with no candidate at all is busy wherever it looks)
-            nodes = usable & ~reserved_within(duration)
+            nodes = usable & ~reserved_within(duration) & ~shared
             if not nodes:
                 return False
             kind = (nodes, job.partition, job.qos)  # the QOS it was given (preempt/qos)
@@ -637,7 +770,9 @@ class BackfillScheduler(BuiltinScheduler):
             nonlocal free_now
             free_now = profile.free_now()
             reserved.append((now, mask))
-            starts.append(BackfillStart(job.job_id, result.nodes, preempts=True))
+            starts.append(
+                BackfillStart(job.job_id, result.nodes, preempts=True, allowed=bitmap(nodes).names)
+            )
             return True
 
         reserve_limit = params.bf_job_part_count_reserve
@@ -679,17 +814,22 @@ class BackfillScheduler(BuiltinScheduler):
                 # later is merged, and a job that select refuses an opening then tries the
                 # next one of another list. (Checked before the hopeless sizes: a node set
                 # with hopeless sizes has its view already, and the job is passed over
-                # either way.)
+                # either way.) It may still start beside running jobs.
                 profile.build_view(usable)
+                if partly:
+                    sharing(job, usable, least, duration)
                 continue
             if hopeless and _covered(hopeless.get(usable), least, duration):
-                preempting(job, usable, least, duration)
+                if not (partly and sharing(job, usable, least, duration)):
+                    preempting(job, usable, least, duration)
                 continue
             if now_only:
                 made = reserve_limit
                 may_reserve = False
                 if _covered(closed_now.get(usable), least, duration):
                     profile.build_view(usable)  # (built in turn all the same, as above)
+                    if partly:
+                        sharing(job, usable, least, duration)
                     continue
             else:
                 made = reservations.get(job.partition, 0)
@@ -703,6 +843,8 @@ class BackfillScheduler(BuiltinScheduler):
                 result = test_only(job, bitmap(free))
                 if result.status is not success:
                     continue  # select wants more than a node count (CPUs, memory...)
+                if start != now and partly and sharing(job, usable, least, duration):
+                    break
                 if (
                     start != now
                     and preempt_test is not None
@@ -726,8 +868,12 @@ class BackfillScheduler(BuiltinScheduler):
                 if preempt_test is None:
                     limit = max(lasts)  # (lasts only come down: free nodes only go)
                 break
+            else:
+                if opened and partly:  # select took none of its openings on free nodes
+                    sharing(job, usable, least, duration)
             if not opened:
                 noted = closed_now if now_only else hopeless
                 noted[usable] = _noted(noted.get(usable), least, duration)
-                preempting(job, usable, least, duration)
+                if not (partly and sharing(job, usable, least, duration)):
+                    preempting(job, usable, least, duration)
         return starts

@@ -9,7 +9,7 @@ Part of :class:`~plurm.controller.controller.Controller` (see :mod:`.base`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
 from plurm.controller.base import (
@@ -217,6 +217,8 @@ class PassesMixin(ControllerBase):
             test_only=self.plugins.select_test_only_for(self.cluster),
             expected_end=self._expected_end,
             held_ends=self._held_ends,
+            test_now=self._test_now,
+            partly_free=self._partly_free,
             preempt_test=self._preempt_test if self._preemption else None,
             may_preempt=self._may_preempt if self._preemption else None,
             may_preempt_in=self._may_preempt_in if self._preemption else None,
@@ -230,12 +232,29 @@ class PassesMixin(ControllerBase):
             if start.preempts:
                 # As Slurm's backfill does, a job that starts by preempting goes through the
                 # main scheduler's path: its victims are signalled, and it waits for them.
-                self._try_start(job)
+                # It keeps to the nodes the pass left it (``allowed``), if the plugin says:
+                # every other node is withheld (the bitmap's complement, as an int).
+                allowed = start.allowed
+                self._try_start(job, 0 if allowed is None else ~self.cluster.mask_of(allowed))
                 continue
-            result = self.plugins.select_job_test(job, start.nodes, _RUN_NOW, (), self.cluster)
+            nodes = start.nodes if start.allowed is None else start.allowed
+            result = self.plugins.select_job_test(job, nodes, _RUN_NOW, (), self.cluster)
             if result.status is _SUCCESS:
                 self._start(job, result.nodes)
         self._last_split = None  # (an array's rest is tried at the next pass)
+
+    def _test_now(self, job: Job, nodes: Sequence[str]) -> SelectResult:
+        """Backfill's question for a start beside running jobs: could ``job`` start now on
+        ``nodes`` as they are, and where (a dry run: select changes nothing)."""
+        return self.plugins.select_job_test(job, nodes, _RUN_NOW, (), self.cluster)
+
+    def _partly_free(self) -> int:
+        """The bitmap of the nodes holding jobs that still have CPUs free (select's count)."""
+        node = self.cluster.node
+        alloc = self.plugins.select_node_alloc(self.cluster)
+        return self.cluster.mask_of(
+            [name for name, cpus in alloc.items() if 0 < cpus < node(name).cpus]
+        )
 
     def _note_required_unavailable(self) -> None:
         """Give every queued job whose required nodes (-w) are out of service its
@@ -384,8 +403,9 @@ class PassesMixin(ControllerBase):
         return usable
 
     def _try_start(self, job: Job, withheld: int = 0) -> SelectStatus:
-        """Test, preempt or start one job on its usable nodes outside ``withheld`` (a bitmap):
-        SUCCESS when it started, BUSY when it must wait for resources (or victims), NEVER
+        """Test, preempt or start one job on its usable nodes outside ``withheld`` (a bitmap,
+        or the complement of the nodes allowed: a negative int reads the same way): SUCCESS
+        when it started, BUSY when it must wait for resources (or victims), NEVER
         when no partition of it could ever run it as things are.
 
         A job submitted to several partitions is tried in each, highest PriorityTier first

@@ -110,9 +110,15 @@ def sched_backfill(
         were idle, and the expected end of running jobs (one by one, ``expected_end``, or
         all held jobs with their ends and node bitmaps at once, ``held_ends``); with
         preemption on, the preemption questions too (``preempt_test``, ``may_preempt``,
-        ``may_preempt_in``: see ``BackfillView``).
+        ``may_preempt_in``: see ``BackfillView``); since 1.12, a select test on nodes as
+        they are and the nodes with CPUs free beside their jobs (``test_now``,
+        ``partly_free``), so that a job may start beside running ones.
     :returns: the jobs to start, each with its nodes, in the order to start them. The core
-        starts each one whose nodes the select plugin still grants. Exclusive.
+        starts each one whose nodes the select plugin still grants. A start by preempting
+        (``preempts``) goes through the main scheduler's path, on the nodes of its
+        ``allowed`` field when the plugin gives them (since 1.12: placement and victim
+        search stay off the nodes the pass reserved for jobs ahead), else on all the job's
+        usable nodes. Exclusive.
     :Purity: pure; plans (reservations) live only inside one call.
     :Slurm equivalent: ``_attempt_backfill`` in the sched/backfill plugin.
 

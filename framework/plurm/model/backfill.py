@@ -32,6 +32,16 @@ class BackfillView:
     can have a candidate (no partition may hold its victims): ``may_preempt`` is then False
     for each of its jobs, which a pass need not ask one by one.
 
+    ``test_now(job, nodes)`` and ``partly_free()``, optional (since 1.12), let a pass start
+    a job beside running ones, as Slurm's backfill does under select/cons_res and cons_tres
+    (it tests each job on the nodes no earlier job of the pass reserved within its run, with
+    their current use). ``test_now`` asks the select plugin whether the job could start now
+    on ``nodes`` as they are (their running jobs' resources counted), and on which of them;
+    it changes nothing. ``partly_free()`` is the bitmap (``Cluster.mask_of``) of the nodes
+    holding jobs that still have CPUs free: only there can a job share a node (a plugin that
+    plans whole nodes reads every other node holding jobs as busy). A node whose CPUs are
+    all allocated is left out even where OverSubscribe would let a job share it.
+
     ``held_ends()``, optional, gives every job holding nodes (running, suspended or
     completing) with its ``expected_end`` and the bitmap of its ``held_nodes``
     (``Cluster.mask_of``), as one pass over the jobs; an end before ``now`` stands for
@@ -48,14 +58,27 @@ class BackfillView:
     may_preempt: Callable[[Job], bool] | None = None
     may_preempt_in: Callable[[str], bool] | None = None
     held_ends: Callable[[], Iterable[tuple[Job, float | None, int]]] | None = None
+    test_now: Callable[[Job, Sequence[str]], SelectResult] | None = None
+    partly_free: Callable[[], int] | None = None
 
 
 @attrs.frozen
 class BackfillStart:
     """Start ``job_id`` now on ``nodes``: it ends before any reservation it would touch.
     With ``preempts``, the job starts by preempting, through the main scheduler's path (its
-    victims go first, as they would for the main scheduler)."""
+    victims go first, as they would for the main scheduler).
+
+    ``allowed`` (since 1.12): the nodes the pass left the job (those no earlier job's
+    reservation takes within its run). For a start by preempting, the core then places the
+    job and searches its victims among them only, so that a victim choice other than
+    Slurm's (``PreemptParameters=victims=``) cannot take a victim on nodes reserved for a
+    job ahead. For a start beside running jobs (``BackfillView.test_now``), the core asks
+    select to place the job among them as the nodes are when it starts (the starts before
+    it in the list counted), rather than on ``nodes`` exactly. None (the default, and what
+    a plugin written before 1.12 gives): ``nodes`` exactly, or for a start by preempting all
+    the job's usable nodes."""
 
     job_id: int
     nodes: tuple[str, ...]
     preempts: bool = False
+    allowed: tuple[str, ...] | None = None

@@ -83,3 +83,23 @@ def test_what_no_node_could_hold_is_refused_and_kept_as_failed(
         assert (eligible - submit).total_seconds() == 3600
     command, _, output = records["misc/016"]
     assert cluster.command(command).stdout == output
+
+
+def test_memory_no_node_has_is_refused_with_slurmctlds_reason(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    """--mem beyond every node's RealMemory (memory counted, CR_Core_Memory): slurmctld's
+    "Memory specification can not be satisfied" comes first, as users report it; a job
+    whose per-CPU memory fits no node as a whole is refused with the plain message."""
+    cluster = make_cluster(CONF.replace("CR_Core", "CR_Core_Memory"))
+    refused = cluster.command("sbatch -p p --mem=5000 --wrap='sleep 300'")
+    assert refused.status == 1
+    assert refused.stderr == "sbatch: error: Memory specification can not be satisfied\n" + (
+        "sbatch: error: Batch job submission failed: Requested node configuration is not "
+        "available\n"
+    )
+    assert cluster.command("sbatch -p p --mem=500 --wrap='sleep 300'").status == 0
+    refused = cluster.command("sbatch -p p -N1 -n2 --mem-per-cpu=600 --wrap='sleep 300'")
+    assert refused.status == 1 and refused.stderr.count("\n") == 1
+    cluster.settle()
+    assert [cluster.job(i).state.name for i in (1, 2, 3)] == ["FAILED", "RUNNING", "FAILED"]

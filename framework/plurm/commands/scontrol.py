@@ -22,7 +22,7 @@ from plurm.commands.tres_units import tres_memory
 from plurm.conf.model import PartitionSpec
 from plurm.conf.values import BadValue, parse_oversubscribe, parse_preempt_mode
 from plurm.errors import HostlistError, RequestError
-from plurm.model.job import Job, JobState, PendingReason, dependency_text
+from plurm.model.job import Job, JobState, PendingReason, dependency_text, min_cpus_per_node
 from plurm.numbers import NO_VAL, UINT16_MAX, is_digits, parse_time_limit, parse_uint
 
 __all__ = ["run", "show_job", "show_node", "show_partition", "tres_text"]
@@ -193,7 +193,7 @@ def show_job(job: Job, view: ClusterView) -> str:
         ["TRES=(null)" if refused and request.min_nodes < 1 else _tres(job, allocated, view)],
         ["Socks/Node=*", "NtasksPerN:B:S:C=0:0:*:*", "CoreSpec=*"],
         [
-            f"MinCPUsNode={request.cpus_per_task}",
+            f"MinCPUsNode={min_cpus_per_node(request)}",
             f"MinMemoryNode={f'{memory}M' if memory else 0}",
             "MinTmpDiskNode=0",
         ],

@@ -21,7 +21,7 @@ from plurm.controller.base import (
     RequestError,
 )
 from plurm.model.gres import satisfiable
-from plurm.model.job import Job, JobRequest, JobState, PendingReason
+from plurm.model.job import Job, JobRequest, JobState, PendingReason, min_cpus_per_node
 from plurm.model.priority import PriorityFactors, PriorityReport
 
 #: The states in which a job keeps the recalculation going: it waits or holds resources.
@@ -88,8 +88,9 @@ class SubmissionMixin(ControllerBase):
         """The refusal of a job no node of any partition it names could ever hold, all of
         them idle (its generic resources, or select's TEST_ONLY answer: -N1 -n3 on 2-CPU
         nodes, -c3), else None. A job beyond its partition's node or CPU limits is not asked:
-        it waits (PartitionConfig), as in Slurm. When a task's CPUs exceed every node's,
-        slurmctld also says so (trials/misc.out)."""
+        it waits (PartitionConfig), as in Slurm. When the CPUs a node must give (-c, times
+        --ntasks-per-node) or the memory it must hold exceed every node's, slurmctld also
+        says so (trials/misc.out)."""
         detail = None
         for name in request.partitions or (partition,):
             part = self.cluster.partition(name)
@@ -99,9 +100,19 @@ class SubmissionMixin(ControllerBase):
                 return None
             if not self._never_fits(request, part):
                 return None
-            if request.cpus_per_task > self._largest_node_cpus(part):
-                detail = "CPU count per node can not be satisfied"
+            detail = detail or self._beyond_every_node(request, part)
         return RequestError("Requested node configuration is not available", detail)
+
+    def _beyond_every_node(self, request: JobRequest, part: PartitionSpec) -> str | None:
+        """What no node of the partition has for the job, in slurmctld's words, if anything:
+        the CPUs a node must give, or the memory (per node, or per CPU times those CPUs)."""
+        cpus = min_cpus_per_node(request)
+        if cpus > self._largest_node_cpus(part):
+            return "CPU count per node can not be satisfied"
+        memory = request.mem_per_node or (request.mem_per_cpu or 0) * cpus
+        if memory > max(self.cluster.node(name).real_memory for name in part.nodes):
+            return "Memory specification can not be satisfied"
+        return None
 
     def _never_fits(self, request: JobRequest, part: PartitionSpec) -> bool:
         """select's TEST_ONLY answer for the request on the partition's nodes, all idle:

@@ -18,6 +18,7 @@ __all__ = [
     "PendingReason",
     "PreemptsByTier",
     "dependency_text",
+    "min_cpus_per_node",
     "never_preempts",
     "task_ranges",
 ]
@@ -473,3 +474,9 @@ class PreemptsByTier:
 
     def __call__(self, first: Job, second: Job) -> bool:
         return self.check(first, second)
+
+
+def min_cpus_per_node(request: JobRequest) -> int:
+    """The CPUs each node of the job must give at least (scontrol's MinCPUsNode): a task's,
+    or --ntasks-per-node tasks' (Slurm's pn_min_cpus)."""
+    return request.cpus_per_task * (request.ntasks_per_node or 1)

@@ -76,14 +76,13 @@ def test_memory_per_gpu_decides_the_node(make_cluster: Callable[..., TestCluster
     assert cluster.job(second).nodes == ("g2",)
     node = lines(cluster.command("scontrol show node g1").stdout)
     assert "RealMemory=8192 AllocMem=6144 FreeMem=N/A Sockets=1 Boards=1" in node
-    # more than a node's memory for its GPUs: it never starts (as a --mem beyond every
-    # node's RealMemory: Plurm accepts both, see docs/gres.md)
+    # more than a node's memory for its GPUs: no node could ever hold it, so it is refused
+    # (and kept as FAILED), as a --mem beyond every node's RealMemory is
     cluster.command(f"scancel {first} {second}")
-    beyond = sbatch(cluster, "-N1 --gpus=2 --mem-per-gpu=5G")
-    cluster.settle()
-    assert cluster.state(beyond).name == "PENDING"
+    refused = cluster.command("sbatch -N1 --gpus=2 --mem-per-gpu=5G --wrap='sleep 60'")
+    assert refused.status == 1
+    assert "Requested node configuration is not available" in refused.stderr
     # on two nodes (no -N), one GPU and 5G each
-    cluster.command(f"scancel {beyond}")
     spread = sbatch(cluster, "--gpus=2 --mem-per-gpu=5G")
     cluster.settle()
     assert cluster.job(spread).nodes == ("g1", "g2")

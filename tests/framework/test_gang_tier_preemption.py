@@ -46,21 +46,25 @@ class _Session:
         self.was: dict[int, JobState] = {}
 
     def run(self, at: int, command: str) -> str:
+        """Run ``command`` at second ``at`` (following the jobs up to then)."""
         self.follow(at)
         self.number += 1
         line = SessionLine(self.number, at, tuple(shlex.split(command)), command)
-        return self.sim.run_lines([line], self.cwd)
+        text = self.sim.run_lines([line], self.cwd)
+        self._note(at)
+        return text
 
     def follow(self, until: int) -> None:
-        """Step second by second, noting each job that became SUSPENDED."""
-        jobs = self.sim.controller.cluster.jobs
-        was = self.was
+        """Step second by second up to ``until``, noting each job that became SUSPENDED."""
         for second in range(int(self.sim.clock.now()) + 1, until + 1):
             self.sim.run_until(second)
-            for job_id, job in jobs.items():
-                if job.state is JobState.SUSPENDED and was.get(job_id) is not JobState.SUSPENDED:
-                    self.suspensions.append((second, job_id))
-                was[job_id] = job.state
+            self._note(second)
+
+    def _note(self, second: int) -> None:
+        for job_id, job in self.sim.controller.cluster.jobs.items():
+            if job.state is JobState.SUSPENDED and self.was.get(job_id) is not JobState.SUSPENDED:
+                self.suspensions.append((second, job_id))
+            self.was[job_id] = job.state
 
 
 @pytest.mark.parametrize("select", sorted(SELECTS))
@@ -103,3 +107,18 @@ def test_a_time_slice_under_a_shadow_elsewhere_is_no_preemption(
         job = jobs[job_id]
         assert (job.preemptions, job.preempted_by, job.preempt_time) == (0, None, None)
     assert "Preempted by" not in session.run(131, "scontrol explain 2")
+
+
+@pytest.mark.parametrize("select", sorted(SELECTS))
+def test_a_higher_tier_job_an_admin_resumed_preempts_the_job_under_it_when_gang_takes_it_in(
+    tmp_path: Path, select: str
+) -> None:
+    session = _Session(tmp_path, select)
+    session.run(0, "sbatch -p batch -n2 -w n1 --wrap='sleep 600'")
+    session.run(1, "sbatch -p urgent -n2 -w n1 --wrap='sleep 600'")  # preempts 1 at its start
+    session.run(10, "scontrol suspend 2")  # 1 resumes
+    session.run(20, "scontrol resume 2")  # 2 runs beside 1 until the slicer's tick at 30
+    session.follow(40)
+    low = session.sim.controller.cluster.jobs[1]
+    assert session.suspensions == [(2, 1), (10, 2), (30, 1)]
+    assert (low.preemptions, low.preempted_by, low.preempt_time) == (2, 2, 30)

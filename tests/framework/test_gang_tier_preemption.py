@@ -1,6 +1,7 @@
 """Gang suspensions after a start: which are preemptions. A lower-tier job that gang
 scheduling suspends because a higher-PriorityTier job it overlaps resumes (at a time slice of
-the higher partition) is preempted by that job (``Job.preemptions``, ``preempted_by``,
+the higher partition, at another job's end, or when gang takes in a job an admin resumed) is
+preempted by that job (``Job.preemptions``, ``preempted_by``,
 explain's "Preempted by"); a job that loses only its own partition's time slice is not, even
 while a higher tier casts a shadow elsewhere on its partition. Both under select/linear and
 select/cons_res, PreemptMode=SUSPEND,GANG, two nodes of two cores."""
@@ -122,3 +123,20 @@ def test_a_higher_tier_job_an_admin_resumed_preempts_the_job_under_it_when_gang_
     low = session.sim.controller.cluster.jobs[1]
     assert session.suspensions == [(2, 1), (10, 2), (30, 1)]
     assert (low.preemptions, low.preempted_by, low.preempt_time) == (2, 2, 30)
+
+
+@pytest.mark.parametrize("select", sorted(SELECTS))
+def test_a_higher_tier_job_resumed_at_another_ones_end_preempts_the_job_under_it(
+    tmp_path: Path, select: str
+) -> None:
+    session = _Session(tmp_path, select)
+    session.run(0, "sbatch -p batch -n2 -w n2 --wrap='sleep 600'")
+    session.run(1, "sbatch -p urgent -n2 -w n1 --wrap='sleep 20'")
+    # 3 shares n1 with 2 in their partition: suspended at its start, it resumes when 2 ends
+    # (at 22) and then displaces 1 on n2.
+    session.run(2, "sbatch -p urgent -N2 -n4 --wrap='sleep 600'")
+    session.follow(30)
+    jobs = session.sim.controller.cluster.jobs
+    assert session.suspensions == [(3, 3), (22, 1)]
+    assert (jobs[1].preemptions, jobs[1].preempted_by, jobs[1].preempt_time) == (1, 3, 22)
+    assert jobs[3].preemptions == 0  # its own partition's turn, at its start

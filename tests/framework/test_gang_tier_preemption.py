@@ -22,7 +22,7 @@ CONF = """ClusterName=t
 SlurmctldHost=h
 {select}
 PreemptType=preempt/partition_prio
-PreemptMode=SUSPEND,GANG
+PreemptMode={mode}
 SchedulerTimeSlice=30
 NodeName=n[1-2] CPUs=2 Sockets=1 CoresPerSocket=2 RealMemory=1000
 PartitionName=batch Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:2
@@ -38,8 +38,8 @@ SELECTS = {
 class _Session:
     """A simulation of CONF; records every job's state after each second."""
 
-    def __init__(self, tmp_path: Path, select: str) -> None:
-        (tmp_path / "slurm.conf").write_text(CONF.format(select=SELECTS[select]))
+    def __init__(self, tmp_path: Path, select: str, mode: str = "SUSPEND,GANG") -> None:
+        (tmp_path / "slurm.conf").write_text(CONF.format(select=SELECTS[select], mode=mode))
         self.sim = Simulation(conf.load(tmp_path / "slurm.conf"))
         self.cwd = tmp_path
         self.number = 0
@@ -140,3 +140,21 @@ def test_a_higher_tier_job_resumed_at_another_ones_end_preempts_the_job_under_it
     assert session.suspensions == [(3, 3), (22, 1)]
     assert (jobs[1].preemptions, jobs[1].preempted_by, jobs[1].preempt_time) == (1, 3, 22)
     assert jobs[3].preemptions == 0  # its own partition's turn, at its start
+
+
+@pytest.mark.parametrize("select", sorted(SELECTS))
+def test_under_requeue_gang_requeues_the_displaced_job_for_the_resumed_one(
+    tmp_path: Path, select: str
+) -> None:
+    """PreemptMode=REQUEUE,GANG: the job that 3's resume displaces is requeued, and its
+    preemptor is 3 (explain says so)."""
+    session = _Session(tmp_path, select, mode="REQUEUE,GANG")
+    session.run(0, "sbatch -p batch -n2 -w n2 --wrap='sleep 600'")
+    session.run(1, "sbatch -p urgent -n2 -w n1 --wrap='sleep 20'")
+    session.run(2, "sbatch -p urgent -N2 -n4 --wrap='sleep 600'")
+    session.follow(30)
+    low = session.sim.controller.cluster.jobs[1]
+    assert (low.state, low.restarts) == (JobState.PENDING, 1)
+    assert (low.preemptions, low.preempted_by, low.preempt_time) == (1, 3, 22)
+    text = session.run(31, "scontrol explain 1")
+    assert f"   Preempted by JobId=3 at {clock_time(22)}\n" in text

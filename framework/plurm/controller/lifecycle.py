@@ -382,12 +382,15 @@ class LifecycleMixin(ControllerBase):
             if not job.state.holds_resources or job_id in self._ending:
                 continue
             mode = self.plugins.preempt_mode(job, self.cluster).base
+            by = displaced_by.get(job_id) if displaced_by is not None else None
             if mode in (PreemptBase.CANCEL, PreemptBase.REQUEUE):
+                # (killed under any shadow, as Slurm's gang does; by the job it names, if any)
                 job.preempt_time = self.now
                 job.preemptions += 1
+                if by is not None:
+                    job.preempted_by = by
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
-                by = displaced_by.get(job_id) if displaced_by is not None else None
                 preemptor = None if by is None else self.cluster.jobs.get(by)
                 if (
                     preemptor is not None

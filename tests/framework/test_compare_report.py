@@ -177,12 +177,16 @@ def test_side_by_side_figures_grow_a_row_per_three_runs() -> None:
 
 
 def test_scatter_labels_that_would_overlap_are_raised() -> None:
-    # Two labels side by side on one line overlap; one far to the right does not.
-    offsets = compare_plots._label_offsets(
-        [(0.50, 0.1, "backfill-requeue"), (0.52, 0.1, "backfill-easy"), (0.95, 0.1, "x")],
-        (1000.0, 300.0),
+    # Two labels side by side on one line overlap, and the first runs through the second's
+    # point: it is raised clear of both; one far to the right stays on its point's line.
+    anchors = [(0.50, 0.1, "backfill-requeue"), (0.52, 0.1, "backfill-easy"), (0.95, 0.1, "x")]
+    offsets = compare_plots._label_offsets(anchors, (1000.0, 300.0))
+    assert offsets[1] == 5.0 and offsets[0] >= offsets[1] + 12 and offsets[2] == 5.0
+    # A point well above a label's line does not move it.
+    apart = compare_plots._label_offsets(
+        [(0.50, 0.1, "backfill-requeue"), (0.52, 0.5, "p")], (1000.0, 300.0)
     )
-    assert offsets[0] == 5.0 and offsets[1] > offsets[0] + 10 and offsets[2] == 5.0
+    assert apart == [5.0, 5.0]
 
 
 def test_the_scatter_names_few_runs_and_numbers_many_with_every_run_in_its_key() -> None:

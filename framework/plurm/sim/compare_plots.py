@@ -135,27 +135,36 @@ _LINE_PX = 12.0
 
 
 def _label_offsets(
-    anchors: Sequence[tuple[float, float, str]], size: tuple[float, float]
+    anchors: Sequence[tuple[float, float, str]],
+    size: tuple[float, float],
+    char_px: float = _CHAR_PX,
 ) -> list[float]:
     """Vertical offsets (points) for the labels at ``anchors`` (x and y as fractions of the
-    axes, the label): each label goes right of its point, raised until it overlaps none
-    placed before it (points taken left to right)."""
+    axes, the label): each label goes right of its point, raised until it overlaps no label
+    placed before it (points taken left to right) and no other point (a label run through a
+    neighbour's marker hides it)."""
     width, height = size
-    placed: list[tuple[float, float, float]] = []  # left, bottom, right in pixels
+    # left, bottom, right, top in pixels: every marker (with a little room), then the labels
+    mark = 7.0
+    placed: list[tuple[float, float, float, float]] = [
+        (fx * width - mark, fy * height - mark, fx * width + mark, fy * height + mark)
+        for fx, fy, _ in anchors
+    ]
     offsets = [0.0] * len(anchors)
     for index in sorted(range(len(anchors)), key=lambda i: (anchors[i][0], anchors[i][1])):
         fx, fy, text = anchors[index]
         left = fx * width + 7
-        right = left + _CHAR_PX * len(text)
+        right = left + char_px * len(text)
         rise = 5.0
         while any(
             left < other_right
             and other_left < right
-            and abs(fy * height + rise - bottom) < _LINE_PX
-            for other_left, bottom, other_right in placed
+            and fy * height + rise < top
+            and bottom < fy * height + rise + _LINE_PX
+            for other_left, bottom, other_right, top in placed
         ):
             rise += _LINE_PX
-        placed.append((left, fy * height + rise, right))
+        placed.append((left, fy * height + rise, right, fy * height + rise + _LINE_PX))
         offsets[index] = rise
     return offsets
 
@@ -205,7 +214,10 @@ def scatter_png(points: Sequence[tuple[str, float, float]]) -> bytes:
             )
             for (lost, wait), indices in groups.items()
         ]
-        offsets = _label_offsets(anchors, (WIDTH * DPI * 0.88, 4.6 * DPI * 0.75))
+        # (numbers are bold: wider per character than the names)
+        offsets = _label_offsets(
+            anchors, (WIDTH * DPI * 0.88, 4.6 * DPI * 0.75), _CHAR_PX if named else 8.0
+        )
         for ((lost, wait), indices), (_, _, text), rise in zip(
             groups.items(), anchors, offsets, strict=True
         ):

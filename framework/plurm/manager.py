@@ -596,6 +596,7 @@ class Plugins:
             tuple(job for d in decisions for job in d.suspend),
             tuple(job for d in decisions for job in d.resume),
             tuple(job for d in decisions for job in d.preempt),
+            tuple(pair for d in decisions for pair in d.displaced_by),
         )
 
     def sched_gang_job_start(self, job: Job, cluster: Cluster) -> GangDecision:

@@ -101,8 +101,8 @@ def test_the_page_is_well_formed_with_every_run_in_every_table(compared: Path) -
     assert text.startswith("<!DOCTYPE html>")
     page = Page(text)
     assert "<script" not in text and "href=" not in text
-    settings, headline, every = page.tables
-    for table in page.tables:
+    settings, headline, every, key = page.tables
+    for table in (settings, headline, every):
         assert table[0] == ["", *RUNS]  # one column per run
         assert all(len(row) == len(RUNS) + 1 for row in table)
     rows = {row[0]: row[1:] for row in settings}
@@ -122,6 +122,12 @@ def test_the_page_is_well_formed_with_every_run_in_every_table(compared: Path) -
     ]
     assert figures["useful utilization"] == [
         f"{100 * useful_utilization(s, 4):.1f} %" for s in summaries
+    ]
+    # The scatter's key: every run, numbered in order, with the two figures it plots.
+    assert key[0] == ["#", "run", "lost CPU-hours", "high-priority p95 wait (s)"]
+    assert [row[:2] for row in key[1:]] == [[f"\u25cf {n}", run] for n, run in enumerate(RUNS, 1)]
+    assert [row[2:] for row in key[1:]] == [
+        [f"{s['lost_cpu_hours']:,.2f}", f"{s['high_priority']['wait_p95']:,.1f}"] for s in summaries
     ]
     full = {row[0]: row[1:] for row in every[1:]}
     assert full["mean wait (s)"] == [f"{s['wait_mean']:,.1f}" for s in summaries]
@@ -171,9 +177,49 @@ def test_side_by_side_figures_grow_a_row_per_three_runs() -> None:
 
 
 def test_scatter_labels_that_would_overlap_are_raised() -> None:
-    # Two labels side by side on one line overlap; one far to the right does not.
-    offsets = compare_plots._label_offsets(
-        [(0.50, 0.1, "backfill-requeue"), (0.52, 0.1, "backfill-easy"), (0.95, 0.1, "x")],
-        (1000.0, 300.0),
+    # Two labels side by side on one line overlap, and the first runs through the second's
+    # point: it is raised clear of both; one far to the right stays on its point's line.
+    anchors = [(0.50, 0.1, "backfill-requeue"), (0.52, 0.1, "backfill-easy"), (0.95, 0.1, "x")]
+    offsets = compare_plots._label_offsets(anchors, (1000.0, 300.0))
+    assert offsets[1] == 5.0 and offsets[0] >= offsets[1] + 12 and offsets[2] == 5.0
+    # A point well above a label's line does not move it.
+    apart = compare_plots._label_offsets(
+        [(0.50, 0.1, "backfill-requeue"), (0.52, 0.5, "p")], (1000.0, 300.0)
     )
-    assert offsets[0] == 5.0 and offsets[1] > offsets[0] + 10 and offsets[2] == 5.0
+    assert apart == [5.0, 5.0]
+
+
+def test_the_scatter_names_few_runs_and_numbers_many_with_every_run_in_its_key() -> None:
+    """Up to NAMED_POINTS runs the points carry names; beyond, numbers, and the figure grows
+    a key below the plot (one entry per run, so a row per few runs)."""
+
+    def size(png: bytes) -> tuple[int, int]:
+        with Image.open(io.BytesIO(png)) as image:
+            return image.size
+
+    def points(count: int) -> list[tuple[str, float, float]]:
+        return [(f"run-with-a-long-name-{i}", float(i % 3), 10.0 * (i % 2)) for i in range(count)]
+
+    few = compare_plots.NAMED_POINTS
+    assert compare_plots.scatter_named(few) and not compare_plots.scatter_named(few + 1)
+    heights = [size(compare_plots.scatter_png(points(n)))[1] for n in (2, few, few + 1, 12)]
+    assert heights[0] == heights[1] < heights[2] < heights[3]
+    # The same runs in every plot: numbered legends, whatever the count.
+    assert compare_plots.run_label(0, "a") == "1  a"
+    wide = compare_plots.waits_png([(f"r{i}", [1.0, 5.0], [2.0]) for i in range(12)])
+    narrow = compare_plots.waits_png([(f"r{i}", [1.0, 5.0], [2.0]) for i in range(2)])
+    assert size(wide)[1] > size(narrow)[1]  # the legend below grows, the panels keep theirs
+
+
+def test_panel_titles_of_long_run_names_wrap_and_the_rows_grow() -> None:
+    """A side-by-side panel's title is the numbered run then its figures, on two lines; a
+    name too long for a third of the figure wraps, and its row of panels grows a line."""
+    short = compare_plots._panel_title(0, "requeue-slurm", "1 % used")
+    assert short == "1  requeue-slurm\n1 % used"
+    long_name = "guarded-least_lost_work-" * 4
+    wrapped = compare_plots._panel_title(8, long_name, "1 % used").split("\n")
+    assert len(wrapped) > 2 and wrapped[-1] == "1 % used"
+    assert all(len(line) <= compare_plots._TITLE_CHARS for line in wrapped)
+    assert compare_plots._grid_height(3, 2.0, ["a"] * 3) < compare_plots._grid_height(
+        3, 2.0, ["a", long_name, "b"]
+    )

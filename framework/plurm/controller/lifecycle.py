@@ -317,7 +317,7 @@ class LifecycleMixin(ControllerBase):
         self.executor.start(job)
         self._arm_limit(job)
         self._arm_timeslice()
-        self._apply(self.plugins.sched_gang_job_start(job, self.cluster), started=job)
+        self._apply(self.plugins.sched_gang_job_start(job, self.cluster))
 
     def _kill(self, job: Job, ending: _Ending) -> None:
         """Kill the job's processes. It shows COMPLETING, holding its nodes, until the
@@ -360,12 +360,15 @@ class LifecycleMixin(ControllerBase):
         self.plugins.select_job_resume(job, indefinite, self.cluster)
         self._arm_limit(job)
 
-    def _apply(self, decision: GangDecision, started: Job | None = None) -> None:
-        """Carry out gang scheduling's decision; ``started``: the job whose start it
-        answers. A job that start displaces under a higher tier's shadow, and that the
-        started job may preempt, is preempted by it, suspended or not: select/cons_res
-        places a preemptor on top of its victims without naming them (select/linear names
-        them, and :meth:`_preempt` stamps them)."""
+    def _apply(self, decision: GangDecision) -> None:
+        """Carry out gang scheduling's decision. A job displaced under a higher tier's
+        shadow (``decision.displaced_by`` names the job it was displaced by), when that job
+        may preempt it, is preempted by it, suspended or not: whether the displacing job
+        just started (select/cons_res places a preemptor on top of its victims without
+        naming them; select/linear names them, and :meth:`_preempt` stamps them), or gang
+        scheduling resumed it (its time slice, another job's end) or took it in (after
+        scontrol resume). A job stopped only for its own partition's time slice, or one
+        that starts under a shadow and is stopped at once, is suspended plainly."""
         for job_id in decision.suspend:
             job = self.cluster.job(job_id)
             if job.state is JobState.RUNNING and job_id not in self._ending:
@@ -374,24 +377,30 @@ class LifecycleMixin(ControllerBase):
             job = self.cluster.job(job_id)
             if job.state is JobState.SUSPENDED and job_id not in self._ending:
                 self._resume(job, indefinite=False)
+        displaced_by = dict(decision.displaced_by) if decision.displaced_by else None
         for job_id in decision.preempt:
             # Under a higher tier's shadow: suspended, or cancelled/requeued by its mode.
             job = self.cluster.job(job_id)
             if not job.state.holds_resources or job_id in self._ending:
                 continue
             mode = self.plugins.preempt_mode(job, self.cluster).base
+            by = displaced_by.get(job_id) if displaced_by is not None else None
             if mode in (PreemptBase.CANCEL, PreemptBase.REQUEUE):
+                # (killed under any shadow, as Slurm's gang does; by the job it names, if any)
                 job.preempt_time = self.now
                 job.preemptions += 1
+                if by is not None:
+                    job.preempted_by = by
                 self._kill(job, self._preempt_ending(job, mode))
             elif job.state is JobState.RUNNING:
+                preemptor = None if by is None else self.cluster.jobs.get(by)
                 if (
-                    started is not None
+                    preemptor is not None
                     and job.preempt_time != self.now
                     and self._preemption
-                    and self.plugins.preempt_preemptable(started, job, self.cluster)
+                    and self.plugins.preempt_preemptable(preemptor, job, self.cluster)
                 ):
                     job.preempt_time = self.now
                     job.preemptions += 1
-                    job.preempted_by = started.job_id
+                    job.preempted_by = preemptor.job_id
                 self._suspend(job, indefinite=False)

@@ -212,11 +212,18 @@ class SelectResult:
 @attrs.frozen
 class GangDecision:
     """What gang scheduling wants done: jobs to suspend, to resume, and to preempt (jobs
-    under a shadow whose mode is CANCEL or REQUEUE), each as job ids in order."""
+    stopped while a higher tier casts a shadow on their partition: suspended, or cancelled or
+    requeued when their mode is CANCEL or REQUEUE), each as job ids in order.
+
+    ``displaced_by`` names, for each job of ``preempt`` that was running on resources a
+    higher tier's running job holds, that job: the one it was displaced by (its preemptor).
+    A job of ``preempt`` that it does not name lost only its own partition's time slice."""
 
     suspend: tuple[int, ...] = ()
     resume: tuple[int, ...] = ()
     preempt: tuple[int, ...] = ()
+    #: (displaced job id, the higher tier's job id whose resources it overlaps) pairs.
+    displaced_by: tuple[tuple[int, int], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.suspend or self.resume or self.preempt)

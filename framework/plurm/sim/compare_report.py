@@ -5,10 +5,12 @@ In order: what was replayed and what each run changed; the configurations' plugi
 preemption settings, one column per run; the figures the comparison is judged by (lost
 CPU-hours, preemptions, high-priority p95 wait, everyone's mean wait, bounded slowdown,
 utilization and useful utilization), the best of each row in bold, then every figure of
-``compare.md``; a scatter of lost work against high-priority p95 wait, one labelled point per
-run; each run's utilization side by side (means per hour or day over the faint raw series,
-the work later thrown away apart); queue length and the lost work so far, one line per run;
-the wait distributions; each run's preemptions with their victims' run time; the failed runs.
+``compare.md``; a scatter of lost work against high-priority p95 wait, one point per run (named
+on the plot when there are few runs, numbered when more), with a key table of the runs'
+numbers, names, colours and the two figures; each run's utilization side by side (means per
+hour or day over the faint raw series, the work later thrown away apart); queue length and the
+lost work so far, one line per run; the wait distributions; each run's preemptions with their
+victims' run time; the failed runs.
 """
 
 from __future__ import annotations
@@ -33,11 +35,14 @@ body { font-family: sans-serif; max-width: 78rem; margin: 1rem auto; padding: 0 
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+span.dot { font-size: 1.1rem; }
 th { background: #f0f0f0; text-align: left; }
 tr.differs th { background: #fde8c8; }
 img { max-width: 100%; }
 div.wide { overflow-x: auto; }
-div.wide td { max-width: 15rem; overflow-wrap: anywhere; }
+div.wide td { max-width: 15rem; overflow-wrap: break-word; }
+div.wide tr > :first-child { position: sticky; left: 0; z-index: 1; }
+div.wide tr:first-child > :first-child { background: #fff; }
 pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; }
 """
 
@@ -78,6 +83,16 @@ def headline_value(label: str, summary: Mapping[str, Any], total_cpus: int) -> f
 
 def _escape(text: object) -> str:
     return html.escape(str(text))
+
+
+def _breakable(text: object) -> str:
+    """``text`` escaped, where a line may break after each ``,``, ``=``, ``/`` and ``_`` (a
+    settings cell such as ``victims=least_lost_work,max_job_preempt=1`` then wraps at those
+    and not in the middle of a word, as many runs' narrow columns need)."""
+    escaped = _escape(text)
+    for mark in (",", "=", "/", "_"):
+        escaped = escaped.replace(mark, mark + "<wbr>")
+    return escaped
 
 
 def _head_row(names: Sequence[str]) -> str:
@@ -147,14 +162,14 @@ def _settings_table(comparison: Comparison, results: Sequence[RunResult]) -> str
         ("keys set", [changes.get(name, "") for name in names]),
     ):
         rows.append(
-            f"<tr><th>{label}</th>" + "".join(f"<td>{_escape(c)}</td>" for c in cells) + "</tr>"
+            f"<tr><th>{label}</th>" + "".join(f"<td>{_breakable(c)}</td>" for c in cells) + "</tr>"
         )
     for key in keys:
         cells = [pairs.get(key, "-") for pairs in values]
         marked = ' class="differs"' if len(set(cells)) > 1 else ""
         rows.append(
             f"<tr{marked}><th>{_escape(key)}</th>"
-            + "".join(f"<td>{_escape(c)}</td>" for c in cells)
+            + "".join(f"<td>{_breakable(c)}</td>" for c in cells)
             + "</tr>"
         )
     rows.append("</table>")
@@ -163,6 +178,22 @@ def _settings_table(comparison: Comparison, results: Sequence[RunResult]) -> str
 
 def _window(drawn: Sequence[RunSeries]) -> tuple[float, float]:
     return min(s.window[0] for s in drawn), max(s.window[1] for s in drawn)
+
+
+def _key_table(points: Sequence[tuple[str, float, float]]) -> str:
+    """The scatter's key: each run's number, colour, name and the two figures it plots."""
+    rows = [
+        '<table class="key">',
+        "<tr><th>#</th><th>run</th><th>lost CPU-hours</th><th>high-priority p95 wait (s)</th></tr>",
+    ]
+    for index, (name, lost, wait) in enumerate(points):
+        dot = f'<span class="dot" style="color: {compare_plots.run_color(index)}">&#9679;</span>'
+        rows.append(
+            f'<tr><td class="n">{dot} {index + 1}</td><td>{_escape(name)}</td>'
+            f'<td class="n">{lost:,.2f}</td><td class="n">{wait:,.1f}</td></tr>'
+        )
+    rows.append("</table>")
+    return "\n".join(rows)
 
 
 def _plots(results: Sequence[RunResult]) -> list[str]:
@@ -190,11 +221,18 @@ def _plots(results: Sequence[RunResult]) -> list[str]:
             totals.append(total)
         lost_so_far.append((name, [*xs, end], [*totals, total]))
     unit = bin_name(width)
+    labelled = (
+        "named beside it"
+        if compare_plots.scatter_named(len(points))
+        else "numbered as in the key below"
+    )
     return [
         "<h2>Lost work against high-priority wait</h2>",
-        "<p>One point per run: the CPU-hours thrown away by requeue and cancel preemptions, "
-        "against the 95th percentile of the high-priority class's waits.</p>",
+        "<p>One point per run, " + labelled + ": the CPU-hours thrown away by requeue and "
+        "cancel preemptions, against the 95th percentile of the high-priority class's waits. "
+        "The numbers and colours are the runs' in every plot below.</p>",
         image(compare_plots.scatter_png(points), "lost work against high-priority p95 wait"),
+        _key_table(points),
         "<h2>Utilization, side by side</h2>",
         image(
             compare_plots.utilization_grid_png(
@@ -256,9 +294,13 @@ def render_page(comparison: Comparison, results: Sequence[RunResult], trace: Cle
         "<h2>Figures</h2>",
         "<p>The best of each row in bold. Useful utilization leaves out the work later thrown "
         "away by requeue and cancel.</p>",
+        '<div class="wide">',
         _headline_table(results),
+        "</div>",
         "<h3>Every figure (as compare.md)</h3>",
+        '<div class="wide">',
         _full_table(results),
+        "</div>",
         *_plots(results),
     ]
     failed = [r for r in results if r.error is not None]

@@ -4,9 +4,14 @@ Each partition keeps its jobs (oldest first), an *active row* of the resources i
 jobs hold, and the *shadows* that running jobs of higher-PriorityTier partitions cast on it.
 When a row is rebuilt the shadows go in first, so a job under a shadow no longer fits and is
 suspended (or, when its PreemptMode is CANCEL or REQUEUE, handed to the core to preempt);
-when the shadow goes, the row is rebuilt and the job resumes. With OverSubscribe=FORCE:n the
-jobs that share resources in one partition take turns: every SchedulerTimeSlice the active
-jobs move to the back of the list and the row is rebuilt from the front.
+when the shadow goes, the row is rebuilt and the job resumes. A running job stopped under a
+shadow it overlaps is named with the shadow's job (``GangDecision.displaced_by``), whether
+the shadow came with that job's start or its resume: the core counts it as preempted by that
+job. One stopped beside the shadows, for its own partition's time slice, is not named.
+
+With OverSubscribe=FORCE:n the jobs that share resources in one partition take turns: every
+SchedulerTimeSlice the active jobs move to the back of the list and the row is rebuilt from
+the front.
 
 Resources are what the select plugin says a job holds (``Job.units``: (node, core) pairs,
 as Slurm's GS_CORE and GS_CPU under select/cons_res), or whole nodes when it allocates nodes
@@ -96,9 +101,16 @@ class _Changes:
     suspend: list[int] = attrs.Factory(list)
     resume: list[int] = attrs.Factory(list)
     preempt: list[int] = attrs.Factory(list)
+    #: job id -> the shadow (a higher tier's job) it was running under and was displaced by
+    displaced_by: dict[int, int] = attrs.Factory(dict)
 
     def decision(self) -> GangDecision:
-        return GangDecision(tuple(self.suspend), tuple(self.resume), tuple(self.preempt))
+        return GangDecision(
+            tuple(self.suspend),
+            tuple(self.resume),
+            tuple(self.preempt),
+            tuple(self.displaced_by.items()),
+        )
 
 
 class GangScheduler:
@@ -182,27 +194,45 @@ class GangScheduler:
         part.jobs_active = 0
         for shadow in part.shadows.values():
             part.active |= shadow.units
+        shade = part.active
         for state in (_ACTIVE, _FILLER):
             for job in [j for j in part.jobs if j.row is state]:
                 if self._fits(part, job):
                     self._place(part, job, state)
                 else:
-                    self._stop(part, job, changes)
+                    self._stop(part, job, changes, shade)
         for job in [j for j in part.jobs if j.row is _NO_ACTIVE]:
             if self._fits(part, job):
                 self._place(part, job, _FILLER)
                 self._start(part, job, changes)
 
-    def _stop(self, part: _Partition, job: _GangJob, changes: _Changes) -> None:
+    def _stop(self, part: _Partition, job: _GangJob, changes: _Changes, shade: int) -> None:
         job.row = _NO_ACTIVE
         if not job.running:
             return
         job.running = False
         self._clear_shadow(job)
-        if part.shadows:
-            changes.preempt.append(job.job_id)  # displaced by a higher tier
-        else:
+        self._stopped(part, job, changes, shade)
+
+    @staticmethod
+    def _stopped(part: _Partition, job: _GangJob, changes: _Changes, shade: int) -> None:
+        """A running job stopped: suspended when no higher tier casts a shadow on its
+        partition; else in ``preempt`` (its mode decides, as in Slurm), and displaced by
+        the first shadow that holds any of its resources. A job that overlaps no shadow
+        lost only its turn to a job of its own partition (a time slice, not a preemption).
+        ``shade``: the shadows' resources (or more), to skip the search when it cannot
+        find one."""
+        if not part.shadows:
             changes.suspend.append(job.job_id)  # its turn is over
+            return
+        changes.preempt.append(job.job_id)
+        units = job.units
+        if not units & shade:
+            return
+        for shadow in part.shadows.values():
+            if shadow.units & units:
+                changes.displaced_by[job.job_id] = shadow.job_id
+                break
 
     def _start(self, part: _Partition, job: _GangJob, changes: _Changes) -> None:
         if job.running:
@@ -232,7 +262,7 @@ class GangScheduler:
                 if job.row is state:
                     stopped |= job.units
                     part.jobs_active -= 1
-                    self._stop(part, job, changes)
+                    self._stop(part, job, changes, added)
         part.active = (part.active & ~stopped) | added
         freed = stopped & ~part.active
         if not freed:
@@ -384,6 +414,7 @@ class GangScheduler:
         part.jobs_active = 0
         for shadow in part.shadows.values():
             part.active |= shadow.units
+        shade = part.active
         # The row is built here from every shadow and job as they now are, so it is up to
         # date: a rebuild would keep the ACTIVE jobs chosen below (they fit together), find
         # no FILLER, and start no NO_ACTIVE job (each overlapped the row when its turn came,
@@ -402,9 +433,6 @@ class GangScheduler:
             if job.row is _NO_ACTIVE and job.running:
                 job.running = False
                 self._clear_shadow(job)
-                if part.shadows:
-                    changes.preempt.append(job.job_id)
-                else:
-                    changes.suspend.append(job.job_id)
+                self._stopped(part, job, changes, shade)
         for job in chosen:
             self._start(part, job, changes)

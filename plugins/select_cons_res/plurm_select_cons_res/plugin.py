@@ -88,6 +88,13 @@ class ConsResSelect:
         self._node_units: dict[tuple[str, frozenset[int]], frozenset[tuple[str, int]]] = {}
         #: The GPUs (generic resources) jobs hold; None on a cluster without any.
         self.gres = GresState(context.config.gres) if context.config.gres.counts else None
+        #: For GRES jobs, by (share per node, nodes): the nodes with that share configured;
+        #: and by needs, share, binding, those nodes and unit: the idle test's answer.
+        self.gres_configured: dict[tuple[tuple[GresAsk, ...], object], list[str]] = {}
+        self.gres_idle_tests: dict[tuple[object, ...], Placement | None] = {}
+        #: Test every step against the whole usage, as the first versions did (the
+        #: reference the tests compare the node-by-node tests with); no memo of GRES tests.
+        self.reference = False
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -112,7 +119,12 @@ class ConsResSelect:
     def _tester(self, cluster: Cluster) -> Tester:
         rows = self._rows(cluster)
         return Tester(
-            cluster, self.layouts, self.resource, lambda p: rows.get(p, 1), self._exempt(cluster)
+            cluster,
+            self.layouts,
+            self.resource,
+            lambda p: rows.get(p, 1),
+            self._exempt(cluster),
+            self.reference,
         )
 
     def _exempt(self, cluster: Cluster) -> frozenset[int]:
@@ -189,6 +201,8 @@ class ConsResSelect:
         self.idle_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
         self.idle_tests.clear()
         self.gres = GresState(cluster.config.gres) if cluster.config.gres.counts else None
+        self.gres_configured.clear()
+        self.gres_idle_tests.clear()
         self._changed()
         return True
 
@@ -339,13 +353,21 @@ class ConsResSelect:
         request = shaped.request
         assert request.gres_request is not None
         need = self._gres_need(shaped)
-        configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+        binding = request.gres_request.enforce_binding
+        nodes_key = _nodes_key(nodes)
+        configured = self._gres_configured(state, need, nodes, nodes_key)
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
-        tester = GresTester(
-            self._tester(cluster), state, need, request.gres_request.enforce_binding
-        )
-        idle = tester.test(needs, configured, job.partition, Usage())
+        tester = GresTester(self._tester(cluster), state, need, binding, reference=self.reference)
+        unit = self.resource.for_partition(cluster.partition(job.partition))
+        # (``configured`` follows from the share and the nodes)
+        key = (needs, need, binding, nodes_key, unit)
+        idle = self.gres_idle_tests.get(key, _UNKNOWN)
+        if idle is _UNKNOWN or self.reference:
+            idle = tester.test(needs, configured, job.partition, Usage())
+            if len(self.gres_idle_tests) >= _IDLE_MEMO_SIZE:
+                self.gres_idle_tests.clear()
+            self.gres_idle_tests[key] = idle
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
@@ -354,6 +376,20 @@ class ConsResSelect:
         if placed is not None:
             return self._success(job, placed)
         return self._preempt(job, tester, needs, configured, candidates, cluster)  # type: ignore[arg-type]
+
+    def _gres_configured(
+        self, state: GresState, need: tuple[GresAsk, ...], nodes: Sequence[str], key: object
+    ) -> list[str]:
+        """The nodes of ``nodes`` with ``need`` configured (free on an idle cluster),
+        remembered: a configured list is the same object again, which GresTester's and
+        the idle tests' memos use."""
+        known = self.gres_configured.get((need, key))
+        if known is None or self.reference:
+            known = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+            if len(self.gres_configured) >= _IDLE_MEMO_SIZE:
+                self.gres_configured.clear()
+            self.gres_configured[need, key] = known
+        return known
 
     def _plain(self, cluster: Cluster) -> bool:
         """Whether tests against the usage may take FreeCores's common case: without gang
@@ -522,7 +558,7 @@ class ConsResSelect:
             memory={n: m for n, m in allocation.memory.items() if n not in gone},
             runs=(),
         )
-        self.usage.allocations[job.job_id] = kept
+        self.usage.replace(kept)
         if self.usage.in_rows(job.job_id):
             self.free_cores.hold(kept)
         self._changed()
@@ -615,3 +651,10 @@ def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:
         mask |= 1 << position
         last = position
     return mask
+
+
+def _nodes_key(nodes: Sequence[str]) -> object:
+    """``nodes`` as a memo key: a bitmap's mask (it walks in table order), else a tuple."""
+    if type(nodes) is NodeBitmap or isinstance(nodes, NodeBitmap):
+        return nodes.mask
+    return tuple(nodes)

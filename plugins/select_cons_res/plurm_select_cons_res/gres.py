@@ -67,6 +67,14 @@ class GresState:
                 found.append(name)
         return found
 
+    def absent_from(self, usage: Usage) -> set[str]:
+        """The nodes where a job holding units has no allocation in ``usage``."""
+        held = self.held
+        absent: set[str] = set()
+        for job_id in held.keys() - usage.allocations.keys():
+            absent.update(held[job_id])
+        return absent
+
     def _forget(self, nodes: Collection[str]) -> None:
         for known in self._free_for.values():
             for name in nodes:
@@ -207,13 +215,14 @@ class GresTester:
         known = self._absent
         if known is not None and known[0] is usage and not self.reference:
             return known[1]
-        allocations = usage.allocations
-        absent = set()
-        for job_id, held in state.held.items():
-            if job_id not in allocations:
-                absent.update(held)
+        absent = state.absent_from(usage)
         self._absent = (usage, absent)
         return absent
+
+    def knows_absent(self, usage: Usage, absent: set[str]) -> None:
+        """Take ``absent`` as :meth:`_absent_nodes` of ``usage`` (worked out before for
+        the same usage unchanged)."""
+        self._absent = (usage, absent)
 
     def fit(self, nodes: Sequence[str], usage: Usage) -> list[str]:
         """The nodes with the job's share free in ``usage``, in the order given."""

@@ -95,6 +95,8 @@ class ConsResSelect:
         #: Test every step against the whole usage, as the first versions did (the
         #: reference the tests compare the node-by-node tests with); no memo of GRES tests.
         self.reference = False
+        #: (version, GresState, nodes where a job holding units is not in ``usage``).
+        self._gres_absent: tuple[int, GresState, set[str]] | None = None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -359,6 +361,11 @@ class ConsResSelect:
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
         tester = GresTester(self._tester(cluster), state, need, binding, reference=self.reference)
+        if not self.reference:
+            known = self._gres_absent
+            if known is None or known[0] != self.version or known[1] is not state:
+                known = self._gres_absent = (self.version, state, state.absent_from(self.usage))
+            tester.knows_absent(self.usage, known[2])
         unit = self.resource.for_partition(cluster.partition(job.partition))
         # (``configured`` follows from the share and the nodes)
         key = (needs, need, binding, nodes_key, unit)

@@ -7,7 +7,8 @@ Run:  python bench/bench_gres_decision.py [--nodes 1000] [--gpus 8] [--repeat 30
 A simulated cluster of ``--nodes`` nodes with ``--gpus`` GPUs and as many cores each
 (select/cons_tres, sched/builtin, preempt/partition_prio) has two partitions on all nodes,
 ``low`` and ``high`` (a higher PriorityTier). It is filled with one one-GPU low job per GPU,
-all RUNNING (``--batch`` submitted a second apart, so their lost work differs). Each
+all RUNNING (all submitted at once, or ``--batch`` a second apart so that their lost work
+differs for ``least_lost_work``). Each
 repetition times ``controller.submit`` of a high job that needs every GPU of one node plus
 one ``controller.schedule()``: select's simulate-and-test loop must find the jobs holding
 one node's GPUs. Each mode (``--modes``) and victims option (``--victims``: ``unset`` leaves
@@ -65,11 +66,13 @@ def config_text(nodes: int, gpus: int, mode: str = "requeue", victims: str = "un
 
 
 def fill(simulation: Simulation, total: int, batch: int) -> None:
-    """One running one-GPU low job per GPU, ``batch`` submitted a second apart."""
+    """One running one-GPU low job per GPU, ``batch`` submitted a second apart (all at once
+    when 0)."""
     controller = simulation.controller
     one = GresRequest(per_node=(GresAsk("gpu", None, 1),))
     low = JobRequest(name="low", partitions=("low",), sim_runtime=float(LONG), gres_request=one)
     submitted = 0
+    batch = batch or total
     while submitted < total:
         for _ in range(min(batch, total - submitted)):
             controller.submit(low)
@@ -128,7 +131,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=30)
-    parser.add_argument("--batch", type=int, default=1000, help="low jobs per second of fill")
+    parser.add_argument("--batch", type=int, default=0, help="low jobs per second of fill")
     parser.add_argument("--modes", default=",".join(MODES), help="requeue,suspend")
     parser.add_argument("--victims", default="unset", help="unset,slurm,fewest,least_lost_work")
     args = parser.parse_args()

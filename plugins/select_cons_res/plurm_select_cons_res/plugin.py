@@ -132,7 +132,14 @@ class ConsResSelect:
     def _exempt(self, cluster: Cluster) -> frozenset[int]:
         """Running jobs still inside their PreemptExemptTime: under gang scheduling no job
         may be placed on their cores."""
-        if not cluster.config.gang_scheduling:
+        config = cluster.config
+        if not config.gang_scheduling:
+            return frozenset()
+        # No job is exempt when neither the cluster nor any QOS sets a time: no need to
+        # ask about every running job.
+        if not config.preempt_exempt_time and not any(
+            qos.preempt_exempt_time for qos in config.qos
+        ):
             return frozenset()
         exempt = set()
         for job in cluster.jobs_in(JobState.RUNNING):

@@ -176,9 +176,19 @@ def test_node_by_node_tests_decide_as_the_whole_usage_reference(case: Case) -> N
         0.0,
         "high",
     )
+    before = _usage(select)
     # (the reference first: the memos the fast path keeps must not change its answer)
     select.reference = True
     expected = _decide(select, high, candidates, cluster)
     select.reference = False
     for _ in range(2):  # afresh, then with what the first test remembered
         assert _decide(select, high, candidates, cluster) == expected
+        # the dry runs of the preemption loop left the usage as it was
+        assert _usage(select) == before
+
+
+def _usage(select: ConsResSelect) -> tuple[object, ...]:
+    usage = select.usage
+    rows = {part: [set(row) for row in rows] for part, rows in usage.rows.items()}
+    placed = {job: usage.row_of(job) for job in usage.allocations}
+    return dict(usage.allocations), rows, placed, usage.dry

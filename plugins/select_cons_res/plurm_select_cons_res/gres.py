@@ -49,10 +49,19 @@ class GresState:
         # need -> node -> whether the need's units are free there with every job's counted
         # (entries of a node go when a job takes or gives back units there)
         self._free_for: dict[tuple[GresAsk, ...], dict[str, bool]] = {}
+        #: Bumped whenever a job takes or gives back units.
+        self.version = 0
+        # need -> (the node list, version, the answer) of the last free_everywhere: the
+        # same list (a remembered one) is asked about again at every dry run of a search
+        self._free_lists: dict[tuple[GresAsk, ...], tuple[Sequence[str], int, list[str]]] = {}
+        self._positions: tuple[Sequence[str], dict[str, int]] | None = None
 
     def free_everywhere(self, need: tuple[GresAsk, ...], nodes: Sequence[str]) -> list[str]:
         """The nodes of ``nodes`` (in their order) where ``need`` is free with every job's
         units counted: ``choose(node, need, None)`` succeeds, remembered per node."""
+        last = self._free_lists.get(need)
+        if last is not None and last[0] is nodes and last[1] == self.version:
+            return last[2]
         known = self._free_for.get(need)
         if known is None:
             if len(self._free_for) >= _FREE_MEMO_NEEDS:
@@ -65,7 +74,17 @@ class GresState:
                 free = known[name] = self.choose(name, need, None) is not None
             if free:
                 found.append(name)
+        if len(self._free_lists) >= _FREE_MEMO_NEEDS:
+            self._free_lists.clear()
+        self._free_lists[need] = (nodes, self.version, found)
         return found
+
+    def positions(self, nodes: Sequence[str]) -> dict[str, int]:
+        """Each node's place in ``nodes``, kept for the last list asked about."""
+        known = self._positions
+        if known is None or known[0] is not nodes:
+            known = self._positions = (nodes, {name: i for i, name in enumerate(nodes)})
+        return known[1]
 
     def absent_from(self, usage: Usage) -> set[str]:
         """The nodes where a job holding units has no allocation in ``usage``."""
@@ -76,6 +95,7 @@ class GresState:
         return absent
 
     def _forget(self, nodes: Collection[str]) -> None:
+        self.version += 1
         for known in self._free_for.values():
             for name in nodes:
                 known.pop(name, None)
@@ -204,15 +224,22 @@ class GresTester:
         """Nodes where a job holding units is not in ``usage`` (a superset)."""
         state = self.state
         origin = usage.origin
-        if origin is not None and not self.reference:
-            absent = set(self._absent_nodes(origin))
+        known = self._absent
+        if not self.reference and (
+            origin is not None or (usage.dry and known is not None and known[0] is usage)
+        ):
+            # a copy, or a dry run of the usage known before it: what it lacks, and the
+            # nodes of the jobs it dropped
+            before = self._absent_nodes(origin) if origin is not None else known[1]  # type: ignore[index]
+            absent = set(before)
             allocations = usage.allocations
             for job_id in usage.dropped:
                 held = state.held.get(job_id)
                 if held is not None and job_id not in allocations:
                     absent.update(held)
             return absent
-        known = self._absent
+        if usage.dry:  # not known before: worked out, not kept
+            return state.absent_from(usage)
         if known is not None and known[0] is usage and not self.reference:
             return known[1]
         absent = state.absent_from(usage)
@@ -248,7 +275,7 @@ class GresTester:
                 if n in base_set or (n in touched and state.choose(n, need, usage) is not None)
             ]
         if position is None:
-            position = {name: index for index, name in enumerate(nodes)}
+            position = state.positions(nodes)
             self._base = (nodes, base, base_set, position)
         extra = [
             n

@@ -9,6 +9,7 @@ an administrator suspended leaves its row (its cores are free) but keeps its mem
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
@@ -73,6 +74,11 @@ class Usage:
     #: that use these to find what changed must stay right if it adds some.
     origin: Usage | None = attrs.field(init=False, default=None, eq=False, repr=False)
     dropped: list[int] = attrs.field(init=False, factory=list, eq=False, repr=False)
+    #: While a dry run is on (:meth:`dry_run`): what each removal took out, to put back
+    #: (job id, allocation if it left ``allocations``, its (partition, row) if it left one).
+    _undo: list[tuple[int, Allocation | None, tuple[str, int] | None]] | None = attrs.field(
+        init=False, default=None, eq=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         self._row_of = {
@@ -114,7 +120,33 @@ class Usage:
         copied._shared_index = True
         copied.origin = self
         copied.dropped = []
+        copied._undo = None
         return copied
+
+    @property
+    def dry(self) -> bool:
+        """Whether a dry run is on: ``dropped`` lists the jobs it removed so far."""
+        return self._undo is not None
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[Usage]:
+        """This usage itself, for removals and unplacings that are undone at the end: the
+        preemption loop's trial without a copy of every job. Nothing else may change it
+        meanwhile."""
+        assert self._undo is None, "one dry run at a time"
+        self._undo = []
+        self.dropped = []
+        try:
+            yield self
+        finally:
+            undo, self._undo = self._undo, None
+            self.dropped = []
+            for job_id, allocation, where in reversed(undo):
+                if allocation is not None:
+                    self.allocations[job_id] = allocation
+                if where is not None:
+                    self.rows[where[0]][where[1]][job_id] = None
+                    self._row_of[job_id] = where
 
     def in_rows(self, job_id: int) -> bool:
         return job_id in self._row_of
@@ -159,6 +191,8 @@ class Usage:
         where = self._row_of.pop(job_id, None)
         if where is not None:
             del self.rows[where[0]][where[1]][job_id]
+            if self._undo is not None:
+                self._undo.append((job_id, None, where))
 
     def remove(self, job_id: int) -> None:
         self.unplace(job_id)
@@ -167,6 +201,11 @@ class Usage:
             return
         if self.origin is not None:
             self.dropped.append(job_id)
+        if self._undo is not None:
+            # (the index keeps the job: readers check ``allocations``)
+            self._undo.append((job_id, allocation, None))
+            self.dropped.append(job_id)
+            return
         if not self._shared_index:
             on_node = self._on_node
             for name in (*allocation.cores, *allocation.memory):

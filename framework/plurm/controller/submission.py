@@ -87,21 +87,33 @@ class SubmissionMixin(ControllerBase):
     def _never_runs(self, request: JobRequest, partition: str) -> RequestError | None:
         """The refusal of a job no node of any partition it names could ever hold, all of
         them idle (its generic resources, or select's TEST_ONLY answer: -N1 -n3 on 2-CPU
-        nodes, -c3), else None. A job beyond its partition's node or CPU limits is not asked:
-        it waits (PartitionConfig), as in Slurm. When the CPUs a node must give (-c, times
-        --ntasks-per-node) or the memory it must hold exceed every node's, slurmctld also
-        says so (trials/misc.out)."""
+        nodes, -c3), else None. A job beyond its partition's node, CPU or MaxMemPerNode
+        limits is not asked: it waits (PartitionConfig), as in Slurm. When the CPUs a node
+        must give (-c, times --ntasks-per-node) or the memory it must hold exceed every
+        node's, slurmctld also says so (trials/misc.out)."""
         detail = None
         for name in request.partitions or (partition,):
             part = self.cluster.partition(name)
             if request.gres_request is not None and not self._gres_satisfiable(request, part):
                 continue
-            if self._beyond_node_limits(request, name):
+            if self._beyond_node_limits(request, name) or self._beyond_memory_limit(request, part):
                 return None
             if not self._never_fits(request, part):
                 return None
             detail = detail or self._beyond_every_node(request, part)
         return RequestError("Requested node configuration is not available", detail)
+
+    def _beyond_memory_limit(self, request: JobRequest, part: PartitionSpec) -> bool:
+        """A --mem beyond the partition's MaxMemPerNode (else the cluster's): a limit, which
+        the job waits on rather than being refused."""
+        if request.mem_per_node is None:
+            return False
+        config = self.config
+        if part.max_mem_per_cpu is not None or part.max_mem_per_node is not None:
+            limit = part.max_mem_per_node
+        else:
+            limit = config.max_mem_per_node
+        return limit is not None and request.mem_per_node > limit
 
     def _beyond_every_node(self, request: JobRequest, part: PartitionSpec) -> str | None:
         """What no node of the partition has for the job, in slurmctld's words, if anything:

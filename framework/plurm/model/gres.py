@@ -137,8 +137,12 @@ def satisfiable(
         if count > len(nodes):
             break
         need = request.node_share(count, tasks, tasks_per_node)
-        if sum(1 for counts in nodes if node_fits(need, counts)) >= max(1, count):
-            return True
+        wanted = max(1, count)
+        for counts in nodes:
+            if node_fits(need, counts):
+                wanted -= 1
+                if not wanted:
+                    return True
     return False
 
 

@@ -279,8 +279,8 @@ class JobRequest:
             self.ntasks_per_node,
             self.mem_per_node,
             self.mem_per_cpu,
-            self.nodelist,
-            self.exclude,
+            tuple(self.nodelist),  # (the Python API may give lists)
+            tuple(self.exclude),
             self.exclusive,
             self.contiguous,
             self.oversubscribe,

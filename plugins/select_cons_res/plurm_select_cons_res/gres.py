@@ -30,6 +30,8 @@ __all__ = ["GresState", "GresTester", "Held"]
 
 #: (name, type) -> unit indexes, on one node.
 Held = dict[tuple[str, str | None], tuple[int, ...]]
+#: How many different needs ``GresState.free_everywhere`` remembers before it starts afresh.
+_FREE_MEMO_NEEDS = 64
 
 
 class GresState:
@@ -44,6 +46,59 @@ class GresState:
         self.on_node: dict[str, set[int]] = {}
         # node -> (name, type) -> first unit index, worked out once per node
         self._ranges: dict[str, list[tuple[str, str | None, int, int]]] = {}
+        # need -> node -> whether the need's units are free there with every job's counted
+        # (entries of a node go when a job takes or gives back units there)
+        self._free_for: dict[tuple[GresAsk, ...], dict[str, bool]] = {}
+        #: Bumped whenever a job takes or gives back units.
+        self.version = 0
+        # need -> (the node list, version, the answer) of the last free_everywhere: the
+        # same list (a remembered one) is asked about again at every dry run of a search
+        self._free_lists: dict[tuple[GresAsk, ...], tuple[Sequence[str], int, list[str]]] = {}
+        self._positions: tuple[Sequence[str], dict[str, int]] | None = None
+
+    def free_everywhere(self, need: tuple[GresAsk, ...], nodes: Sequence[str]) -> list[str]:
+        """The nodes of ``nodes`` (in their order) where ``need`` is free with every job's
+        units counted: ``choose(node, need, None)`` succeeds, remembered per node."""
+        last = self._free_lists.get(need)
+        if last is not None and last[0] is nodes and last[1] == self.version:
+            return last[2]
+        known = self._free_for.get(need)
+        if known is None:
+            if len(self._free_for) >= _FREE_MEMO_NEEDS:
+                self._free_for.clear()
+            known = self._free_for[need] = {}
+        found: list[str] = []
+        for name in nodes:
+            free = known.get(name)
+            if free is None:
+                free = known[name] = self.choose(name, need, None) is not None
+            if free:
+                found.append(name)
+        if len(self._free_lists) >= _FREE_MEMO_NEEDS:
+            self._free_lists.clear()
+        self._free_lists[need] = (nodes, self.version, found)
+        return found
+
+    def positions(self, nodes: Sequence[str]) -> dict[str, int]:
+        """Each node's place in ``nodes``, kept for the last list asked about."""
+        known = self._positions
+        if known is None or known[0] is not nodes:
+            known = self._positions = (nodes, {name: i for i, name in enumerate(nodes)})
+        return known[1]
+
+    def absent_from(self, usage: Usage) -> set[str]:
+        """The nodes where a job holding units has no allocation in ``usage``."""
+        held = self.held
+        absent: set[str] = set()
+        for job_id in held.keys() - usage.allocations.keys():
+            absent.update(held[job_id])
+        return absent
+
+    def _forget(self, nodes: Collection[str]) -> None:
+        self.version += 1
+        for known in self._free_for.values():
+            for name in nodes:
+                known.pop(name, None)
 
     def ranges(self, node: str) -> list[tuple[str, str | None, int, int]]:
         """(name, type, first index, count) of each Gres= entry of ``node``."""
@@ -119,6 +174,7 @@ class GresState:
     def hold(self, job_id: int, held: Mapping[str, Held]) -> None:
         self.release(job_id)
         self.held[job_id] = dict(held)
+        self._forget(held)
         for node in held:
             self.on_node.setdefault(node, set()).add(job_id)
 
@@ -126,7 +182,9 @@ class GresState:
         held = self.held.get(job_id)
         if held is None:
             return
-        for node in list(held) if nodes is None else [n for n in nodes if n in held]:
+        gone = list(held) if nodes is None else [n for n in nodes if n in held]
+        self._forget(gone)
+        for node in gone:
             self.on_node.get(node, set()).discard(job_id)
             del held[node]
         if not held or nodes is None:
@@ -138,18 +196,60 @@ class GresTester:
     where the units are free in the usage tested (so a copy without a candidate frees
     the candidate's units), and with binding checks each chosen node's bound units.
 
-    The nodes where the units are free with every job's units counted are found once;
-    a usage without some jobs (the preemption loop's copies) only adds nodes those jobs
-    hold units on, so only those are looked at again."""
+    The nodes where the units are free with every job's units counted are found once
+    (``GresState`` remembers them per node); a usage without some jobs (the preemption
+    loop's copies) only adds nodes those jobs hold units on, so only those are looked at
+    again: for a copy, the nodes of the jobs it dropped (``Usage.dropped``) and those its
+    origin lacks. ``reference`` looks at every node and every job each time instead (what
+    the tests compare with)."""
 
     def __init__(
-        self, inner: Tester, state: GresState, need: tuple[GresAsk, ...], binding: bool
+        self,
+        inner: Tester,
+        state: GresState,
+        need: tuple[GresAsk, ...],
+        binding: bool,
+        *,
+        reference: bool = False,
     ) -> None:
         self.inner = inner
         self.state = state
         self.need = need
         self.binding = binding
-        self._base: tuple[Sequence[str], list[str], set[str]] | None = None
+        self.reference = reference
+        self._base: tuple[Sequence[str], list[str], set[str], dict[str, int] | None] | None = None
+        self._absent: tuple[Usage, set[str]] | None = None
+
+    def _absent_nodes(self, usage: Usage) -> set[str]:
+        """Nodes where a job holding units is not in ``usage`` (a superset)."""
+        state = self.state
+        origin = usage.origin
+        known = self._absent
+        if not self.reference and (
+            origin is not None or (usage.dry and known is not None and known[0] is usage)
+        ):
+            # a copy, or a dry run of the usage known before it: what it lacks, and the
+            # nodes of the jobs it dropped
+            before = self._absent_nodes(origin) if origin is not None else known[1]  # type: ignore[index]
+            absent = set(before)
+            allocations = usage.allocations
+            for job_id in usage.dropped:
+                held = state.held.get(job_id)
+                if held is not None and job_id not in allocations:
+                    absent.update(held)
+            return absent
+        if usage.dry:  # not known before: worked out, not kept
+            return state.absent_from(usage)
+        if known is not None and known[0] is usage and not self.reference:
+            return known[1]
+        absent = state.absent_from(usage)
+        self._absent = (usage, absent)
+        return absent
+
+    def knows_absent(self, usage: Usage, absent: set[str]) -> None:
+        """Take ``absent`` as :meth:`_absent_nodes` of ``usage`` (worked out before for
+        the same usage unchanged)."""
+        self._absent = (usage, absent)
 
     def fit(self, nodes: Sequence[str], usage: Usage) -> list[str]:
         """The nodes with the job's share free in ``usage``, in the order given."""
@@ -159,20 +259,32 @@ class GresTester:
             return [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
         known = self._base
         if known is None or known[0] is not nodes:
-            base = [n for n in nodes if state.choose(n, need, None) is not None]
-            known = self._base = (nodes, base, set(base))
-        _, base, base_set = known
-        touched: set[str] = set()
-        for job_id, held in state.held.items():
-            if job_id not in allocations:
-                touched.update(held)
+            if self.reference:
+                base = [n for n in nodes if state.choose(n, need, None) is not None]
+            else:
+                base = state.free_everywhere(need, nodes)
+            known = self._base = (nodes, base, set(base), None)
+        _, base, base_set, position = known
+        touched = self._absent_nodes(usage)
         if not touched:
             return base
-        return [
+        if self.reference:
+            return [
+                n
+                for n in nodes
+                if n in base_set or (n in touched and state.choose(n, need, usage) is not None)
+            ]
+        if position is None:
+            position = state.positions(nodes)
+            self._base = (nodes, base, base_set, position)
+        extra = [
             n
-            for n in nodes
-            if n in base_set or (n in touched and state.choose(n, need, usage) is not None)
+            for n in touched
+            if n in position and n not in base_set and state.choose(n, need, usage) is not None
         ]
+        if not extra:
+            return base
+        return sorted((*base, *extra), key=position.__getitem__)
 
     def test(
         self,

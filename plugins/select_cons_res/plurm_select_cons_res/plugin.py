@@ -90,6 +90,15 @@ class ConsResSelect:
         self.gres = GresState(context.config.gres) if context.config.gres.counts else None
         #: The bitmap of the nodes with generic resources, for the GresState it was made of.
         self._gres_nodes: tuple[GresState, int] | None = None
+        #: For GRES jobs, by (share per node, nodes): the nodes with that share configured;
+        #: and by needs, share, binding, those nodes and unit: the idle test's answer.
+        self.gres_configured: dict[tuple[tuple[GresAsk, ...], object], list[str]] = {}
+        self.gres_idle_tests: dict[tuple[object, ...], Placement | None] = {}
+        #: Test every step against the whole usage, as the first versions did (the
+        #: reference the tests compare the node-by-node tests with); no memo of GRES tests.
+        self.reference = False
+        #: (version, GresState, nodes where a job holding units is not in ``usage``).
+        self._gres_absent: tuple[int, GresState, set[str]] | None = None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -114,13 +123,25 @@ class ConsResSelect:
     def _tester(self, cluster: Cluster) -> Tester:
         rows = self._rows(cluster)
         return Tester(
-            cluster, self.layouts, self.resource, lambda p: rows.get(p, 1), self._exempt(cluster)
+            cluster,
+            self.layouts,
+            self.resource,
+            lambda p: rows.get(p, 1),
+            self._exempt(cluster),
+            self.reference,
         )
 
     def _exempt(self, cluster: Cluster) -> frozenset[int]:
         """Running jobs still inside their PreemptExemptTime: under gang scheduling no job
         may be placed on their cores."""
-        if not cluster.config.gang_scheduling:
+        config = cluster.config
+        if not config.gang_scheduling:
+            return frozenset()
+        # No job is exempt when neither the cluster nor any QOS sets a time: no need to
+        # ask about every running job.
+        if not config.preempt_exempt_time and not any(
+            qos.preempt_exempt_time for qos in config.qos
+        ):
             return frozenset()
         exempt = set()
         for job in cluster.jobs_in(JobState.RUNNING):
@@ -192,6 +213,8 @@ class ConsResSelect:
         self.idle_cores = FreeCores(cluster.config.node_names, cluster.node_index, self.layouts)
         self.idle_tests.clear()
         self.gres = GresState(cluster.config.gres) if cluster.config.gres.counts else None
+        self.gres_configured.clear()
+        self.gres_idle_tests.clear()
         self._changed()
         return True
 
@@ -389,13 +412,26 @@ class ConsResSelect:
         needs = _per_gpu(needs, request, need, max(1, request.min_nodes))
         if needs is None:
             return SelectResult.never()
-        configured = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+        binding = request.gres_request.enforce_binding
+        nodes_key = _nodes_key(nodes)
+        configured = self._gres_configured(state, need, nodes, nodes_key)
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
-        tester = GresTester(
-            self._tester(cluster), state, need, request.gres_request.enforce_binding
-        )
-        idle = tester.test(needs, configured, job.partition, Usage())
+        tester = GresTester(self._tester(cluster), state, need, binding, reference=self.reference)
+        if not self.reference:
+            known = self._gres_absent
+            if known is None or known[0] != self.version or known[1] is not state:
+                known = self._gres_absent = (self.version, state, state.absent_from(self.usage))
+            tester.knows_absent(self.usage, known[2])
+        unit = self.resource.for_partition(cluster.partition(job.partition))
+        # (``configured`` follows from the share and the nodes)
+        key = (needs, need, binding, nodes_key, unit)
+        idle = self.gres_idle_tests.get(key, _UNKNOWN)
+        if idle is _UNKNOWN or self.reference:
+            idle = tester.test(needs, configured, job.partition, Usage())
+            if len(self.gres_idle_tests) >= _IDLE_MEMO_SIZE:
+                self.gres_idle_tests.clear()
+            self.gres_idle_tests[key] = idle
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
@@ -404,6 +440,20 @@ class ConsResSelect:
         if placed is not None:
             return self._success(job, placed)
         return self._preempt(job, tester, needs, configured, candidates, cluster)  # type: ignore[arg-type]
+
+    def _gres_configured(
+        self, state: GresState, need: tuple[GresAsk, ...], nodes: Sequence[str], key: object
+    ) -> list[str]:
+        """The nodes of ``nodes`` with ``need`` configured (free on an idle cluster),
+        remembered: a configured list is the same object again, which GresTester's and
+        the idle tests' memos use."""
+        known = self.gres_configured.get((need, key))
+        if known is None or self.reference:
+            known = [n for n in nodes if state.choose(n, need, None, idle=True) is not None]
+            if len(self.gres_configured) >= _IDLE_MEMO_SIZE:
+                self.gres_configured.clear()
+            self.gres_configured[need, key] = known
+        return known
 
     def _plain(self, cluster: Cluster) -> bool:
         """Whether tests against the usage may take FreeCores's common case: without gang
@@ -575,7 +625,7 @@ class ConsResSelect:
             memory={n: m for n, m in allocation.memory.items() if n not in gone},
             runs=(),
         )
-        self.usage.allocations[job.job_id] = kept
+        self.usage.replace(kept)
         if self.usage.in_rows(job.job_id):
             self.free_cores.hold(kept)
         self._changed()
@@ -705,3 +755,10 @@ def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:
         mask |= 1 << position
         last = position
     return mask
+
+
+def _nodes_key(nodes: Sequence[str]) -> object:
+    """``nodes`` as a memo key: a bitmap's mask (it walks in table order), else a tuple."""
+    if type(nodes) is NodeBitmap or isinstance(nodes, NodeBitmap):
+        return nodes.mask
+    return tuple(nodes)

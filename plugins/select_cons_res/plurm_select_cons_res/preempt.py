@@ -53,8 +53,22 @@ def _walk(
     order: Sequence[Candidate],
 ) -> tuple[Placement, list[Candidate]] | None:
     """Remove candidates in ``order`` until the job fits: the placement and those removed
-    (a SUSPEND one only leaves its row: it keeps its memory)."""
-    trial = usage.copy()
+    (a SUSPEND one only leaves its row: it keeps its memory). The removals are a dry run
+    of ``usage`` itself, undone at the end (the reference tester walks a copy)."""
+    if getattr(tester, "reference", False):
+        return _steps(tester, needs, nodes, partition, usage.copy(), order)
+    with usage.dry_run() as trial:
+        return _steps(tester, needs, nodes, partition, trial, order)
+
+
+def _steps(
+    tester: Tester,
+    needs: Needs,
+    nodes: Sequence[str],
+    partition: str,
+    trial: Usage,
+    order: Sequence[Candidate],
+) -> tuple[Placement, list[Candidate]] | None:
     removed: list[Candidate] = []
     for candidate in order:
         if candidate.mode is PreemptBase.SUSPEND:

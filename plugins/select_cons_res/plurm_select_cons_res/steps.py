@@ -43,7 +43,7 @@ from plurm_select_cons_res.placement import (
     pick_cores,
     slots,
 )
-from plurm_select_cons_res.usage import Allocation, Runs, Usage, View
+from plurm_select_cons_res.usage import Allocation, Runs, Usage, View, row_empty
 
 __all__ = ["Placement", "Tester"]
 
@@ -91,6 +91,9 @@ class Tester:
     rows: RowCounts
     #: Jobs whose cores no one may take (inside their PreemptExemptTime under gang).
     exempt: Collection[int] = ()
+    #: Sum up the whole usage at every test (the reference the tests compare with), rather
+    #: than only the jobs on the nodes tested.
+    reference: bool = False
 
     # ----------------------------------------------------------------------------- parts
 
@@ -214,7 +217,9 @@ class Tester:
     ) -> Placement | None:
         """The job's placement on ``nodes`` against ``usage``, or None. ``suspend`` lists
         the jobs a QOS preemptor suspends: it may then use its partition's extra row."""
-        view = View.of(usage)
+        # Only the nodes tested are read: their jobs alone, unless every job is as cheap.
+        whole = self.reference or len(nodes) >= len(usage.allocations)
+        view = View.of(usage) if whole else View.of(usage, nodes)
         gang = self.cluster.config.gang_scheduling
         stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
         higher = self._higher(partition, view, usage) if stacking else {}
@@ -284,7 +289,7 @@ class Tester:
         rows = view.row_cores.get(partition, [])
         for index in range(count):
             row = rows[index] if index < len(rows) else {}
-            if not any(row.values()):
+            if not any(row.values()) and (view.complete or row_empty(usage, partition, index)):
                 return self.fit(needs, names, partition, view, blocked)
             placed = self.fit(needs, names, partition, view, _merge(blocked, row))
             if placed is not None:

@@ -9,19 +9,22 @@ an administrator suspended leaves its row (its cores are free) but keeps its mem
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 
 from plurm_select_cons_res.needs import Sharing
 
-__all__ = ["Allocation", "Runs", "Usage", "View"]
+__all__ = ["Allocation", "Row", "Runs", "Usage", "View", "row_empty"]
 
 Cores = Mapping[str, frozenset[int]]
 #: Runs of consecutive nodes, as (first table index, last + 1, core bitmask), where every
 #: node of a run gets the same cores and no node had cores held when the placement was made:
 #: ``FreeCores``'s hint that lets it hold and release them by slices instead of node by node.
 Runs = tuple[tuple[int, int, int], ...]
+#: The ids of a row's jobs, in the order they came (the values are unused).
+Row = dict[int, None]
 
 
 @attrs.frozen
@@ -51,21 +54,106 @@ class Usage:
     """Every allocation, and which jobs sit in which row of which partition."""
 
     allocations: dict[int, Allocation] = attrs.Factory(dict)
-    rows: dict[str, list[list[int]]] = attrs.Factory(dict)
-    #: The row each job in a row is in (the list itself): every start and end asks, and a
-    #: row may hold every running job. Rebuilt whenever ``rows`` is replaced.
-    _row_of: dict[int, list[int]] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    #: Per partition, its rows: each the ids of its jobs in the order they came (a dict
+    #: without values, so that a job leaves a row that holds every running job at once).
+    rows: dict[str, list[Row]] = attrs.Factory(dict)
+    #: (partition, row index) of each job in a row: every start and end asks, and a copy
+    #: copies it whole. Rebuilt whenever ``rows`` is replaced.
+    _row_of: dict[int, tuple[str, int]] = attrs.field(
+        init=False, factory=dict, eq=False, repr=False
+    )
+    #: Node -> the jobs with an allocation there, so that a view of a few nodes reads only
+    #: their jobs. It may name a job that is gone or no longer holds the node (a copy shares
+    #: its origin's index until it adds a job; a resized job keeps its entries): readers
+    #: check ``allocations``. A copy is a dry run that lives while its origin stays as it
+    #: is (one decision), so it reads its origin's index rather than copying it.
+    _on_node: dict[str, set[int]] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    _shared_index: bool = attrs.field(init=False, default=False, eq=False, repr=False)
+    #: For a copy (a dry run of the preemption loop): the usage it was copied from, and the
+    #: jobs removed from it since, in order. A copy only removes jobs in practice; readers
+    #: that use these to find what changed must stay right if it adds some.
+    origin: Usage | None = attrs.field(init=False, default=None, eq=False, repr=False)
+    dropped: list[int] = attrs.field(init=False, factory=list, eq=False, repr=False)
+    #: While a dry run is on (:meth:`dry_run`): what each removal took out, to put back
+    #: (job id, allocation if it left ``allocations``, its (partition, row) if it left one).
+    _undo: list[tuple[int, Allocation | None, tuple[str, int] | None]] | None = attrs.field(
+        init=False, default=None, eq=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
-        self._row_of = {job: row for rows in self.rows.values() for row in rows for job in row}
+        self._row_of = {
+            job: (part, index)
+            for part, rows in self.rows.items()
+            for index, row in enumerate(rows)
+            for job in row
+        }
+        for allocation in self.allocations.values():
+            self._index(allocation)
+
+    def _index(self, allocation: Allocation) -> None:
+        if self._shared_index:
+            self._on_node = {name: set(jobs) for name, jobs in self._on_node.items()}
+            self._shared_index = False
+        job_id = allocation.job_id
+        on_node = self._on_node
+        for name in allocation.cores:
+            jobs = on_node.get(name)
+            if jobs is None:
+                on_node[name] = {job_id}
+            else:
+                jobs.add(job_id)
+        for name in allocation.memory:
+            if name not in allocation.cores:
+                on_node.setdefault(name, set()).add(job_id)
+
+    def jobs_on(self, name: str) -> Iterable[int]:
+        """Ids of the jobs that may hold something on node ``name`` (a superset: check
+        ``allocations``)."""
+        return self._on_node.get(name, ())
 
     def copy(self) -> Usage:
-        return Usage(
-            dict(self.allocations), {p: [list(r) for r in rs] for p, rs in self.rows.items()}
-        )
+        copied = Usage.__new__(Usage)
+        copied.allocations = dict(self.allocations)
+        copied.rows = {p: [dict(r) for r in rs] for p, rs in self.rows.items()}
+        copied._row_of = dict(self._row_of)
+        copied._on_node = self._on_node
+        copied._shared_index = True
+        copied.origin = self
+        copied.dropped = []
+        copied._undo = None
+        return copied
+
+    @property
+    def dry(self) -> bool:
+        """Whether a dry run is on: ``dropped`` lists the jobs it removed so far."""
+        return self._undo is not None
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[Usage]:
+        """This usage itself, for removals and unplacings that are undone at the end: the
+        preemption loop's trial without a copy of every job. Nothing else may change it
+        meanwhile."""
+        assert self._undo is None, "one dry run at a time"
+        self._undo = []
+        self.dropped = []
+        try:
+            yield self
+        finally:
+            undo, self._undo = self._undo, None
+            self.dropped = []
+            for job_id, allocation, where in reversed(undo):
+                if allocation is not None:
+                    self.allocations[job_id] = allocation
+                if where is not None:
+                    self.rows[where[0]][where[1]][job_id] = None
+                    self._row_of[job_id] = where
 
     def in_rows(self, job_id: int) -> bool:
         return job_id in self._row_of
+
+    def row_of(self, job_id: int) -> tuple[str, int] | None:
+        """(partition, row index) of a job in a row, else None."""
+        return self._row_of.get(job_id)
 
     def _fits(self, row: Iterable[int], allocation: Allocation) -> bool:
         return not any(self.allocations[other].overlaps(allocation.cores) for other in row)
@@ -76,31 +164,56 @@ class Usage:
         allocation = self.allocations[job_id]
         rows = self.rows.setdefault(allocation.partition, [])
         while len(rows) < count:
-            rows.append([])
+            rows.append({})
         # The last row takes the job whether it fits or not: only those before it are
         # tried (with one row, none is: a partition's jobs rarely share, and a row may
         # hold every running job).
-        for row in rows[: max(0, count - 1)]:
-            if self._fits(row, allocation):
+        for index in range(max(0, count - 1)):
+            if self._fits(rows[index], allocation):
                 break
         else:
-            row = rows[count - 1]
-        row.append(job_id)
-        self._row_of[job_id] = row
+            index = count - 1
+        rows[index][job_id] = None
+        self._row_of[job_id] = (allocation.partition, index)
 
     def add(self, allocation: Allocation, count: int) -> None:
         self.allocations[allocation.job_id] = allocation
+        self._index(allocation)
         self.place(allocation.job_id, count)
+
+    def replace(self, allocation: Allocation) -> None:
+        """A job's allocation changed in place (it keeps its row): fewer nodes, or the same."""
+        self.allocations[allocation.job_id] = allocation
+        self._index(allocation)
 
     def unplace(self, job_id: int) -> None:
         """Take a job's cores out of its row; it keeps its memory."""
-        row = self._row_of.pop(job_id, None)
-        if row is not None:
-            row.remove(job_id)
+        where = self._row_of.pop(job_id, None)
+        if where is not None:
+            del self.rows[where[0]][where[1]][job_id]
+            if self._undo is not None:
+                self._undo.append((job_id, None, where))
 
     def remove(self, job_id: int) -> None:
         self.unplace(job_id)
-        self.allocations.pop(job_id, None)
+        allocation = self.allocations.pop(job_id, None)
+        if allocation is None:
+            return
+        if self.origin is not None:
+            self.dropped.append(job_id)
+        if self._undo is not None:
+            # (the index keeps the job: readers check ``allocations``)
+            self._undo.append((job_id, allocation, None))
+            self.dropped.append(job_id)
+            return
+        if not self._shared_index:
+            on_node = self._on_node
+            for name in (*allocation.cores, *allocation.memory):
+                jobs = on_node.get(name)
+                if jobs is not None:
+                    jobs.discard(job_id)
+                    if not jobs:
+                        del on_node[name]
 
     def reshape(self, counts: Mapping[str, int]) -> None:
         """Partitions changed: put every placed job back, in job-id order, in the new rows."""
@@ -140,9 +253,16 @@ class View:
     private_cores: Mapping[str, Mapping[str, set[int]]]
     #: Per node, the partitions with jobs in rows there.
     partitions_on: Mapping[str, set[str]]
+    #: Whether the view covers every node (else only the nodes it was made for: a row
+    #: without cores on them may still hold cores elsewhere).
+    complete: bool = True
 
     @classmethod
-    def of(cls, usage: Usage) -> View:
+    def of(cls, usage: Usage, nodes: Iterable[str] | None = None) -> View:
+        """The view of ``usage`` on ``nodes`` (every node when None): what a test of a job
+        on those nodes reads, built from their jobs alone."""
+        if nodes is not None:
+            return cls._on(usage, nodes)
         memory: dict[str, int] = {}
         for allocation in usage.allocations.values():
             for name, mib in allocation.memory.items():
@@ -165,3 +285,58 @@ class View:
                 state[name] = state.get(name, 0) + allocation.sharing.weight
                 partitions_on.setdefault(name, set()).add(part)
         return cls(memory, state, busy, partition_cores, row_cores, private_cores, partitions_on)
+
+    @classmethod
+    def _on(cls, usage: Usage, nodes: Iterable[str]) -> View:
+        """:meth:`of` restricted to ``nodes``: the same entries for those nodes."""
+        memory: dict[str, int] = {}
+        state: dict[str, int] = {}
+        busy: dict[str, set[int]] = {}
+        partition_cores: dict[str, dict[str, set[int]]] = {}
+        row_cores: dict[str, list[dict[str, set[int]]]] = {}
+        private_cores: dict[str, dict[str, set[int]]] = {}
+        partitions_on: dict[str, set[str]] = {}
+        for part, rows in usage.rows.items():
+            row_cores[part] = [{} for _ in rows]
+        allocations = usage.allocations
+        row_of = usage._row_of
+        shared = Sharing.SHARED
+        for name in dict.fromkeys(nodes):
+            for job_id in usage.jobs_on(name):
+                allocation = allocations.get(job_id)
+                if allocation is None:
+                    continue
+                mib = allocation.memory.get(name)
+                if mib is not None:
+                    memory[name] = memory.get(name, 0) + mib
+                where = row_of.get(job_id)
+                cores = allocation.cores.get(name)
+                if where is None or cores is None:
+                    continue
+                part, index = where
+                busy.setdefault(name, set()).update(cores)
+                partition_cores.setdefault(part, {}).setdefault(name, set()).update(cores)
+                row_cores[part][index].setdefault(name, set()).update(cores)
+                if allocation.sharing is not shared:
+                    private_cores.setdefault(part, {}).setdefault(name, set()).update(cores)
+                state[name] = state.get(name, 0) + allocation.sharing.weight
+                partitions_on.setdefault(name, set()).add(part)
+        return cls(
+            memory,
+            state,
+            busy,
+            partition_cores,
+            row_cores,
+            private_cores,
+            partitions_on,
+            complete=False,
+        )
+
+
+def row_empty(usage: Usage, partition: str, index: int) -> bool:
+    """Whether row ``index`` of ``partition`` holds no core on any node."""
+    rows = usage.rows.get(partition, [])
+    if index >= len(rows):
+        return True
+    allocations = usage.allocations
+    return not any(any(allocations[job].cores.values()) for job in rows[index])

@@ -144,7 +144,7 @@ def test_enforce_binding_keeps_a_job_on_its_gpus_cores(
     node = cluster.job(bound).nodes[0]
     # GPU 0 is bound to the filler's cores: the job gets GPU 1
     assert held(cluster)[bound][node] == {("gpu", None): (1,)}
-    two = sbatch(cluster, "-n1 --gres=gpu:2 --gres-flags=enforce-binding")
+    two = sbatch(cluster, "-N1 -n8 --gres=gpu:2 --gres-flags=enforce-binding")
     cluster.settle()
     assert cluster.state(two).name == "PENDING"
 

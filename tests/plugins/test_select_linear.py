@@ -201,9 +201,11 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
     cluster.settle()
     names = [n for n in recorder.names() if n != "plurm_job_state_changed"]
     # sched/builtin gives a sort key (asked at start-up), so the pass reads the kept queue
-    # and no sched_queue_order call comes first; the submission asks the default time
-    # limit of a job without -t, then the job's priority
+    # and no sched_queue_order call comes first; the submission asks select whether any
+    # node could ever hold the job (TEST_ONLY), the default time limit of a job without
+    # -t, then the job's priority
     assert names == [
+        "select_job_test",
         "plurm_job_default_time_limit",
         "priority_job_set",
         "select_job_test",

@@ -89,7 +89,10 @@ class ExplainMixin(ControllerBase):
                 "candidates": self._candidate_statuses(job, decision),
             }
         if job.preempted_by is not None:
-            answer["preempted_by"] = {"job_id": job.preempted_by, "time": job.preempt_time}
+            # (a suspension by gang scheduling after the preemptor's start leaves Slurm's
+            # PreemptTime as it was: its time is the suspension's)
+            times = [t for t in (job.preempt_time, job.suspend_time) if t is not None]
+            answer["preempted_by"] = {"job_id": job.preempted_by, "time": max(times, default=None)}
         return answer
 
     def _in_the_way(self, job: Job) -> list[dict[str, Any]]:

@@ -368,7 +368,11 @@ class LifecycleMixin(ControllerBase):
         naming them; select/linear names them, and :meth:`_preempt` stamps them), or gang
         scheduling resumed it (its time slice, another job's end) or took it in (after
         scontrol resume). A job stopped only for its own partition's time slice, or one
-        that starts under a shadow and is stopped at once, is suspended plainly."""
+        that starts under a shadow and is stopped at once, is suspended plainly.
+
+        Slurm's PreemptTime (``preempt_time``) is set only at the displacing job's start:
+        gang scheduling's later suspensions leave it as it was (22.05: records linear/186,
+        191), so those count in ``preemptions`` and ``preempted_by`` only."""
         for job_id in decision.suspend:
             job = self.cluster.job(job_id)
             if job.state is JobState.RUNNING and job_id not in self._ending:
@@ -400,7 +404,8 @@ class LifecycleMixin(ControllerBase):
                     and self._preemption
                     and self.plugins.preempt_preemptable(preemptor, job, self.cluster)
                 ):
-                    job.preempt_time = self.now
+                    if preemptor.start_time == self.now:
+                        job.preempt_time = self.now
                     job.preemptions += 1
                     job.preempted_by = preemptor.job_id
                 self._suspend(job, indefinite=False)

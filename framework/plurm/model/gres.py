@@ -138,8 +138,8 @@ def satisfiable(
             break
         need = request.node_share(count, tasks, tasks_per_node)
         wanted = max(1, count)
-        for counts in nodes:
-            if node_fits(need, counts):
+        for configured in nodes:
+            if node_fits(need, configured):
                 wanted -= 1
                 if not wanted:
                     return True

@@ -385,6 +385,8 @@ class _Recorder:
         self._attempt_gpu: dict[int, float] = {}
         #: Jobs killed by a preemption, COMPLETING until their nodes are released.
         self._preempted: set[int] = set()
+        #: Each preempted job's preemption count when the recorder last saw it go up.
+        self._counted: dict[int, int] = {}
         #: How many of the records have an end.
         self.ended = 0
         #: The simulation's plugins (asked for a starting job's fair-share factor).
@@ -411,7 +413,10 @@ class _Recorder:
                 self._attempt_gpu[job.job_id] = self._attempt_gpu.get(job.job_id, 0.0) + used
         elif old is _SUSPENDED and held is not None:
             record.suspended += now - held
-        preempted = job.preempt_time == now
+        # preempted now: its count went up since the recorder last saw it
+        preempted = job.preemptions > self._counted.get(job.job_id, 0)
+        if preempted:
+            self._counted[job.job_id] = job.preemptions
         mode: str | None = None
         if new is _COMPLETING:  # killed: its end comes when its nodes are released
             if preempted:

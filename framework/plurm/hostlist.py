@@ -17,6 +17,8 @@ The rules were measured on real ``scontrol show hostnames|hostlist`` (the vector
   before it when it has the same prefix and is the next number (with compatible width).
   It neither sorts nor removes duplicates: ``n3,n1,n2`` -> ``n[3,1-2]``.
 
+:func:`natural_key` orders names as Slurm's node table is ordered (``n2`` before ``n10``).
+
 Where 22.05 silently mangles malformed input, Plurm refuses it with a clear error instead:
 an unclosed ``[`` (Slurm turns ``n[1-3`` into the host ``n]``), range bounds with blanks,
 signs or junk (``n[1y-3]``), numbers past 2**64-1, and expansions past
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Iterable, Iterator
 
 from plurm.errors import HostlistError
@@ -40,6 +43,7 @@ __all__ = [
     "compress",
     "expand",
     "iter_expand",
+    "natural_key",
 ]
 
 #: Slurm's cap on the hosts one range element may name.
@@ -376,3 +380,37 @@ def _blocks(ranges: list[tuple[str, int | None, int, int]]) -> Iterator[str]:
             yield f"{prefix}{parts[0]}"
         else:
             yield f"{prefix}[{','.join(parts)}]"
+
+
+# ----------------------------------------------------------------------------- natural order
+
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
+def _ranked_run(match: re.Match[str]) -> str:
+    digits = match.group()
+    if digits[0] == "0":
+        # runs with a leading zero compare digit by digit, a shorter run (a prefix of the
+        # other) first: the run itself ended by a character below every digit
+        return digits + "\x00"
+    # others compare as numbers: the longer run is the larger, then digit by digit
+    return "1" + chr(len(digits)) + digits
+
+
+def natural_key(name: str) -> str:
+    """A sort key that puts node names in the order Slurm 22.05 sorts its node table.
+
+    slurmctld sorts the node table with ``strnatcmp``: the names are compared character by
+    character, except where both have a run of digits at the same place. Two runs without
+    a leading zero compare as numbers (``n2`` < ``n10``); if either starts with ``0``, they
+    compare digit by digit and a run that is a prefix of the other comes first (``n01`` <
+    ``n012`` < ``n02`` < ``n1``). A digit run against any other character compares as a
+    digit character would (``n-1`` < ``n1`` < ``na``).
+
+    The key is a string built so that plain string comparison gives that order: every digit
+    run becomes a code starting with ``0`` (runs with a leading zero: the digits and a
+    ``\\x00`` end mark) or ``1`` (others: their length, then the digits), so a run still
+    meets any other character as a digit would. Names are compared case-sensitively, and
+    whitespace (which strnatcmp skips) cannot occur in a node name.
+    """
+    return _DIGIT_RUN.sub(_ranked_run, name)

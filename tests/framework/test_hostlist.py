@@ -151,3 +151,92 @@ def test_expansion_raises_only_plurm_errors(expression: str) -> None:
     except PlurmError:
         return
     assert all(host for host in hosts)
+
+
+# ----------------------------------------------------------------------------- natural order
+
+
+def _digits_at(text: str, start: int) -> str:
+    end = start
+    while end < len(text) and "0" <= text[end] <= "9":
+        end += 1
+    return text[start:end]
+
+
+def _natural_compare(a: str, b: str) -> int:
+    """strnatcmp's comparison, spelled out step by step (the reference natural_key must
+    agree with): walk both names together; where both have a digit, compare the two digit
+    runs that start there (digit by digit, a run that ends first being the smaller, when
+    either starts with 0; else the longer run is the larger, then the first differing
+    digit decides); a difference decides, else go on one character; otherwise compare the
+    characters, the end of a name below any character. (Names hold no blanks, which
+    strnatcmp would skip.)"""
+    i = 0
+    while True:
+        ca = a[i] if i < len(a) else ""
+        cb = b[i] if i < len(b) else ""
+        if ca.isdigit() and cb.isdigit():
+            run_a, run_b = _digits_at(a, i), _digits_at(b, i)
+            if "0" in (ca, cb):
+                if run_a != run_b:
+                    return -1 if run_a < run_b else 1
+            elif (len(run_a), run_a) != (len(run_b), run_b):
+                return -1 if (len(run_a), run_a) < (len(run_b), run_b) else 1
+        if not ca and not cb:
+            return 0
+        if ca != cb:
+            return -1 if ca < cb else 1
+        i += 1
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+@pytest.mark.parametrize(
+    ("smaller", "larger"),
+    [
+        ("n2", "n10"),
+        ("n9", "n10"),
+        ("b1", "y1"),
+        ("n01", "n012"),
+        ("n012", "n02"),
+        ("n02", "n1"),
+        ("n0", "n1"),
+        ("n-1", "n1"),
+        ("n1", "na"),
+        ("n", "n0"),
+        ("N1", "n1"),
+        ("rack2-n10", "rack10-n1"),
+        ("n1a", "n1b"),
+        ("n1.ib", "n1a"),
+    ],
+)
+def test_natural_key_orders_names_as_strnatcmp(smaller: str, larger: str) -> None:
+    """The node table's order: digit runs as numbers (n2 < n10), zero-led runs digit by
+    digit, a digit run against another character as a digit character."""
+    assert _natural_compare(smaller, larger) == -1
+    assert hostlist.natural_key(smaller) < hostlist.natural_key(larger)
+
+
+@given(st.lists(st.text("0123456789ab-._Z", max_size=8), min_size=2, max_size=2))
+def test_natural_key_agrees_with_the_step_by_step_comparison(pair: list[str]) -> None:
+    a, b = pair
+    key_a, key_b = hostlist.natural_key(a), hostlist.natural_key(b)
+    assert _sign((key_a > key_b) - (key_a < key_b)) == _natural_compare(a, b)
+
+
+def test_natural_key_sorts_a_table_as_strnatcmp_would() -> None:
+    names = ["n10", "n2", "n1", "y1", "b1", "n010", "n01", "a100", "a20", "a3"]
+    assert sorted(names, key=hostlist.natural_key) == [
+        "a3",
+        "a20",
+        "a100",
+        "b1",
+        "n01",
+        "n010",
+        "n1",
+        "n2",
+        "n10",
+        "y1",
+    ]

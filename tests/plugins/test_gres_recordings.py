@@ -103,13 +103,9 @@ def test_a_cpu_only_job_tries_the_nodes_without_gpus_first(make_cluster: Make, n
     replay(make_cluster, name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="node order: Slurm 22.05 keeps its node table in name order (b1 before y1 though "
-    "slurm.conf defines y1 first, so a -n1 on idle y1 and b1 went to b1); Plurm keeps the "
-    "order of slurm.conf and puts it on y1",
-)
 def test_the_node_table_is_in_name_order(make_cluster: Make) -> None:
+    """gpu-cpu-only-order: slurm.conf defines y1 before b1, but Slurm's node table is in
+    name order, so a CPU-only -n1 on idle y1 and b1 (neither with GPUs) goes to b1."""
     replay(make_cluster, "gpu-cpu-only-order")
 
 

@@ -455,12 +455,12 @@ def test_a_busy_test_is_remembered_only_while_nothing_it_read_changed() -> None:
 
 def test_a_busy_answer_under_a_node_limit_is_asked_again_after_a_start() -> None:
     """A start only takes nodes, yet under a node limit on nodes of several sizes it can
-    make room. 8 CPUs on at most 2 nodes, with a1 held: a2 (4 CPUs), c1 (1), a3 (4) form
-    one run, and the best fit takes a run from its start (a2, c1: 5 CPUs), so the job is
-    busy. Once a job holds c1, a2 and a3 are two runs and give the 8. The busy answer must
+    make room. 8 CPUs on at most 2 nodes, with n1 held: n2 (4 CPUs), n3 (1), n4 (4) form
+    one run, and the best fit takes a run from its start (n2, n3: 5 CPUs), so the job is
+    busy. Once a job holds n3, n2 and n4 are two runs and give the 8. The busy answer must
     not outlive that start."""
     cluster, select = _linear(
-        "NodeName=a[1-2] CPUs=4\nNodeName=c1 CPUs=1\nNodeName=a3 CPUs=4\n"
+        "NodeName=n[1-2] CPUs=4\nNodeName=n3 CPUs=1\nNodeName=n4 CPUs=4\n"
         "PartitionName=p Nodes=ALL Default=YES\n"
     )
 
@@ -472,12 +472,12 @@ def test_a_busy_answer_under_a_node_limit_is_asked_again_after_a_start() -> None
 
     job = RealJob(1, JobRequest(min_nodes=1, max_nodes=2, ntasks=8), 0.0, "p")
     nodes = cluster.bitmap(cluster.mask_of(cluster.config.node_names))
-    start(2, "a1")
+    start(2, "n1")
     assert _ask(select, job, nodes, [], cluster).status is SelectStatus.BUSY
     assert select.busy_tests  # remembered
-    start(3, "c1")
+    start(3, "n3")
     after = _ask(select, job, nodes, [], cluster)
-    assert after.status is SelectStatus.SUCCESS and after.nodes == ("a2", "a3")
+    assert after.status is SelectStatus.SUCCESS and after.nodes == ("n2", "n4")
 
 
 def test_a_failed_walk_is_remembered_only_while_nothing_it_read_changed() -> None:

@@ -27,6 +27,7 @@ from plurm.conf.model import (
     PrioritySettings,
     SchedulerParameters,
     SlurmConfig,
+    node_table,
 )
 from plurm.conf.reader import RawConfig, RawRecord, Setting
 from plurm.conf.values import (
@@ -755,7 +756,7 @@ class _Builder:
     def node_order(self, nodes: tuple[NodeSpec, ...]) -> dict[str, int]:
         """Each node's place in the node table (computed once)."""
         if self._order is None:
-            self._table = [name for spec in nodes for name in spec.names]
+            self._table = list(node_table(nodes))
             self._order = {name: place for place, name in enumerate(self._table)}
         return self._order
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from plurm import hostlist
 from plurm.conf.values import (
     OverSubscribe,
     PreemptMode,
@@ -38,6 +39,7 @@ __all__ = [
     "QosSpec",
     "SchedulerParameters",
     "SlurmConfig",
+    "node_table",
 ]
 
 
@@ -415,8 +417,25 @@ NO_EFFECT_KEYS: Mapping[str, str] = {
 }
 
 
+#: The last node table built and the NodeName lines it was built from: a configuration is
+#: evolved a few times as it is loaded, each copy keeping the same lines.
+_LAST_TABLE: list[tuple[tuple[NodeSpec, ...], tuple[str, ...]]] = []
+
+
+def node_table(nodes: tuple[NodeSpec, ...]) -> tuple[str, ...]:
+    """Every node the NodeName lines name, in node-table order: Slurm 22.05 sorts its node
+    table by name in natural order (``n2`` before ``n10``; :func:`plurm.hostlist.natural_key`)
+    whatever the order of the lines, when no topology plugin ranks the nodes (Plurm has
+    none). Bitmaps, select's scans and node listings follow this order."""
+    if _LAST_TABLE and _LAST_TABLE[0][0] is nodes:
+        return _LAST_TABLE[0][1]
+    table = tuple(sorted((name for spec in nodes for name in spec.names), key=hostlist.natural_key))
+    _LAST_TABLE[:] = [(nodes, table)]
+    return table
+
+
 def _node_names(config: SlurmConfig) -> tuple[str, ...]:
-    return tuple(name for spec in config.nodes for name in spec.names)
+    return node_table(config.nodes)
 
 
 def _node_index(config: SlurmConfig) -> Mapping[str, NodeSpec]:

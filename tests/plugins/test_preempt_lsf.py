@@ -15,6 +15,7 @@ import pytest
 from plurm import conf
 from plurm.errors import ConfError
 from plurm.manager import Plugins
+from plurm.model.job import Job
 from plurm.sim.session import Simulation, parse_session
 from plurm.testing import TestCluster
 from tests.conftest import REPO
@@ -244,6 +245,20 @@ def test_a_job_without_t_is_killed_at_its_queues_runlimit(
         assert minutes * 60 <= job.end_time - job.start_time <= minutes * 60 + 30 + 5 + 4, name
 
 
+def _saved_and_read_back(simulation: Simulation, path: Path) -> list[Job]:
+    """The simulation's jobs written to a real state file (the live StateStore) and read
+    back, as a restarted plurmctld takes them."""
+    from plurm.live.store import StateStore
+
+    with StateStore(path) as store:
+        store.save_jobs(
+            simulation.controller.cluster.jobs.values(),
+            next_job_id=simulation.controller.next_job_id,
+        )
+    with StateStore(path, readonly=True) as store:
+        return list(store.load_jobs())
+
+
 @pytest.mark.parametrize("forget", [False, True])
 def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: bool) -> None:
     """MAX_JOB_PREEMPT=1 (tests/data/lsf/max_preempt): job l, suspended once for hi1 and
@@ -251,8 +266,6 @@ def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: b
     controller with a new preempt/lsf; hi2, submitted after the restart, may not preempt it.
     With the count zeroed before the restart (``forget``: what a count kept in the plugin's
     memory amounted to), hi2 suspends it: the count is what protects it."""
-    from plurm.live.store import StateStore
-
     work = tmp_path / "max_preempt"
     shutil.copytree(CASES / "max_preempt", work)
     (work / "slurm.conf").write_text(_slurm_conf(["high", "low"], "linear"))
@@ -269,13 +282,7 @@ def test_max_job_preempt_survives_a_controller_restart(tmp_path: Path, forget: b
     )
     assert transcript.endswith("l RUNNING n[1-4]\n"), transcript
     simulation.run_until(160)
-    with StateStore(tmp_path / "state.db") as store:
-        store.save_jobs(
-            simulation.controller.cluster.jobs.values(),
-            next_job_id=simulation.controller.next_job_id,
-        )
-    with StateStore(tmp_path / "state.db", readonly=True) as store:
-        saved = store.load_jobs()
+    saved = _saved_and_read_back(simulation, tmp_path / "state.db")
     (low,) = [job for job in saved if job.name == "l"]
     assert low.preemptions == 1
     if forget:
@@ -299,8 +306,6 @@ def test_a_victim_requeued_during_a_restart_keeps_its_policys_delay(tmp_path: Pa
     while its teardown runs and taken back by a new controller. When its processes are
     reported gone, it is pending at once, as without the restart (not held for Slurm's
     121 s: the delay the policy gave is saved with the job)."""
-    from plurm.live.store import StateStore
-
     work = tmp_path / "brequeue"
     shutil.copytree(CASES / "brequeue", work)
     (work / "slurm.conf").write_text(_slurm_conf(["high", "requeue"], "linear"))
@@ -314,13 +319,7 @@ def test_a_victim_requeued_during_a_restart_keeps_its_policys_delay(tmp_path: Pa
     simulation.run_until(101)  # within its teardown
     (victim,) = [j for j in simulation.controller.cluster.jobs.values() if j.name == "r"]
     assert victim.state.name == "COMPLETING" and victim.requeued
-    with StateStore(tmp_path / "state.db") as store:
-        store.save_jobs(
-            simulation.controller.cluster.jobs.values(),
-            next_job_id=simulation.controller.next_job_id,
-        )
-    with StateStore(tmp_path / "state.db", readonly=True) as store:
-        saved = store.load_jobs()
+    saved = _saved_and_read_back(simulation, tmp_path / "state.db")
     now = simulation.controller.now
     restarted = Simulation(config, Plugins.load(config), start=now)
     restarted.controller.restore(saved, simulation.controller.next_job_id)

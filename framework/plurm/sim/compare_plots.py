@@ -104,9 +104,25 @@ def _legend_columns(labels: Sequence[str], width_px: float = WIDTH * DPI * 0.9) 
     return max(1, min(len(labels), int(width_px // entry)))
 
 
-def _legend_below(figure: Figure, labels: Sequence[str]) -> None:
-    """The figure's legend (its axes' labelled lines) below the plots."""
-    figure.legend(loc="outside lower center", ncols=_legend_columns(labels), fontsize="small")
+def _legend_below(
+    figure: Figure,
+    labels: Sequence[str],
+    entries: tuple[Sequence[Any], Sequence[str]] | None = None,
+) -> None:
+    """The figure's legend below the plots: its axes' labelled lines, or ``entries``
+    (handles and their names, each name one of ``labels``) in the order of ``labels``."""
+    if entries is None:
+        figure.legend(loc="outside lower center", ncols=_legend_columns(labels), fontsize="small")
+        return
+    handles, names = entries
+    order = sorted(range(len(names)), key=lambda i: labels.index(names[i]))
+    figure.legend(
+        [handles[i] for i in order],
+        [names[i] for i in order],
+        loc="outside lower center",
+        ncols=_legend_columns(labels),
+        fontsize="small",
+    )
 
 
 def _legend_height(labels: Sequence[str]) -> float:
@@ -250,15 +266,7 @@ def scatter_png(points: Sequence[tuple[str, float, float]]) -> bytes:
         axes.grid(True, linewidth=0.3)
         if keys:
             # (one entry per run, in run order: the scatter calls above follow the groups)
-            handles, labels = axes.get_legend_handles_labels()
-            order = sorted(range(len(labels)), key=lambda i: keys.index(labels[i]))
-            figure.legend(
-                [handles[i] for i in order],
-                [labels[i] for i in order],
-                loc="outside lower center",
-                ncols=_legend_columns(keys),
-                fontsize="small",
-            )
+            _legend_below(figure, keys, axes.get_legend_handles_labels())
         return _png(figure)
 
 
@@ -411,14 +419,7 @@ def waits_png(runs: Sequence[tuple[str, Sequence[float], Sequence[float]]]) -> b
                 more, texts = panel.get_legend_handles_labels()
                 handles += more
                 names += texts
-            order = sorted(range(len(names)), key=lambda i: labels.index(names[i]))
-            figure.legend(
-                [handles[i] for i in order],
-                [names[i] for i in order],
-                loc="outside lower center",
-                ncols=_legend_columns(labels),
-                fontsize="small",
-            )
+            _legend_below(figure, labels, (handles, names))
         return _png(figure)
 
 

@@ -197,17 +197,22 @@ def test_a_cgroups_memory_limit_is_enforced_by_the_kernel(tmp_path: Path) -> Non
     live = make_cluster(tmp_path, nodes=1, extra=extra)
     try:
         live.up()
-        job_id = live.sbatch("--mem=100", str(_script(live, "hog400.sh", 400, 60)))
+        hog = _script(live, "hog400.sh", 400, 60)
+        script = live.root / "first-line.sh"  # its first command is in the job's cgroup
+        script.write_text(f"#!/bin/sh\ncat /proc/self/cgroup > {live.root}/cgroup.txt\n{hog}\n")
+        script.chmod(0o755)
+        job_id = live.sbatch("--mem=100", str(script))
         live.wait_for(
             lambda: live.state(job_id) not in ("PENDING", "RUNNING", "COMPLETING", ""),
-            20,
+            45,
             "the job's end",
         )
+        assert f"/plurm_n1/job_{job_id}\n" in (live.root / "cgroup.txt").read_text()
         rows = _sacct(live, job_id, "JobID,State,ExitCode,Elapsed")
         assert rows[0][1:3] == ["OUT_OF_MEMORY", "0:125"], rows
         assert rows[1][:3] == [f"{job_id}.batch", "OUT_OF_MEMORY", "0:125"]
         hours, minutes, seconds = (int(part) for part in rows[0][3].split(":"))
-        assert hours == minutes == 0 and seconds < 20  # not the sampler's 60 s
+        assert hours == minutes == 0 and seconds < 30  # not the sampler's 60 s
         log = (live.root / "state" / "plurmd-n1.log").read_text()
         assert f"job_id={job_id}: detected 1 oom-kill event(s) in " in log
         assert "exceeded memory limit" not in log  # the sampler never saw it

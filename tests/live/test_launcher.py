@@ -67,8 +67,10 @@ def launcher(tmp_path: Path, runner: asyncio.Runner) -> Iterator[Launcher]:
     sessions: list[int] = []
     launch = launcher.launch
 
-    async def recording_launch(spec: LaunchSpec) -> RunningJob:
-        job = await launch(spec)
+    async def recording_launch(
+        spec: LaunchSpec, before_exec: Callable[[RunningJob], object] | None = None
+    ) -> RunningJob:
+        job = await launch(spec, before_exec)
         sessions.append(job.sid)
         return job
 
@@ -251,6 +253,38 @@ def test_stderr_none_shares_the_file_and_open_modes(
     assert (tmp_path / "out.txt").read_text() == "four\n"
     with pytest.raises(ValueError):
         spec(tmp_path, "true\n", open_mode="overwrite")
+
+
+def test_before_exec_runs_while_the_session_leader_waits_to_exec(
+    tmp_path: Path, launcher: Launcher, run: Run[Any]
+) -> None:
+    """The job accounting plugins get the session before the script runs (a cgroup holds
+    from the script's first byte): the leader is alone in it, not yet the script, and the
+    script sees what the callback did."""
+    marker = tmp_path / "marker"
+    seen: list[tuple[int, list[int], bytes]] = []
+
+    def before_exec(job: RunningJob) -> None:
+        seen.append((job.sid, session_pids(job.sid), Path(f"/proc/{job.pid}/cmdline").read_bytes()))
+        marker.write_text("before\n")
+
+    job = run(launcher.launch(spec(tmp_path, f"cat {marker}\n"), before_exec))
+    assert run(job.wait()) == JobExit(0, 0)
+    assert seen == [(job.pid, [job.pid], seen[0][2])]
+    assert b"slurm_script" not in seen[0][2]  # the daemon's fork, not yet the script
+    assert (tmp_path / "out.txt").read_text() == "before\n"
+
+
+def test_a_failing_before_exec_is_logged_and_the_job_runs(
+    tmp_path: Path, launcher: Launcher, run: Run[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    def before_exec(job: RunningJob) -> None:
+        raise RuntimeError("plugin broke")
+
+    job = run(launcher.launch(spec(tmp_path, "echo ran\n"), before_exec))
+    assert run(job.wait()) == JobExit(0, 0)
+    assert (tmp_path / "out.txt").read_text() == "ran\n"
+    assert "before the script of job_id=1" in caplog.text and "plugin broke" in caplog.text
 
 
 # ----------------------------------------------------------------------- failed launches

@@ -72,13 +72,16 @@ def acct_gather_job_start(job_id: int, sid: int, mem_limit: int | None, node: st
     """A batch job started on this node: its processes are those of session ``sid``;
     ``mem_limit`` is its memory limit on the node in bytes (None: unlimited).
 
-    When called: by plurmd, right after the job's script started.
+    When called: by plurmd, once the job's session exists and before its script runs: the
+    session's leader waits until the hook returns, so the processes of the script are born
+    where a plugin put it (a cgroup whose limits hold from the first byte).
 
     :returns: nothing.
     :Purity: may update the plugin's own state (and make a cgroup for the job).
     :Slurm equivalent: ``jobacct_gather_p_add_task`` and ``jobacct_gather_set_mem_limit``.
 
     .. versionadded:: 1.7
+    .. versionchanged:: 1.12 called before the script runs (was: right after it started).
     """
 
 

@@ -24,7 +24,12 @@ How a job starts (slurmstepd's order, Slurm 22.05):
 4. As the user, it changes to the working directory. Like slurmstepd, a directory that is
    missing or not accessible is not fatal: the job's stderr gets "couldn't chdir to `DIR':
    REASON: going to /tmp instead" and the script runs in /tmp.
-5. It sets ``SLURM_TASK_PID`` to its own pid and ``exec``s the script. When the exec fails
+5. It tells the daemon it is ready and waits. The daemon hands the session to the job
+   accounting plugins (:meth:`Launcher.launch`'s ``before_exec``: jobacct_gather/cgroup puts
+   it in the job's cgroup), then lets it go, so that every process of the script is born
+   where its limits hold: slurmstepd's children wait on a pipe the same way until their
+   containers are ready. A child whose daemon went away meanwhile exits without running.
+6. It sets ``SLURM_TASK_PID`` to its own pid and ``exec``s the script. When the exec fails
    (a ``#!`` interpreter that does not exist, a script on a ``noexec`` mount), the job's
    stderr gets "execve(): SCRIPT: REASON" and the job ends with the errno as its exit code,
    as slurmstepd's task does.
@@ -49,7 +54,7 @@ import pwd
 import resource
 import shutil
 import signal as signal_mod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -255,6 +260,8 @@ class _ChildPlan:
     fork, so that the child only makes system calls)."""
 
     report: int
+    #: The read end of the pipe the daemon lets the child go by (one byte; EOF: exit).
+    go: int
     uid: int
     gid: int
     groups: tuple[int, ...]
@@ -269,7 +276,8 @@ class _ChildPlan:
 
 
 def _say(report: int, kind: str, text: str) -> None:
-    """One line to the daemon: "E text" (fatal, before exec) or "W text" (warning)."""
+    """One line to the daemon: "E text" (fatal, before exec), "W text" (warning) or
+    "R ready" (waiting for the go)."""
     os.write(report, (kind + " " + text.replace("\n", " ") + "\n").encode(errors="replace"))
 
 
@@ -287,8 +295,10 @@ def _exec_child(plan: _ChildPlan) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.closerange(3, report)
-        os.closerange(report + 1, _max_fd())
+        low, high = sorted((report, plan.go))
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, _max_fd())
         os.umask(plan.umask)
         os.chdir("/")
         if os.getuid() == 0 and plan.uid != 0:
@@ -331,6 +341,9 @@ def _exec_child(plan: _ChildPlan) -> None:
             signal_mod.signal(number, signal_mod.SIG_DFL)
         env = dict(plan.env)
         env["SLURM_TASK_PID"] = str(os.getpid())
+        _say(report, "R", "ready")
+        if os.read(plan.go, 1) != b"1":  # the daemon went away before its go
+            os._exit(1)
         try:
             os.execve(plan.script, [plan.script, *plan.argv], env)
         except OSError as e:
@@ -587,8 +600,13 @@ class Launcher:
         """The jobs whose script still runs, by job id."""
         return dict(self._running)
 
-    async def launch(self, spec: LaunchSpec) -> RunningJob:
-        """Start ``spec``'s script; :class:`LaunchError` when it cannot start (module doc)."""
+    async def launch(
+        self, spec: LaunchSpec, before_exec: Callable[[RunningJob], object] | None = None
+    ) -> RunningJob:
+        """Start ``spec``'s script; :class:`LaunchError` when it cannot start (module doc).
+
+        ``before_exec`` is called with the job once its session exists, before the script
+        runs (a failure there is logged and the job runs on)."""
         loop = asyncio.get_running_loop()
         job_id = spec.job_id
         if job_id in self._running:
@@ -609,8 +627,10 @@ class Launcher:
             raise LaunchError(job_id, f"could not write {script_dir}: {error.strerror}") from error
         env = {key: value for key, value in spec.env.items() if key != "SLURM_TASK_PID"}
         read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        go_read, go_write = os.pipe2(os.O_CLOEXEC)
         plan = _ChildPlan(
             report=write_end,
+            go=go_read,
             uid=spec.uid,
             gid=spec.gid,
             groups=tuple(groups),
@@ -628,23 +648,36 @@ class Launcher:
             own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             pid = os.fork()
         except OSError as error:
-            os.close(read_end)
-            os.close(write_end)
+            for fd in (read_end, write_end, go_read, go_write):
+                os.close(fd)
             shutil.rmtree(script_dir, ignore_errors=True)
             raise LaunchError(job_id, f"could not start the job: {error}") from error
         if pid == 0:  # pragma: no cover - the child execs or exits (coverage never sees it)
             _exec_child(plan)
         os.close(write_end)
+        os.close(go_read)
         process = _Child(pid)
         job = RunningJob(spec, process, script_dir, loop, self._end)
         job.inherited_rss = own_peak
         self._running[job_id] = job
+        lines = _Lines(loop, read_end)
         try:
-            report = await _read_all(loop, read_end)
+            report = await lines.until("R ")
+            if report[-1:] == ["R ready"]:
+                if before_exec is not None:
+                    try:
+                        before_exec(job)
+                    except Exception:  # a plugin's failure must not hold the job forever
+                        logger.exception("before the script of job_id=%d", job_id)
+                os.write(go_write, b"1")
+                report += await lines.until(None)
         except BaseException:
             # Cancelled while the child was starting: take the job down with us.
             job.signal(signal_mod.SIGKILL)
             raise
+        finally:
+            os.close(go_write)
+            lines.close()
         fatal = [line[2:] for line in report if line.startswith("E ")]
         for line in report:
             if line.startswith("W "):
@@ -698,13 +731,46 @@ def _write_script(script_dir: Path, spec: LaunchSpec, *, chown: bool) -> Path:
     return path
 
 
-async def _read_all(loop: asyncio.AbstractEventLoop, fd: int) -> list[str]:
-    """Read ``fd`` to EOF without blocking the loop, then close it; its lines."""
-    os.set_blocking(fd, False)
-    chunks: list[bytes] = []
-    finished: asyncio.Future[None] = loop.create_future()
+class _Lines:
+    """The child's report pipe, read line by line without blocking the loop."""
 
-    def readable() -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._loop = loop
+        self._fd: int | None = fd
+        self._pending = b""
+        self._eof = False
+
+    async def until(self, prefix: str | None) -> list[str]:
+        """The lines up to and with the first that starts with ``prefix``, or to EOF."""
+        found: list[str] = []
+        while True:
+            while b"\n" in self._pending:
+                raw, _, self._pending = self._pending.partition(b"\n")
+                found.append(raw.decode(errors="replace"))
+                if prefix is not None and found[-1].startswith(prefix):
+                    return found
+            if self._eof or self._fd is None:
+                if self._pending:
+                    found.append(self._pending.decode(errors="replace"))
+                    self._pending = b""
+                return found
+            await self._read()
+
+    async def _read(self) -> None:
+        fd = self._fd
+        assert fd is not None
+        ready: asyncio.Future[None] = self._loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        self._loop.add_reader(fd, readable)
+        try:
+            await ready
+        finally:
+            self._loop.remove_reader(fd)
         while True:
             try:
                 data = os.read(fd, 65536)
@@ -715,15 +781,11 @@ async def _read_all(loop: asyncio.AbstractEventLoop, fd: int) -> list[str]:
                     continue
                 data = b""
             if not data:
-                if not finished.done():
-                    finished.set_result(None)
+                self._eof = True
                 return
-            chunks.append(data)
+            self._pending += data
 
-    loop.add_reader(fd, readable)
-    try:
-        await finished
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
-    return b"".join(chunks).decode(errors="replace").splitlines()
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -315,11 +315,25 @@ class NodeDaemon:
         ):
             return {"duplicate": True}
         self.launching[job_id] = attempt
+        limit = message.get("mem_limit")
+
+        def follow(job: RunningJob) -> None:  # before the script runs: in its cgroup at birth
+            self.gather.start(
+                job_id,
+                job.sid,
+                limit if type(limit) is int and limit > 0 else None,
+                lambda: job.signal(signal.SIGKILL),
+            )
+
         try:
-            job = await self.launcher.launch(spec)
+            job = await self.launcher.launch(spec, follow)
         except LaunchError as error:
+            self.gather.end(job_id)
             logger.error("%s", error)
             return {"error": error.reason}
+        except BaseException:  # cancelled while the job started: it was killed
+            self.gather.end(job_id)
+            raise
         finally:
             if self.launching.get(job_id) == attempt:
                 del self.launching[job_id]
@@ -328,13 +342,6 @@ class NodeDaemon:
             self._disowned.discard((job_id, attempt))
             self._kill_orphan(job_id, attempt)
         self._save_running()
-        limit = message.get("mem_limit")
-        self.gather.start(
-            job_id,
-            job.sid,
-            limit if type(limit) is int and limit > 0 else None,
-            lambda: job.signal(signal.SIGKILL),
-        )
         asyncio.get_running_loop().create_task(self._watch(job_id, attempt, job))
         return {}
 

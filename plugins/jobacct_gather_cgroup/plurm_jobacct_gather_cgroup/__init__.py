@@ -1,8 +1,9 @@
 """jobacct_gather/cgroup: each job in a memory cgroup of its own, its figures from the cgroup.
 
 Where the node daemon can make one, every job gets ``<cgroup2 mount><daemon's cgroup>/
-plurm_<node>/job_<id>`` with the memory and cpu controllers; the job's processes are moved
-into it when it starts (the processes it forks later are born there). The batch step's
+plurm_<node>/job_<id>`` with the memory and cpu controllers; the job's session leader is
+moved into it before the script runs (plurmd holds it until then), so every process of the
+job is born there. The batch step's
 figures come from the cgroup: MaxRSS from ``memory.peak`` (or the largest
 ``memory.current`` sampled, on kernels without it), CPU times from ``cpu.stat``, pages from
 ``memory.stat``'s ``pgmajfault``; cgroup v2 has no virtual memory figure, so MaxVMSize is 0
@@ -263,6 +264,8 @@ class CgroupGather(ProcessGather):
             _move(path, self.jobs[job_id].sid)
         except OSError as error:
             self.logger.warning("job_id=%d: cannot use cgroup %s: %s", job_id, path, error)
+            with contextlib.suppress(OSError):
+                path.rmdir()
             return
         self.cgroups[job_id] = path
         self.peaks[job_id] = 0
@@ -346,10 +349,13 @@ class CgroupGather(ProcessGather):
 
 
 def _move(path: Path, sid: int) -> None:
-    """Move every process of session ``sid`` into cgroup ``path``."""
+    """Move every process of session ``sid`` into cgroup ``path``; OSError when one that
+    is still alive cannot be moved."""
     for pid in _session(sid):
-        with contextlib.suppress(ProcessLookupError, OSError):
+        try:
             (path / "cgroup.procs").write_text(str(pid))
+        except ProcessLookupError:  # gone meanwhile
+            continue
 
 
 def _session(sid: int) -> Iterable[int]:

@@ -329,15 +329,13 @@ class SubmissionMixin(ControllerBase):
             spec = self.config.partition(partition)
         except KeyError:
             return None
-        if not spec.root_only and all(
-            limit is None
-            for limit in (
-                spec.allow_groups,
-                spec.allow_accounts,
-                spec.deny_accounts,
-                spec.allow_qos,
-                spec.deny_qos,
-            )
+        if not (
+            spec.root_only
+            or spec.allow_groups is not None
+            or spec.allow_accounts is not None
+            or spec.deny_accounts is not None
+            or spec.allow_qos is not None
+            or spec.deny_qos is not None
         ):
             return None  # the common case, checked without looking SlurmUser up
         return partition_refusal(

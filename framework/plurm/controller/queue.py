@@ -19,8 +19,7 @@ import operator
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence, Set
 from typing import Any, TypeVar, overload
 
-from sortedcontainers import SortedList
-
+from plurm.controller.ordered import ArrivalSorted
 from plurm.model.job import Job, JobState, PendingReason
 
 __all__ = ["PendingByPartition", "PendingQueue", "ReadAsNeeded"]
@@ -48,7 +47,7 @@ class PendingQueue:
     def __init__(self) -> None:
         self._key: Callable[[Job], Any] | None = None
         self._admit: Callable[[Job], bool] = _every
-        self._filed: SortedList[_Entry] = SortedList()
+        self._filed: ArrivalSorted[_Entry] = ArrivalSorted()
         #: The key and partition each filed job was filed under (both may have changed
         #: since).
         self._filed_as: dict[int, tuple[Any, str]] = {}
@@ -57,7 +56,7 @@ class PendingQueue:
         #: Jobs changed since the last read, to file anew.
         self._noted: dict[int, Job] = {}
         #: The filed jobs of each partition (the one they were filed in), in key order.
-        self._per_partition: dict[str, SortedList[_Entry]] = {}
+        self._per_partition: dict[str, ArrivalSorted[_Entry]] = {}
 
     @property
     def kept(self) -> bool:
@@ -164,7 +163,7 @@ class PendingQueue:
         self._filed.add(entry)
         mates = self._per_partition.get(job.partition)
         if mates is None:
-            mates = self._per_partition[job.partition] = SortedList()
+            mates = self._per_partition[job.partition] = ArrivalSorted()
         mates.add(entry)
 
 
@@ -229,7 +228,7 @@ class PendingByPartition:
     job's state, partition or priority (scontrol update re-files the job it changes)."""
 
     def __init__(self) -> None:
-        self._jobs: dict[str, SortedList[tuple[int, int, Job]]] = {}
+        self._jobs: dict[str, ArrivalSorted[tuple[int, int, Job]]] = {}
         #: Where each filed job is: its partition and its entry there.
         self._entries: dict[int, tuple[str, tuple[int, int, Job]]] = {}
 
@@ -241,7 +240,10 @@ class PendingByPartition:
             self._jobs[known[0]].remove(known[1])
         if job.state is _PENDING:
             entry = (-job.priority, job.job_id, job)
-            self._jobs.setdefault(job.partition, SortedList()).add(entry)
+            mates = self._jobs.get(job.partition)
+            if mates is None:
+                mates = self._jobs[job.partition] = ArrivalSorted()
+            mates.add(entry)
             self._entries[job.job_id] = (job.partition, entry)
 
     def higher_waits(self, job: Job, now: float) -> bool:

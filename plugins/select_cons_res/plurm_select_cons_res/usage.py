@@ -66,8 +66,12 @@ class Usage:
     #: their jobs. It may name a job that is gone or no longer holds the node (a copy shares
     #: its origin's index until it adds a job; a resized job keeps its entries): readers
     #: check ``allocations``. A copy is a dry run that lives while its origin stays as it
-    #: is (one decision), so it reads its origin's index rather than copying it.
-    _on_node: dict[str, set[int]] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    #: is (one decision), so it reads its origin's index rather than copying it. None until
+    #: a reader first asks (:meth:`jobs_on`): a cluster whose decisions never read a few
+    #: nodes alone (no GRES) keeps no index, at no cost per start and end.
+    _on_node: dict[str, set[int]] | None = attrs.field(
+        init=False, default=None, eq=False, repr=False
+    )
     _shared_index: bool = attrs.field(init=False, default=False, eq=False, repr=False)
     #: For a copy (a dry run of the preemption loop): the usage it was copied from, and the
     #: jobs removed from it since, in order. A copy only removes jobs in practice; readers
@@ -87,15 +91,15 @@ class Usage:
             for index, row in enumerate(rows)
             for job in row
         }
-        for allocation in self.allocations.values():
-            self._index(allocation)
 
     def _index(self, allocation: Allocation) -> None:
+        on_node = self._on_node
+        if on_node is None:
+            return  # no index kept yet (it is built whole when first read)
         if self._shared_index:
-            self._on_node = {name: set(jobs) for name, jobs in self._on_node.items()}
+            on_node = self._on_node = {name: set(jobs) for name, jobs in on_node.items()}
             self._shared_index = False
         job_id = allocation.job_id
-        on_node = self._on_node
         for name in allocation.cores:
             jobs = on_node.get(name)
             if jobs is None:
@@ -109,7 +113,16 @@ class Usage:
     def jobs_on(self, name: str) -> Iterable[int]:
         """Ids of the jobs that may hold something on node ``name`` (a superset: check
         ``allocations``)."""
-        return self._on_node.get(name, ())
+        on_node = self._on_node
+        if on_node is None:
+            on_node = self._on_node = {}
+            self._shared_index = False
+            held = list(self.allocations.values())
+            if self._undo is not None:  # (the jobs a dry run removed come back at its end)
+                held += [allocation for _, allocation, _ in self._undo if allocation]
+            for allocation in held:
+                self._index(allocation)
+        return on_node.get(name, ())
 
     def copy(self) -> Usage:
         copied = Usage.__new__(Usage)
@@ -206,8 +219,8 @@ class Usage:
             self._undo.append((job_id, allocation, None))
             self.dropped.append(job_id)
             return
-        if not self._shared_index:
-            on_node = self._on_node
+        on_node = self._on_node
+        if on_node is not None and not self._shared_index:
             for name in (*allocation.cores, *allocation.memory):
                 jobs = on_node.get(name)
                 if jobs is not None:

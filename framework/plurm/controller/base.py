@@ -100,6 +100,7 @@ class ControllerBase:
     _epoch: float
     # submission
     _next_id: int
+    keep_finished_units: bool
     _fixed_priority: set[int]
     _priority_period: int | None
     _priority_timer: TimerHandle | None

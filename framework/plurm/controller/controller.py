@@ -135,6 +135,10 @@ class Controller(
             ),
         )
         self._next_id = config.first_job_id
+        #: Whether a finished job keeps what select gave it (its TRES shows the cores, as
+        #: Slurm's does); a trace replay, whose finished jobs no command asks about, turns
+        #: it off and select is not asked at every end.
+        self.keep_finished_units = True
         #: Jobs whose priority an administrator set (scontrol update Priority=): the
         #: priority plugin's recalculation leaves them alone, as Slurm's does.
         self._fixed_priority: set[int] = set()

@@ -232,7 +232,11 @@ class LifecycleMixin(ControllerBase):
             ending = None
         self._cancel_limit(job_id)
         job.completing_nodes = None
-        if job.units is None and not (ending is not None and ending.requeue):
+        if (
+            job.units is None
+            and self.keep_finished_units
+            and not (ending is not None and ending.requeue)
+        ):
             # what it was given stays on the finished job: its TRES shows the cores (cpu=1
             # for -n1 on a 4-CPU node, as 22.05 showed in tests/data/gres)
             job.units = self.plugins.select_job_resources(job, self.cluster)

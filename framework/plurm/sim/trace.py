@@ -563,6 +563,7 @@ def _replay(
     first = float(trace.jobs[0].submit_time - start) if trace.jobs else 0.0
     began = first if controller_start is None else min(first, controller_start - start)
     simulation = Simulation(config, Plugins.load(config, extra=(recorder,)), start=began)
+    simulation.controller.keep_finished_units = False  # (see _Recorder: nothing asks)
     recorder.plugins = simulation.plugins
     ordered: list[JobRecord] = []
     try:

@@ -1,6 +1,8 @@
 """plurm.controller.ordered.ArrivalSorted against sortedcontainers.SortedList, the reference:
 the same entries in the same order after any sequence of adds and removes, whether the
-entries come in order (a queue under priority/basic) or not (requeues, recalculations)."""
+entries come in order (a queue under priority/basic) or not (requeues, recalculations), in
+its list form and, past ``general_above`` entries, its SortedList form, and across the
+switches between them."""
 
 from __future__ import annotations
 
@@ -24,10 +26,12 @@ _ops = st.lists(
 )
 
 
+@pytest.mark.parametrize("general_above", [8192, 8, 16])
 @settings(max_examples=300, deadline=None)
-@given(_ops)
-def test_it_holds_what_a_sorted_list_holds(ops: list[tuple[str, int]]) -> None:
-    ours: ArrivalSorted[tuple[int, int]] = ArrivalSorted()
+@given(ops=_ops)
+def test_it_holds_what_a_sorted_list_holds(general_above: int, ops: list[tuple[str, int]]) -> None:
+    kind = type("Sized", (ArrivalSorted,), {"__slots__": (), "general_above": general_above})
+    ours: ArrivalSorted[tuple[int, int]] = kind()
     reference: SortedList[tuple[int, int]] = SortedList()
     next_id = 0
     last_key = 0
@@ -72,3 +76,30 @@ def test_removing_what_is_not_there_is_an_error() -> None:
         ours[1]
     ours.remove((1, 1))
     assert not ours and list(ours) == []
+
+
+def test_a_large_list_out_of_order_becomes_general_and_comes_back_when_small() -> None:
+    kind = type("Sized", (ArrivalSorted,), {"__slots__": (), "general_above": 8})
+    ours: ArrivalSorted[tuple[int, int]] = kind()
+    for number in range(12):
+        ours.add((number, number))
+    assert ours._general is None  # in order: a plain list however long
+    ours.add((-1, 100))  # out of order, past 8 entries
+    assert ours._general is not None and ours[0] == (-1, 100) and len(ours) == 13
+    for entry in list(ours)[:12]:
+        ours.remove(entry)
+    assert ours._general is None and list(ours) == [(11, 11)]  # a quarter of 8: a list again
+    ours.add((5, 200))
+    assert list(ours) == [(5, 200), (11, 11)] and ours[-1] == (11, 11)
+
+
+def test_a_large_list_losing_an_entry_in_the_middle_becomes_general() -> None:
+    kind = type("Sized", (ArrivalSorted,), {"__slots__": (), "general_above": 8})
+    ours: ArrivalSorted[tuple[int, int]] = kind()
+    for number in range(12):
+        ours.add((number, number))
+    ours.remove((0, 0))  # the head: still a list
+    assert ours._general is None
+    ours.remove((5, 5))
+    assert ours._general is not None
+    assert list(ours) == [(n, n) for n in range(1, 12) if n != 5]

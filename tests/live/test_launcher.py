@@ -613,3 +613,19 @@ def test_job_runs_as_its_user(nobody_dir: Path, run: Run[Any], runner: asyncio.R
                 os.kill(pid, signal.SIGKILL)
         runner.run(asyncio.wait_for(job.wait(), TIMEOUT))
     assert job.exit == JobExit(0, 9)
+
+
+def test_a_job_killed_before_its_go_ends_as_killed(
+    tmp_path: Path, launcher: Launcher, run: Run[Any]
+) -> None:
+    """A child killed while it waits for the go (its job cancelled as it started) is no
+    launch failure: the job ends by its signal, its script never ran."""
+    marker = tmp_path / "ran"
+
+    def before_exec(job: RunningJob) -> None:
+        os.kill(job.pid, signal.SIGKILL)
+        os.waitid(os.P_PID, job.pid, os.WEXITED | os.WNOWAIT)  # gone before the go
+
+    job = run(launcher.launch(spec(tmp_path, f"touch {marker}\n"), before_exec))
+    assert run(job.wait()) == JobExit(0, 9)
+    assert not marker.exists()

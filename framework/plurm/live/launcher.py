@@ -669,7 +669,8 @@ class Launcher:
                         before_exec(job)
                     except Exception:  # a plugin's failure must not hold the job forever
                         logger.exception("before the script of job_id=%d", job_id)
-                os.write(go_write, b"1")
+                with contextlib.suppress(BrokenPipeError):  # (it was killed meanwhile)
+                    os.write(go_write, b"1")
                 report += await lines.until(None)
         except BaseException:
             # Cancelled while the child was starting: take the job down with us.

@@ -18,12 +18,6 @@ PartitionName=p Nodes=ALL Default=YES OverSubscribe=NO
 """
 
 
-def sbatch(cluster: TestCluster, options: str) -> int:
-    result = cluster.command(f"sbatch --parsable {options} --wrap='sleep 1000'")
-    assert result.status == 0, result.stderr
-    return int(result.stdout.strip())
-
-
 def alloc_mem(cluster: TestCluster, node: str) -> int:
     shown = cluster.command(f"scontrol show node {node}").stdout
     found = re.search(r"AllocMem=(\d+)", shown)
@@ -35,9 +29,9 @@ def test_memory_counted_under_cr_core_memory(make_cluster: Callable[..., TestClu
     cluster = make_cluster(
         "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n" + NODES
     )
-    first = sbatch(cluster, "-w n1 -n1 --mem=1000")
-    sbatch(cluster, "-w n1 -n2 --mem-per-cpu=500")
-    whole = sbatch(cluster, "-w n2 -n1")  # no request, no DefMemPerCPU: all of the node's
+    first = cluster.sbatch("-w n1 -n1 --mem=1000")
+    cluster.sbatch("-w n1 -n2 --mem-per-cpu=500")
+    whole = cluster.sbatch("-w n2 -n1")  # no request, no DefMemPerCPU: all of the node's
     cluster.settle()
     assert alloc_mem(cluster, "n1") == 2000
     assert alloc_mem(cluster, "n2") == 8000
@@ -59,7 +53,7 @@ def test_memory_counted_under_cr_core_memory(make_cluster: Callable[..., TestClu
 def test_zero_when_memory_is_not_consumable(make_cluster: Callable[..., TestCluster]) -> None:
     for select in ("select/cons_res\nSelectTypeParameters=CR_Core", "select/linear"):
         cluster = make_cluster(f"SelectType={select}\n" + NODES)
-        sbatch(cluster, "-w n1 -n1 --mem=1000")
+        cluster.sbatch("-w n1 -n1 --mem=1000")
         cluster.settle()
         assert re.search(r"CPUAlloc=[1-9]", cluster.command("scontrol show node n1").stdout)
         assert alloc_mem(cluster, "n1") == 0, select
@@ -69,7 +63,7 @@ def test_the_live_view_carries_allocated_memory(make_cluster: Callable[..., Test
     cluster = make_cluster(
         "SelectType=select/cons_res\nSelectTypeParameters=CR_CPU_Memory\n" + NODES
     )
-    sbatch(cluster, "-w n2 -n3 --mem-per-cpu=100")
+    cluster.sbatch("-w n2 -n3 --mem-per-cpu=100")
     cluster.settle()
     view = LocalClient(cluster.controller).view()
     rebuilt = view_from_dict(cluster.config, view_to_dict(view))

@@ -24,22 +24,16 @@ PartitionName=p Nodes=ALL Default=YES
 """
 
 
-def sbatch(cluster: TestCluster, options: str) -> int:
-    result = cluster.command(f"sbatch --parsable {options} --wrap='sleep 1000'")
-    assert result.status == 0, result.stderr
-    return int(result.stdout.strip())
-
-
 def lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines()]
 
 
 def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster("AccountingStorageTRES=gres/gpu,gres/gpu:a100\n" + CONF)
-    typed = sbatch(cluster, "-n1 --gres=gpu:a100:2 --cpus-per-gpu=1 --mem-per-gpu=100")
-    untyped = sbatch(cluster, "-n1 --gpus=1")
-    plain = sbatch(cluster, "-n1")
-    waiting = sbatch(cluster, "-n1 --gpus-per-task=2")
+    typed = cluster.sbatch("-n1 --gres=gpu:a100:2 --cpus-per-gpu=1 --mem-per-gpu=100")
+    untyped = cluster.sbatch("-n1 --gpus=1")
+    plain = cluster.sbatch("-n1")
+    waiting = cluster.sbatch("-n1 --gpus-per-task=2")
     cluster.settle()
     shown = lines(cluster.command(f"scontrol show job {typed}").stdout)
     # (--cpus-per-gpu=1 on two GPUs: two CPUs; --mem-per-gpu tells the memory)
@@ -78,7 +72,7 @@ def test_job_and_node_tres_with_tracked_gpus(make_cluster: Callable[..., TestClu
 
 def test_untracked_gres_are_not_in_tres(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    job = sbatch(cluster, "-n1 --gres=gpu:1")
+    job = cluster.sbatch("-n1 --gres=gpu:1")
     cluster.settle()
     shown = lines(cluster.command(f"scontrol show job {job}").stdout)
     assert "TRES=cpu=1,node=1,billing=1" in shown
@@ -90,8 +84,8 @@ def test_untracked_gres_are_not_in_tres(make_cluster: Callable[..., TestCluster]
 
 def test_gres_used_and_the_codec_round_trip(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    first = sbatch(cluster, "-n1 --gres=gpu:v100:2")
-    second = sbatch(cluster, "-n1 --gres=gpu:1")
+    first = cluster.sbatch("-n1 --gres=gpu:v100:2")
+    second = cluster.sbatch("-n1 --gres=gpu:1")
     cluster.settle()
     jobs = [cluster.job(first), cluster.job(second)]
     assert gres_used("g1", cluster.config, jobs) == "gpu:a100:1(IDX:0),gpu:v100:2(IDX:2-3)"
@@ -120,8 +114,8 @@ def test_a_finished_job_shows_the_cores_it_was_given(
 
 def test_scontrol_details_show_the_gres_in_use(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    sbatch(cluster, "-n1 --gres=gpu:v100:2")
-    sbatch(cluster, "-n1 --gres=gpu:1")
+    cluster.sbatch("-n1 --gres=gpu:v100:2")
+    cluster.sbatch("-n1 --gres=gpu:1")
     cluster.settle()
     plain = cluster.command("scontrol show node g1").stdout
     detailed = cluster.command("scontrol -d show node g1").stdout

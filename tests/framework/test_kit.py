@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from plurm.cli.main import main
 from plurm.kit import KitError, new_plugin
+from plurm.testing.cluster import TestCluster
 
 
 def test_plugin_new_writes_packages_whose_tests_pass(tmp_path: Path) -> None:
@@ -68,3 +70,18 @@ def test_plugin_new_refuses_what_it_cannot_write(tmp_path: Path) -> None:
         new_plugin("preempt", "ok", tmp_path / "full")
     with pytest.raises(KitError, match="no kit for 'select'"):
         new_plugin("select", "ok", tmp_path / "y")
+
+
+def test_the_test_clusters_sbatch_gives_the_job_id_or_sbatchs_refusal(
+    make_cluster: Callable[..., TestCluster],
+) -> None:
+    cluster = make_cluster(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n1 CPUs=2\n"
+        "PartitionName=p Nodes=ALL Default=YES\n"
+    )
+    job_id = cluster.sbatch("-n2", wrap="sleep 5")
+    cluster.settle()
+    assert cluster.state(job_id).name == "RUNNING" and cluster.job(job_id).nodes == ("n1",)
+    refused = r"sbatch -p nosuch refused: (?s:.*)Batch job submission failed: Invalid partition"
+    with pytest.raises(AssertionError, match=refused):
+        cluster.sbatch("-p nosuch")

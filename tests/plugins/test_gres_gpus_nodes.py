@@ -26,12 +26,6 @@ NOT_AVAILABLE = (
 )
 
 
-def sbatch(cluster: TestCluster, options: str) -> int:
-    result = cluster.command(f"sbatch --parsable {options} --wrap='sleep 1000'")
-    assert result.status == 0, result.stderr
-    return int(result.stdout.strip())
-
-
 def gpus_held(cluster: TestCluster, job_id: int) -> dict[str, int]:
     held: dict[str, int] = {}
     for unit in cluster.job(job_id).gres_alloc:
@@ -41,7 +35,7 @@ def gpus_held(cluster: TestCluster, job_id: int) -> dict[str, int]:
 
 def test_gpus_take_the_nodes_they_need(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    wide = sbatch(cluster, "--gpus=8")
+    wide = cluster.sbatch("--gpus=8")
     cluster.settle()
     assert cluster.state(wide).name == "RUNNING"
     assert gpus_held(cluster, wide) == {"g1": 4, "g2": 4}
@@ -49,7 +43,7 @@ def test_gpus_take_the_nodes_they_need(make_cluster: Callable[..., TestCluster])
     assert "NumNodes=2 NumCPUs=2 " in shown
     assert "TRES=cpu=2,node=2,billing=2,gres/gpu=8" in shown
     # one node is enough: one node
-    narrow = sbatch(cluster, "--gpus=3")
+    narrow = cluster.sbatch("--gpus=3")
     cluster.settle()
     assert gpus_held(cluster, narrow) == {"g3": 3}
 
@@ -59,13 +53,13 @@ def test_node_count_limits_are_kept(make_cluster: Callable[..., TestCluster]) ->
     for options in ("-N1 --gpus=6", "-N1-1 --gpus=6", "-n1 --gpus=6", "--gpus=13"):
         result = cluster.command(f"sbatch {options} --wrap='sleep 1'")
         assert (result.status, result.stderr) == (1, NOT_AVAILABLE), options
-    ranged = sbatch(cluster, "-N1-2 --gpus=6")
-    fixed = sbatch(cluster, "-N1 --gpus=1 -n2")
+    ranged = cluster.sbatch("-N1-2 --gpus=6")
+    fixed = cluster.sbatch("-N1 --gpus=1 -n2")
     cluster.settle()
     assert gpus_held(cluster, ranged) == {"g1": 3, "g2": 3}
     assert gpus_held(cluster, fixed) == {"g1": 1}
     # -n3 lets --gpus=9 take three nodes
-    three = sbatch(cluster, "-p high -n3 --gpus=9")
+    three = cluster.sbatch("-p high -n3 --gpus=9")
     cluster.settle()
     assert cluster.state(three).name == "RUNNING"
     assert gpus_held(cluster, three) == {"g1": 3, "g2": 3, "g3": 3}
@@ -75,15 +69,15 @@ def test_free_gpus_on_more_nodes_before_preempting(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
     cluster = make_cluster(CONF)
-    low = [sbatch(cluster, "-p low --gpus-per-node=2 -w " + name) for name in ("g1", "g2", "g3")]
+    low = [cluster.sbatch("-p low --gpus-per-node=2 -w " + name) for name in ("g1", "g2", "g3")]
     cluster.settle()
     # four GPUs: two nodes' free halves rather than a victim
-    high = sbatch(cluster, "-p high --gpus=4")
+    high = cluster.sbatch("-p high --gpus=4")
     cluster.settle()
     assert [cluster.state(job).name for job in low] == ["RUNNING"] * 3
     assert gpus_held(cluster, high) == {"g1": 2, "g2": 2}
     # four GPUs on one node: no node has them free, so it preempts a low job
-    more = sbatch(cluster, "-p high --gpus=4 -N1")
+    more = cluster.sbatch("-p high --gpus=4 -N1")
     cluster.settle()
     assert cluster.state(more).name == "RUNNING"
     assert sum(cluster.state(job).name != "RUNNING" for job in low) == 1

@@ -19,19 +19,13 @@ PartitionName=p Nodes=ALL Default=YES
 """
 
 
-def sbatch(cluster: TestCluster, options: str) -> int:
-    result = cluster.command(f"sbatch --parsable {options} --wrap='sleep 1000'")
-    assert result.status == 0, result.stderr
-    return int(result.stdout.strip())
-
-
 def lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines()]
 
 
 def test_cpus_and_memory_per_gpu_are_given(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    job = sbatch(cluster, "-n1 --gpus=2 --cpus-per-gpu=3 --mem-per-gpu=1G")
+    job = cluster.sbatch("-n1 --gpus=2 --cpus-per-gpu=3 --mem-per-gpu=1G")
     cluster.settle()
     assert cluster.state(job).name == "RUNNING"
     shown = lines(cluster.command(f"scontrol show job {job}").stdout)
@@ -50,27 +44,27 @@ def test_cpus_per_gpu_decide_the_node(make_cluster: Callable[..., TestCluster]) 
     """g1 keeps two GPUs but only two CPUs: a one-GPU job asking 4 CPUs per GPU goes to g2,
     and one asking for two GPUs of 4 CPUs each waits (g2 has 4 CPUs left)."""
     cluster = make_cluster(CONF)
-    first = sbatch(cluster, "-n1 --gpus=2 --cpus-per-gpu=3 --mem-per-gpu=100")
+    first = cluster.sbatch("-n1 --gpus=2 --cpus-per-gpu=3 --mem-per-gpu=100")
     cluster.settle()
-    second = sbatch(cluster, "-n1 --gpus=1 --cpus-per-gpu=4 --mem-per-gpu=100")
+    second = cluster.sbatch("-n1 --gpus=1 --cpus-per-gpu=4 --mem-per-gpu=100")
     cluster.settle()
     assert cluster.job(first).nodes == ("g1",)
     assert cluster.job(second).nodes == ("g2",)
-    third = sbatch(cluster, "-n1 --gpus=2 --cpus-per-gpu=4 --mem-per-gpu=100")
+    third = cluster.sbatch("-n1 --gpus=2 --cpus-per-gpu=4 --mem-per-gpu=100")
     cluster.settle()
     assert cluster.state(third).name == "PENDING"
     # a job within g1's two CPUs left goes there (once the waiting one is gone)
     cluster.command(f"scancel {third}")
-    fourth = sbatch(cluster, "-n1 --gpus=2 --cpus-per-gpu=1 --mem-per-gpu=100")
+    fourth = cluster.sbatch("-n1 --gpus=2 --cpus-per-gpu=1 --mem-per-gpu=100")
     cluster.settle()
     assert cluster.job(fourth).nodes == ("g1",)
 
 
 def test_memory_per_gpu_decides_the_node(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    first = sbatch(cluster, "-n1 --gpus=1 --mem-per-gpu=6G")
+    first = cluster.sbatch("-n1 --gpus=1 --mem-per-gpu=6G")
     cluster.settle()
-    second = sbatch(cluster, "-n1 --gpus=1 --mem-per-gpu=3G")
+    second = cluster.sbatch("-n1 --gpus=1 --mem-per-gpu=3G")
     cluster.settle()
     assert cluster.job(first).nodes == ("g1",)
     assert cluster.job(second).nodes == ("g2",)
@@ -83,14 +77,14 @@ def test_memory_per_gpu_decides_the_node(make_cluster: Callable[..., TestCluster
     assert refused.status == 1
     assert "Requested node configuration is not available" in refused.stderr
     # on two nodes (no -N), one GPU and 5G each
-    spread = sbatch(cluster, "--gpus=2 --mem-per-gpu=5G")
+    spread = cluster.sbatch("--gpus=2 --mem-per-gpu=5G")
     cluster.settle()
     assert cluster.job(spread).nodes == ("g1", "g2")
 
 
 def test_per_gpu_on_each_node_of_a_wider_job(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(CONF)
-    job = sbatch(cluster, "-N2 --gpus-per-node=2 --cpus-per-gpu=2 --mem-per-gpu=1000")
+    job = cluster.sbatch("-N2 --gpus-per-node=2 --cpus-per-gpu=2 --mem-per-gpu=1000")
     cluster.settle()
     assert cluster.job(job).nodes == ("g1", "g2")
     shown = lines(cluster.command(f"scontrol show job {job}").stdout)
@@ -104,7 +98,7 @@ def test_without_memory_counted_mem_per_gpu_changes_nothing(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
     cluster = make_cluster(CONF.replace("CR_Core_Memory", "CR_Core"))
-    job = sbatch(cluster, "-n1 --gpus=1 --cpus-per-gpu=2 --mem-per-gpu=100G")
+    job = cluster.sbatch("-n1 --gpus=1 --cpus-per-gpu=2 --mem-per-gpu=100G")
     cluster.settle()
     assert cluster.state(job).name == "RUNNING"
     node = lines(cluster.command("scontrol show node g1").stdout)

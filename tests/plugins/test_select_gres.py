@@ -32,12 +32,6 @@ PartitionName=high Nodes=ALL PriorityTier=2
 """
 
 
-def sbatch(cluster: TestCluster, options: str) -> int:
-    result = cluster.command(f"sbatch --parsable {options} --wrap='sleep 1000'")
-    assert result.status == 0, result.stderr
-    return int(result.stdout.strip())
-
-
 def held(
     cluster: TestCluster,
 ) -> dict[int, dict[str, dict[tuple[str, str | None], tuple[int, ...]]]]:
@@ -67,9 +61,9 @@ def test_one_gpu_jobs_go_two_per_node_and_the_fifth_waits_on_resources(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
     cluster = make_cluster(GPU)
-    gpu_jobs = [sbatch(cluster, "-n1 --gres=gpu:1") for _ in range(4)]
-    cpu_job = sbatch(cluster, "-n6")  # the cores the GPU jobs leave
-    gpu_jobs.append(sbatch(cluster, "-n1 --gres=gpu:1"))
+    gpu_jobs = [cluster.sbatch("-n1 --gres=gpu:1") for _ in range(4)]
+    cpu_job = cluster.sbatch("-n6")  # the cores the GPU jobs leave
+    gpu_jobs.append(cluster.sbatch("-n1 --gres=gpu:1"))
     cluster.settle()
     states = cluster.states()
     assert [states[j] for j in gpu_jobs] == ["RUNNING"] * 4 + ["PENDING"]
@@ -94,10 +88,10 @@ def test_a_two_gpu_job_preempts_the_jobs_holding_one_nodes_gpus(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
     cluster = make_cluster(PREEMPT)
-    low = [sbatch(cluster, "-p low -n1 --gres=gpu:1") for _ in range(4)]
+    low = [cluster.sbatch("-p low -n1 --gres=gpu:1") for _ in range(4)]
     cluster.settle()
     assert all(cluster.state(j).name == "RUNNING" for j in low)
-    urgent = sbatch(cluster, "-p high -n1 --gres=gpu:2")
+    urgent = cluster.sbatch("-p high -n1 --gres=gpu:2")
     cluster.settle()
     assert cluster.state(urgent).name == "RUNNING"
     node = cluster.job(urgent).nodes
@@ -119,9 +113,9 @@ def test_cpu_only_high_priority_job_does_not_preempt_for_gpus(
     make_cluster: Callable[..., TestCluster],
 ) -> None:
     cluster = make_cluster(PREEMPT)
-    low = [sbatch(cluster, "-p low -n1 --gres=gpu:1") for _ in range(4)]
+    low = [cluster.sbatch("-p low -n1 --gres=gpu:1") for _ in range(4)]
     cluster.settle()
-    cpu = sbatch(cluster, "-p high -n4")
+    cpu = cluster.sbatch("-p high -n4")
     cluster.settle()
     assert cluster.state(cpu).name == "RUNNING"
     assert all(cluster.state(j).name == "RUNNING" for j in low)
@@ -135,16 +129,16 @@ def test_enforce_binding_keeps_a_job_on_its_gpus_cores(
     )
     cluster = make_cluster(GPU, files={"gres.conf": gres_conf})
     # a CPU-only job takes cores 0-3 of each node
-    filler = sbatch(cluster, "-N2 -n8")
+    filler = cluster.sbatch("-N2 -n8")
     cluster.settle()
-    bound = sbatch(cluster, "-n1 --gres=gpu:1 --gres-flags=enforce-binding")
+    bound = cluster.sbatch("-n1 --gres=gpu:1 --gres-flags=enforce-binding")
     cluster.settle()
     assert cluster.state(filler).name == "RUNNING"
     assert cluster.state(bound).name == "RUNNING"
     node = cluster.job(bound).nodes[0]
     # GPU 0 is bound to the filler's cores: the job gets GPU 1
     assert held(cluster)[bound][node] == {("gpu", None): (1,)}
-    two = sbatch(cluster, "-N1 -n8 --gres=gpu:2 --gres-flags=enforce-binding")
+    two = cluster.sbatch("-N1 -n8 --gres=gpu:2 --gres-flags=enforce-binding")
     cluster.settle()
     assert cluster.state(two).name == "PENDING"
 
@@ -156,9 +150,9 @@ def test_select_linear_takes_whole_nodes_with_their_gpus(
         "PartitionName", "NodeName=c1 CPUs=8 RealMemory=8000\nPartitionName"
     )
     cluster = make_cluster(conf)
-    first = sbatch(cluster, "-n1 --gres=gpu:1")
-    second = sbatch(cluster, "-n1 --gres=gpu:1")
-    third = sbatch(cluster, "-n1 --gres=gpu:1")
+    first = cluster.sbatch("-n1 --gres=gpu:1")
+    second = cluster.sbatch("-n1 --gres=gpu:1")
+    third = cluster.sbatch("-n1 --gres=gpu:1")
     cluster.settle()
     assert [cluster.state(j).name for j in (first, second, third)] == [
         "RUNNING",
@@ -166,7 +160,7 @@ def test_select_linear_takes_whole_nodes_with_their_gpus(
         "PENDING",
     ]
     assert {cluster.job(first).nodes, cluster.job(second).nodes} == {("g1",), ("g2",)}
-    cpu = sbatch(cluster, "-n1")  # c1 has no GPU: the third waits, a CPU-only job goes there
+    cpu = cluster.sbatch("-n1")  # c1 has no GPU: the third waits, a CPU-only job goes there
     cluster.run_until(cluster.now + 31)
     assert cluster.job(cpu).nodes == ("c1",)
     assert cluster.state(third).name == "PENDING"
@@ -188,14 +182,14 @@ PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2
 def test_gang_time_slices_cores_but_never_gpus(make_cluster: Callable[..., TestCluster]) -> None:
     cluster = make_cluster(GANG)
     # CPU-only jobs that each fill the node share it by time slices
-    first, second = sbatch(cluster, "-n4"), sbatch(cluster, "-n4")
+    first, second = cluster.sbatch("-n4"), cluster.sbatch("-n4")
     cluster.settle()
     assert {cluster.state(first).name, cluster.state(second).name} == {"RUNNING", "SUSPENDED"}
     cluster.command(f"scancel {first} {second}")
     cluster.settle()
     # jobs that each need both GPUs do not: a suspended job keeps its GPUs
-    gpu_a = sbatch(cluster, "-n1 --gres=gpu:2")
-    gpu_b = sbatch(cluster, "-n1 --gres=gpu:2")
+    gpu_a = cluster.sbatch("-n1 --gres=gpu:2")
+    gpu_b = cluster.sbatch("-n1 --gres=gpu:2")
     cluster.run_until(cluster.now + 65)
     assert cluster.state(gpu_a).name == "RUNNING"
     assert cluster.state(gpu_b).name == "PENDING"
@@ -209,15 +203,15 @@ def test_gpus_per_task_spreads_before_it_preempts(
     each node (two nodes, no -N asked) rather than preempt for two GPUs on one node; a
     second one, with every GPU held, requeues the low jobs."""
     cluster = make_cluster(PREEMPT)
-    low = [sbatch(cluster, f"-p low -n1 --gres=gpu:1 -w {node}") for node in ("g1", "g2")]
+    low = [cluster.sbatch(f"-p low -n1 --gres=gpu:1 -w {node}") for node in ("g1", "g2")]
     cluster.settle()
-    high = sbatch(cluster, "-p high -n2 --gpus-per-task=1")
+    high = cluster.sbatch("-p high -n2 --gpus-per-task=1")
     cluster.settle()
     assert cluster.states()[high] == "RUNNING"
     assert cluster.job(high).nodes == ("g1", "g2")
     assert all(cluster.states()[job] == "RUNNING" for job in low)
     assert_no_gpu_shared(cluster)
-    again = sbatch(cluster, "-p high -n2 --gpus-per-task=1")
+    again = cluster.sbatch("-p high -n2 --gpus-per-task=1")
     cluster.settle()
     assert cluster.states()[again] == "RUNNING"  # by requeueing low jobs' GPUs
     assert any(cluster.states()[job] == "PENDING" for job in low)
@@ -242,12 +236,12 @@ def test_a_two_gpu_preemptor_takes_the_cheaper_node_s_gpu_holders(
     GPUs on one node: Slurm's order (1, 2, 3) takes jobs 1 and 2 and g1; fewest takes job 3
     alone, and so does least_lost_work (one CPU for 100 s against two for 700 s)."""
     cluster = make_cluster(_choosing(victims))
-    small = [sbatch(cluster, "-p low -n1 --gres=gpu:1") for _ in range(2)]
+    small = [cluster.sbatch("-p low -n1 --gres=gpu:1") for _ in range(2)]
     cluster.run_until(600)
-    big = sbatch(cluster, "-p low -n1 --gres=gpu:2")
+    big = cluster.sbatch("-p low -n1 --gres=gpu:2")
     cluster.run_until(700)
     assert [cluster.job(j).nodes for j in (*small, big)] == [("g1",), ("g1",), ("g2",)]
-    high = sbatch(cluster, "-p high -n1 --gres=gpu:2")
+    high = cluster.sbatch("-p high -n1 --gres=gpu:2")
     cluster.run_until(790)
     assert {j for j in (*small, big) if cluster.job(j).preempt_time is not None} == taken
     assert cluster.state(high).name == "RUNNING"

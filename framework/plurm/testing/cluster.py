@@ -187,6 +187,14 @@ class TestCluster:
         ``slurmd stop|start NODES``) now."""
         return self.simulation.command(shlex.split(line), self.workdir)
 
+    def sbatch(self, options: str = "", wrap: str = "sleep 1000") -> int:
+        """``sbatch --parsable OPTIONS --wrap=WRAP`` now; the job id. AssertionError with
+        sbatch's message when it refuses the job."""
+        result = self.command(f"sbatch --parsable {options} --wrap={shlex.quote(wrap)}")
+        if result.status != 0:
+            raise AssertionError(f"sbatch {options} refused: {result.stderr.strip()}")
+        return int(result.stdout.strip())
+
     def signals(self, job_id: int) -> list[tuple[float, str]]:
         """The signals the simulated job received: (time, name)."""
         return list(self.simulation.executor.signals.get(job_id, []))

@@ -1,14 +1,15 @@
 """Benchmark: a large replay with preemption (>= 300,000 jobs, >= 5,000 nodes, >= 30 partitions).
 
 Run:  python bench/bench_large.py [--jobs N | --quick] [--seed 2024] [--time-scale 1.0]
-                                  [--timeout SECONDS]
+                                  [--shape nodes|cores] [--timeout SECONDS]
 
 Makes the workload with ``bench/synth_large.py`` if it is missing (its defaults: 304,000
 jobs at the sources' own arrival rates (``--time-scale 0.5``: twice them), 5,120 one-CPU
 nodes, 32 partitions plus ``high`` over 1,280 of the nodes, preempt/partition_prio with
 SUSPEND,GANG and REQUEUE partitions, a high-priority class of wide jobs that preempts (or,
 with ``--high-class sample``, 2 % of all jobs, which did not); see that script),
-then runs exactly::
+then runs exactly (``--shape cores``: the same partitions and jobs on 16- and 32-core nodes
+under select/cons_res, files ``large-SEED-wide-cores.*``; see synth_large.py)::
 
     plurm simulate --trace bench/data/large-SEED-wide.swf.gz \\
         --conf bench/data/large-SEED-wide.conf --map bench/data/large-SEED-wide.toml \\
@@ -53,6 +54,12 @@ def main() -> None:
         help="the high-priority class (see synth_large.py; sample: the workload before the "
         "fifth round, which did not preempt at the sources' rates)",
     )
+    parser.add_argument(
+        "--shape",
+        choices=("nodes", "cores"),
+        default="nodes",
+        help="one-CPU nodes under select/linear, or 16- and 32-core nodes under select/cons_res",
+    )
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument(
@@ -60,11 +67,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     jobs = 2000 if args.quick and args.jobs is None else args.jobs
-    stem = workload_stem(args.data, args.seed, args.time_scale, args.high_class)
+    stem = workload_stem(args.data, args.seed, args.time_scale, args.high_class, args.shape)
     swf, conf, mapping = (Path(f"{stem}{s}") for s in (".swf.gz", ".conf", ".toml"))
     if not (swf.exists() and conf.exists() and mapping.exists()):
         print(f"synthesizing {swf} ...", flush=True)
-        generate(args.data, args.seed, time_scale=args.time_scale, high_class=args.high_class)
+        generate(
+            args.data,
+            args.seed,
+            time_scale=args.time_scale,
+            high_class=args.high_class,
+            shape=args.shape,
+        )
     plurm = Path(sys.executable).parent / "plurm"
     with tempfile.TemporaryDirectory() as out:
         command = [str(plurm), "simulate", "--trace", str(swf), "--conf", str(conf)]

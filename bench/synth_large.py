@@ -3,7 +3,7 @@
 Run:  python bench/synth_large.py [--seed 2024] [--partitions 32] [--nodes-per-partition 160]
                                   [--jobs-per-partition 9500] [--time-scale 1.0]
                                   [--high-partitions 8] [--high-class wide|sample]
-                                  [--out bench/data]
+                                  [--shape nodes|cores] [--out bench/data]
 
 Writes, under ``--out`` (git-ignored):
 
@@ -33,6 +33,19 @@ The high-priority class (``--high-class``):
   sizes, go to ``high`` (``[high_priority] fraction = 0.02``). Such a job is at most 160
   nodes wide, and at the sources' own rates the 1,280 nodes under ``high`` always had room
   for it: the full run preempted nothing.
+
+The shape (``--shape``):
+
+* ``nodes`` (the default): the one-CPU nodes above, select/linear: a job's processors are
+  its nodes.
+* ``cores``: the same partitions on multi-core nodes under select/cons_res (CR_Core), odd
+  partitions with 16-core nodes and even ones with 32-core nodes (122,880 cores in all), and
+  the files end ``-cores``. Processor counts are scaled to the partition's cores
+  (``nodes-per-partition x cores / MaxProcs`` of the source, when the source is larger) and
+  become tasks, one core each, that cons_res packs onto the nodes beside other jobs; the
+  wide class takes jobs at least a fifth of their partition's cores wide, scaled to
+  ``high``'s cores. The rest is as above: the same streams, partitions, preemption modes
+  and high class, so the two shapes differ only by what a node is.
 
 How the jobs are made: the four shipped traces are read and cleaned (``plurm.workload``).
 Partition ``i`` takes its jobs from trace ``i mod 4`` (SDSC-SP2, LLNL-Atlas, NASA-iPSC,
@@ -70,12 +83,20 @@ WIDE_FRACTION = 0.1  # the wide class: of the jobs at least WIDE_LEAST processor
 WIDE_LEAST = 32
 
 
-def workload_stem(out: Path, seed: int, time_scale: float, high_class: str = "wide") -> Path:
+#: The cores per node of the ``cores`` shape, partition by partition (odd, even).
+CORES = (16, 32)
+
+
+def workload_stem(
+    out: Path, seed: int, time_scale: float, high_class: str = "wide", shape: str = "nodes"
+) -> Path:
     """The workload's files without their suffixes: ``large-SEED-wide``, with ``-tSCALE`` for
-    a time scale other than 1, and without ``-wide`` for the ``sample`` high class (so that a
-    workload of another kind is never reused for this one)."""
+    a time scale other than 1, without ``-wide`` for the ``sample`` high class, and with
+    ``-cores`` for the ``cores`` shape (so that a workload of another kind is never reused
+    for this one)."""
     name = f"large-{seed}" + ("-wide" if high_class == "wide" else "")
-    return out / (name if time_scale == 1 else f"{name}-t{time_scale:g}")
+    name = name if time_scale == 1 else f"{name}-t{time_scale:g}"
+    return out / (name if shape == "nodes" else f"{name}-{shape}")
 
 
 def stream(
@@ -103,9 +124,17 @@ def generate(
     time_scale: float = 1.0,
     high_partitions: int = 8,
     high_class: str = "wide",
+    shape: str = "nodes",
 ) -> tuple[Path, Path, Path]:
     if high_class not in ("wide", "sample"):
         raise ValueError(f"high_class must be 'wide' or 'sample', not {high_class!r}")
+    if shape not in ("nodes", "cores"):
+        raise ValueError(f"shape must be 'nodes' or 'cores', not {shape!r}")
+
+    def cores(part: int) -> int:
+        """The CPUs of each node of partition ``part`` (counted from 0)."""
+        return 1 if shape == "nodes" else CORES[part % len(CORES)]
+
     rng = random.Random(seed)
     traces = [clean(read_swf(TRACES / name)) for name in SOURCES]
     rows: list[tuple[int, int, int, int, int]] = []  # submit, partition, run, procs, req
@@ -113,24 +142,30 @@ def generate(
         trace = traces[part % len(traces)]
         jobs = list(trace.jobs)
         size = trace.header.max_procs or max(job.processors for job in jobs)
-        scale = per_partition / size
+        capacity = per_partition * cores(part)
+        scale = capacity / size
         offset = rng.randrange(len(jobs))
         for submit, run, procs, req in stream(
-            jobs, offset, jobs_per_partition, scale, per_partition, time_scale
+            jobs, offset, jobs_per_partition, scale, capacity, time_scale
         ):
             rows.append((submit, part + 1, run, procs, req))
     high_part = partitions + 1
-    high_nodes = high_partitions * per_partition
+    high_capacity = sum(per_partition * cores(part) for part in range(high_partitions))
     if high_class == "wide":
         # drawn after the offsets, so the streams are those of the sample workload
+        # (a fifth of the partition: WIDE_LEAST of the one-CPU shape's 160 nodes)
+        least = {
+            part: per_partition * cores(part - 1) * WIDE_LEAST // 160
+            for part in range(1, high_partitions + 1)
+        }
         for index, (submit, part, run, procs, req) in enumerate(rows):
-            if part <= high_partitions and procs >= WIDE_LEAST and rng.random() < WIDE_FRACTION:
-                wide = min(procs * high_partitions, high_nodes)
+            if part <= high_partitions and procs >= least[part] and rng.random() < WIDE_FRACTION:
+                wide = min(procs * high_partitions, high_capacity)
                 rows[index] = (submit, high_part, run, wide, req)
     rows.sort()
     nodes = partitions * per_partition
     out.mkdir(parents=True, exist_ok=True)
-    stem = workload_stem(out, seed, time_scale, high_class)
+    stem = workload_stem(out, seed, time_scale, high_class, shape)
     swf = Path(f"{stem}.swf.gz")
     header = [
         "; Version: 2.2",
@@ -139,7 +174,7 @@ def generate(
         f"; MaxJobs: {len(rows)}",
         f"; MaxRecords: {len(rows)}",
         f"; MaxNodes: {nodes}",
-        f"; MaxProcs: {nodes}",
+        f"; MaxProcs: {sum(per_partition * cores(part) for part in range(partitions))}",
         "; UnixStartTime: 0",
         f"; MaxPartitions: {partitions + (high_class == 'wide')}",
     ]
@@ -173,14 +208,21 @@ def generate(
         f"PartitionName=high Nodes=n[{0:0{width}d}-{last:0{width}d}] PriorityTier=10 "
         "MaxTime=INFINITE OverSubscribe=FORCE:1"
     )
+    if shape == "nodes":
+        select = "SelectType=select/linear\n"
+        node_lines = f"NodeName=n[{0:0{width}d}-{nodes - 1:0{width}d}] CPUs=1 RealMemory=1000\n"
+    else:
+        select = "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        node_lines = "".join(
+            f"NodeName=n[{part * per_partition:0{width}d}-"
+            f"{(part + 1) * per_partition - 1:0{width}d}] CPUs={cores(part)} RealMemory=64000\n"
+            for part in range(partitions)
+        )
     config = Path(f"{stem}.conf")
     config.write_text(
-        "ClusterName=large\nSlurmctldHost=head\nSelectType=select/linear\n"
+        f"ClusterName=large\nSlurmctldHost=head\n{select}"
         "SchedulerType=sched/backfill\nPreemptType=preempt/partition_prio\n"
-        "PreemptMode=SUSPEND,GANG\nJobRequeue=1\n"
-        f"NodeName=n[{0:0{width}d}-{nodes - 1:0{width}d}] CPUs=1 RealMemory=1000\n"
-        + "\n".join(parts)
-        + "\n"
+        "PreemptMode=SUSPEND,GANG\nJobRequeue=1\n" + node_lines + "\n".join(parts) + "\n"
     )
     mapping = Path(f"{stem}.toml")
     names = "".join(f'{i} = "p{i:02d}"\n' for i in range(1, partitions + 1))
@@ -203,6 +245,7 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--high-partitions", type=int, default=8)
     parser.add_argument("--high-class", choices=("wide", "sample"), default="wide")
+    parser.add_argument("--shape", choices=("nodes", "cores"), default="nodes")
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()
     paths = generate(
@@ -214,6 +257,7 @@ def main() -> None:
         args.time_scale,
         args.high_partitions,
         args.high_class,
+        args.shape,
     )
     for path in paths:
         print(path)

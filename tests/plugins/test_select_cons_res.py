@@ -943,6 +943,43 @@ def test_the_fill_places_every_task_within_the_slots(
     assert sum(dealt) >= tasks
 
 
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(
+    sockets=st.integers(1, 4),
+    cores_per_socket=st.integers(1, 8),
+    threads=st.integers(1, 2),
+    fewer_cpus=st.integers(0, 3),
+    free=st.sets(st.integers(0, 31)),
+    unit=st.sampled_from([Unit.CORE, Unit.CPU]),
+    exclusive=st.booleans(),
+    per_task=st.integers(1, 5),
+)
+def test_slots_by_free_core_count_are_the_slots(
+    sockets: int,
+    cores_per_socket: int,
+    threads: int,
+    fewer_cpus: int,
+    free: set[int],
+    unit: Unit,
+    exclusive: bool,
+    per_task: int,
+) -> None:
+    """Per core or per CPU without memory, a test counts a node's slots from how many of
+    its cores are free (``slots_of_count``): the same as ``slots`` on the free cores."""
+    from plurm_select_cons_res.layout import Layout
+    from plurm_select_cons_res.needs import Sharing
+    from plurm_select_cons_res.placement import slots, slots_of_count
+
+    cores = sockets * cores_per_socket
+    cpus = max(1, cores * threads - fewer_cpus)
+    layout = Layout(cores, threads, cores_per_socket, cpus, 1000)
+    mine = frozenset(core for core in free if core < cores)
+    sharing = Sharing.RESERVED if exclusive else Sharing.ONE_ROW
+    needs = Needs(1, per_task, 1, None, (), False, sharing)
+    expected = slots(layout, mine, unit, needs, None)
+    assert slots_of_count(layout, len(mine), exclusive, per_task) == expected
+
+
 _STEP = st.tuples(
     st.sampled_from(["place", "anywhere", "release", "rehold"]),
     st.integers(0, 2**12 - 1),  # nodes (a bitmap), or which held job

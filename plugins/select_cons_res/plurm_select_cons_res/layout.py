@@ -70,10 +70,11 @@ class Layout:
     cores_per_socket: int
     cpus: int
     memory: int
+    #: Every core of the node (made once: a test reads it for each node it looks at).
+    all_cores: frozenset[int] = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def all_cores(self) -> frozenset[int]:
-        return frozenset(range(self.cores))
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "all_cores", frozenset(range(self.cores)))
 
     def sockets(self) -> list[frozenset[int]]:
         """The cores of each socket, in order."""

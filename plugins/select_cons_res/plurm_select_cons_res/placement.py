@@ -32,6 +32,7 @@ __all__ = [
     "fill_tasks_in_order",
     "pick_cores",
     "slots",
+    "slots_of_count",
 ]
 
 
@@ -77,6 +78,14 @@ def slots(
                 break
             tasks -= 1
     return max(0, tasks)
+
+
+def slots_of_count(layout: Layout, count: int, exclusive: bool, cpus_per_task: int) -> int:
+    """:func:`slots` where it depends only on how many cores are free (``count``): per core
+    or per CPU, with memory not a limit. A test reads it for every node it looks at."""
+    if exclusive and count < layout.cores:
+        return 0
+    return min(layout.cpus, count * layout.cpus_per_core) // cpus_per_task
 
 
 def _contiguous(

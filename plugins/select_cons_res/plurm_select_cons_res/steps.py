@@ -42,13 +42,13 @@ from plurm_select_cons_res.placement import (
     fill_tasks,
     pick_cores,
     slots,
+    slots_of_count,
 )
 from plurm_select_cons_res.usage import Allocation, Runs, Usage, View, row_empty
 
 __all__ = ["Placement", "Tester"]
 
 Blocked = Mapping[str, Collection[int]]
-_NOTHING: frozenset[int] = frozenset()
 
 
 @attrs.frozen
@@ -114,23 +114,46 @@ class Tester:
             free = min(free, needs.max_memory)
         return free
 
-    def _node_allowed(
-        self, name: str, partition: str, needs: Needs, view: View, kept: Blocked
-    ) -> bool:
-        """Slurm's node-level checks: exclusivity, sharing partitions, memory. ``kept`` are
-        the cores no job may be placed on top of (jobs gang scheduling would not suspend
-        for it): an exclusive job needs a node without them, and a node an exclusive job
-        holds is out unless that job may be displaced."""
-        # Without cores to count (CR_Memory), any job on the node keeps it.
-        held = bool(kept.get(name)) or (
-            self.resource.unit is Unit.NONE and name in view.partitions_on
-        )
-        if held and (needs.exclusive or view.state.get(name, 0) >= Sharing.RESERVED.weight):
-            return False
-        if needs.sharing is Sharing.ONE_ROW and self.resource.unit is not Unit.NONE:
-            for other in view.partitions_on.get(name, ()):
-                if other != partition and self._own_rows(other) > 1:
-                    return False
+    def _allowed_nodes(
+        self, nodes: Sequence[str], partition: str, needs: Needs, view: View, kept: Blocked
+    ) -> list[str]:
+        """The nodes of ``nodes`` that pass Slurm's node-level checks: exclusivity, sharing
+        partitions, memory. ``kept`` are the cores no job may be placed on top of (jobs gang
+        scheduling would not suspend for it): an exclusive job needs a node without them,
+        and a node an exclusive job holds is out unless that job may be displaced. (What the
+        checks read of the job and the cluster is read once per test.)"""
+        unit_none = self.resource.unit is Unit.NONE
+        exclusive = needs.exclusive
+        one_row = needs.sharing is Sharing.ONE_ROW and not unit_none
+        memory_kind = needs.memory_kind
+        state, partitions_on = view.state, view.partitions_on
+        reserved = Sharing.RESERVED.weight
+        multi_row: dict[str, bool] = {}  # other partitions: whether they have rows to share
+        allowed: list[str] = []
+        for name in nodes:
+            # Without cores to count (CR_Memory), any job on the node keeps it.
+            held = bool(kept.get(name)) or (unit_none and name in partitions_on)
+            if held and (exclusive or state.get(name, 0) >= reserved):
+                continue
+            if one_row and name in partitions_on:
+                shares = False
+                for other in partitions_on[name]:
+                    if other != partition:
+                        rows = multi_row.get(other)
+                        if rows is None:
+                            rows = multi_row[other] = self._own_rows(other) > 1
+                        if rows:
+                            shares = True
+                            break
+                if shares:
+                    continue
+            if memory_kind is not MemoryKind.NONE and not self._memory_allowed(name, needs, view):
+                continue
+            allowed.append(name)
+        return allowed
+
+    def _memory_allowed(self, name: str, needs: Needs, view: View) -> bool:
+        """Whether the node has the memory the job needs (which it counts)."""
         free = self._free_memory(name, view, needs)
         if free is None:
             return True
@@ -152,13 +175,20 @@ class Tester:
         unit = self._unit(partition)
         caps: dict[str, int] = {}
         free: dict[str, frozenset[int]] = {}
+        layouts = self.layouts
+        # Per core or per CPU, and with memory not counted, a node's slots depend only on
+        # how many of its cores are free.
+        by_count = unit in (Unit.CORE, Unit.CPU) and needs.memory_kind is MemoryKind.NONE
+        exclusive, per_task = needs.exclusive, needs.cpus_per_task
         for name in names:
-            layout = self.layouts[name]
-            taken = blocked.get(name, _NOTHING) if unit is not Unit.NONE else _NOTHING
-            free[name] = layout.all_cores.difference(taken)
-            caps[name] = slots(
-                layout, free[name], unit, needs, self._free_memory(name, view, needs)
-            )
+            layout = layouts[name]
+            cores = layout.all_cores
+            taken = blocked.get(name) if unit is not Unit.NONE else None
+            mine = free[name] = cores.difference(taken) if taken else cores
+            if by_count:
+                caps[name] = slots_of_count(layout, len(mine), exclusive, per_task)
+            else:
+                caps[name] = slots(layout, mine, unit, needs, self._free_memory(name, view, needs))
         chosen = choose_nodes(names, caps, needs, self.cluster.node_index)
         if chosen is None:
             return None
@@ -217,9 +247,9 @@ class Tester:
     ) -> Placement | None:
         """The job's placement on ``nodes`` against ``usage``, or None. ``suspend`` lists
         the jobs a QOS preemptor suspends: it may then use its partition's extra row."""
-        # Only the nodes tested are read: their jobs alone, unless every job is as cheap.
-        whole = self.reference or len(nodes) >= len(usage.allocations)
-        view = View.of(usage) if whole else View.of(usage, nodes)
+        # Only the nodes tested are read: their jobs alone (never more work than summing
+        # every job: each of those jobs' entries there is one of theirs).
+        view = View.of(usage) if self.reference else View.of(usage, nodes)
         gang = self.cluster.config.gang_scheduling
         stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
         higher = self._higher(partition, view, usage) if stacking else {}
@@ -238,7 +268,7 @@ class Tester:
         )
         # An exclusive job may only displace what gang scheduling would suspend for it.
         kept = same if gang and stacking else view.busy
-        names = [n for n in nodes if self._node_allowed(n, partition, needs, view, kept)]
+        names = self._allowed_nodes(nodes, partition, needs, view, kept)
         if len(names) < needs.min_nodes:
             return None
         placed = self.fit(needs, names, partition, view, view.busy)

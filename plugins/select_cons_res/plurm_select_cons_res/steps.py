@@ -81,6 +81,17 @@ def _merge(*maps: Blocked) -> dict[str, set[int]]:
     return merged
 
 
+def _same_on(names: Sequence[str], one: Blocked, other: Blocked) -> bool:
+    """Whether two blocked maps take the same cores on every node of ``names`` (no entry
+    and an empty set take nothing alike)."""
+    for name in names:
+        mine = one.get(name)
+        theirs = other.get(name)
+        if mine != theirs and (mine or theirs):
+            return False
+    return True
+
+
 @attrs.define
 class Tester:
     """Tests placements for one job in one partition against one usage."""
@@ -205,6 +216,28 @@ class Tester:
             memory[name] = self._memory(layout, needs, cpus[name])
         return Placement(cores, cpus, memory)
 
+    def _fit_anew(
+        self,
+        refused: list[Blocked],
+        needs: Needs,
+        names: Sequence[str],
+        partition: str,
+        view: View,
+        blocked: Blocked,
+    ) -> Placement | None:
+        """:meth:`fit`, except on ``blocked`` maps that take the same cores on ``names`` as
+        one that found no placement earlier in this test (``refused``, which a refusal
+        joins): the same placement test, the same None. (Under gang scheduling, a
+        partition with no job of a lower tier on its nodes has step 3 read the very cores
+        step 1 did, and a one-row partition alone in its tier has its row read them too.)"""
+        for earlier in refused:
+            if _same_on(names, earlier, blocked):
+                return None
+        placed = self.fit(needs, names, partition, view, blocked)
+        if placed is None:
+            refused.append(blocked)
+        return placed
+
     @staticmethod
     def _memory(layout: Layout, needs: Needs, cpus: int) -> int:
         kind = needs.memory_kind
@@ -249,7 +282,7 @@ class Tester:
         the jobs a QOS preemptor suspends: it may then use its partition's extra row."""
         # Only the nodes tested are read: their jobs alone (never more work than summing
         # every job: each of those jobs' entries there is one of theirs).
-        view = View.of(usage) if self.reference else View.of(usage, nodes)
+        view = View.of(usage) if self.reference else usage.view_on(nodes)
         gang = self.cluster.config.gang_scheduling
         stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
         higher = self._higher(partition, view, usage) if stacking else {}
@@ -274,20 +307,21 @@ class Tester:
         placed = self.fit(needs, names, partition, view, view.busy)
         if placed is not None or not stacking:
             return placed
+        refused: list[Blocked] = [view.busy]  # the cores of the fits that found no room
         if not gang:
             # Nothing would suspend the jobs underneath: a sharing job only shares with
             # jobs that share too, in its partition's rows.
             private = _merge(higher, *view.private_cores.values())
-            return self._rows(needs, names, partition, view, usage, private, suspend)
-        if self.fit(needs, names, partition, view, higher) is None:
+            return self._rows(needs, names, partition, view, usage, private, suspend, refused)
+        if self._fit_anew(refused, needs, names, partition, view, higher) is None:
             return None
-        placed = self.fit(needs, names, partition, view, same)
+        placed = self._fit_anew(refused, needs, names, partition, view, same)
         if placed is not None:
             for name in by_tier:
                 if self.cluster.partition(name).priority_tier >= tier:
                     continue
                 trial = _merge(same, view.partition_cores[name])
-                better = self.fit(needs, names, partition, view, trial)
+                better = self._fit_anew(refused, needs, names, partition, view, trial)
                 if better is not None:
                     same, placed = trial, better
             return placed
@@ -302,7 +336,7 @@ class Tester:
                 if self.cluster.partition(name).priority_tier == tier
             ),
         )
-        return self._rows(needs, names, partition, view, usage, private, suspend)
+        return self._rows(needs, names, partition, view, usage, private, suspend, refused)
 
     def _rows(
         self,
@@ -313,6 +347,7 @@ class Tester:
         usage: Usage,
         blocked: Blocked,
         suspend: Collection[int] | None,
+        refused: list[Blocked],
     ) -> Placement | None:
         """Step 4: the partition's rows in order; an empty row leaves ``blocked`` only."""
         count = self._own_rows(partition)
@@ -320,8 +355,8 @@ class Tester:
         for index in range(count):
             row = rows[index] if index < len(rows) else {}
             if not any(row.values()) and (view.complete or row_empty(usage, partition, index)):
-                return self.fit(needs, names, partition, view, blocked)
-            placed = self.fit(needs, names, partition, view, _merge(blocked, row))
+                return self._fit_anew(refused, needs, names, partition, view, blocked)
+            placed = self._fit_anew(refused, needs, names, partition, view, _merge(blocked, row))
             if placed is not None:
                 return placed
         if suspend is None:

@@ -10,7 +10,8 @@ an administrator suspended leaves its row (its cores are free) but keeps its mem
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -25,6 +26,8 @@ Cores = Mapping[str, frozenset[int]]
 Runs = tuple[tuple[int, int, int], ...]
 #: The ids of a row's jobs, in the order they came (the values are unused).
 Row = dict[int, None]
+#: How many views of node sets a usage keeps (:meth:`Usage.view_on`) before it starts over.
+_VIEWS_KEPT = 256
 
 
 @attrs.frozen
@@ -84,6 +87,16 @@ class Usage:
         init=False, default=None, eq=False, repr=False
     )
 
+    #: The views of node sets made by :meth:`view_on`, each with the change count it was
+    #: made at; each node's last change count, and the count. A view holds while none of
+    #: its nodes has changed since it was made. Changes are counted only while some view
+    #: is kept (a view made later is made after them).
+    _views: dict[tuple[str, ...], tuple[int, View]] = attrs.field(
+        init=False, factory=dict, eq=False, repr=False
+    )
+    _changed_at: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    _changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
+
     def __attrs_post_init__(self) -> None:
         self._row_of = {
             job: (part, index)
@@ -91,6 +104,37 @@ class Usage:
             for index, row in enumerate(rows)
             for job in row
         }
+
+    def _touch(self, allocation: Allocation | None) -> None:
+        """The nodes of ``allocation`` change: the views of node sets holding one of them
+        no longer hold."""
+        if allocation is None or not self._views:
+            return
+        self._changes += 1
+        changes, changed_at = self._changes, self._changed_at
+        for name in allocation.cores:
+            changed_at[name] = changes
+        for name in allocation.memory:
+            changed_at[name] = changes
+
+    def view_on(self, nodes: Sequence[str]) -> View:
+        """``View.of(self, nodes)``: the one made last for these nodes if none of them has
+        changed since (a pass tests a partition's jobs on its nodes again and again while
+        other partitions' jobs start and end). A copy or a dry run makes a new one."""
+        if self._undo is not None or self.origin is not None:
+            return View.of(self, nodes)
+        key = tuple(nodes)
+        kept = self._views.get(key)
+        if kept is not None:
+            made, view = kept
+            changed_at = self._changed_at
+            if max(map(changed_at.get, key, itertools.repeat(0, len(key))), default=0) <= made:
+                return view
+        view = View.of(self, key)
+        if len(self._views) >= _VIEWS_KEPT:
+            self._views.clear()
+        self._views[key] = (self._changes, view)
+        return view
 
     def _index(self, allocation: Allocation) -> None:
         on_node = self._on_node
@@ -134,6 +178,9 @@ class Usage:
         copied.origin = self
         copied.dropped = []
         copied._undo = None
+        copied._views = {}
+        copied._changed_at = {}
+        copied._changes = 0
         return copied
 
     @property
@@ -160,6 +207,7 @@ class Usage:
                 if where is not None:
                     self.rows[where[0]][where[1]][job_id] = None
                     self._row_of[job_id] = where
+            # (no view was made meanwhile, and each removal marked its nodes changed)
 
     def in_rows(self, job_id: int) -> bool:
         return job_id in self._row_of
@@ -175,9 +223,13 @@ class Usage:
         """Put a job's cores in the first row of its partition where they fit (Slurm puts an
         overflowing job in the last row)."""
         allocation = self.allocations[job_id]
-        rows = self.rows.setdefault(allocation.partition, [])
-        while len(rows) < count:
-            rows.append({})
+        rows = self.rows.get(allocation.partition)
+        if rows is None or len(rows) < count:
+            # a new row: every view lists each partition's rows (empty on its nodes or not)
+            self._views.clear()
+            rows = self.rows.setdefault(allocation.partition, [])
+            while len(rows) < count:
+                rows.append({})
         # The last row takes the job whether it fits or not: only those before it are
         # tried (with one row, none is: a partition's jobs rarely share, and a row may
         # hold every running job).
@@ -188,21 +240,26 @@ class Usage:
             index = count - 1
         rows[index][job_id] = None
         self._row_of[job_id] = (allocation.partition, index)
+        self._touch(allocation)
 
     def add(self, allocation: Allocation, count: int) -> None:
+        """A new job's allocation (placing it marks its nodes changed)."""
         self.allocations[allocation.job_id] = allocation
         self._index(allocation)
         self.place(allocation.job_id, count)
 
     def replace(self, allocation: Allocation) -> None:
         """A job's allocation changed in place (it keeps its row): fewer nodes, or the same."""
+        self._touch(self.allocations.get(allocation.job_id))
         self.allocations[allocation.job_id] = allocation
+        self._touch(allocation)
         self._index(allocation)
 
     def unplace(self, job_id: int) -> None:
         """Take a job's cores out of its row; it keeps its memory."""
         where = self._row_of.pop(job_id, None)
         if where is not None:
+            self._touch(self.allocations.get(job_id))
             del self.rows[where[0]][where[1]][job_id]
             if self._undo is not None:
                 self._undo.append((job_id, None, where))
@@ -212,6 +269,7 @@ class Usage:
         allocation = self.allocations.pop(job_id, None)
         if allocation is None:
             return
+        self._touch(allocation)
         if self.origin is not None:
             self.dropped.append(job_id)
         if self._undo is not None:
@@ -231,6 +289,7 @@ class Usage:
     def reshape(self, counts: Mapping[str, int]) -> None:
         """Partitions changed: put every placed job back, in job-id order, in the new rows."""
         placed = sorted(job for rows in self.rows.values() for row in rows for job in row)
+        self._views.clear()
         self.rows = {}
         self._row_of = {}
         for job_id in placed:

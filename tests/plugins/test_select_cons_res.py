@@ -1425,3 +1425,23 @@ def test_a_request_built_with_a_list_of_nodes_still_runs(tmp_path: Path) -> None
     cluster.run_until(5)
     assert cluster.states() == {job_id: "RUNNING"}
     assert cluster.controller.job(job_id).nodes == ("n2",)
+
+
+_TAKEN = st.dictionaries(
+    st.sampled_from(["n1", "n2", "n3"]),
+    st.frozensets(st.integers(0, 3), max_size=4),
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(names=st.lists(st.sampled_from(["n1", "n2", "n3"]), unique=True), one=_TAKEN, other=_TAKEN)
+def test_a_test_skips_a_fit_only_on_the_very_cores_of_a_refused_one(
+    names: list[str], one: dict[str, frozenset[int]], other: dict[str, frozenset[int]]
+) -> None:
+    """Within one test, a fit on blocked cores that take, on every node tested, the same
+    cores as a fit that found no room is not run again (``_same_on``): only then."""
+    from plurm_select_cons_res.steps import _same_on
+
+    same = all((one.get(name) or set()) == (other.get(name) or set()) for name in names)
+    assert _same_on(names, one, other) is same

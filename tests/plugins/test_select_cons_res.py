@@ -1445,3 +1445,58 @@ def test_a_test_skips_a_fit_only_on_the_very_cores_of_a_refused_one(
 
     same = all((one.get(name) or set()) == (other.get(name) or set()) for name in names)
     assert _same_on(names, one, other) is same
+
+
+_ALLOC_JOB = st.tuples(
+    st.sampled_from(["low", "high"]),
+    st.integers(1, 12),  # tasks
+    st.integers(1, 2),  # CPUs per task
+    st.integers(10, 400),  # run time
+    st.booleans(),  # exclusive
+)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    jobs=st.lists(_ALLOC_JOB, min_size=1, max_size=14),
+    suspended=st.lists(st.integers(1, 14), max_size=3),
+    stops=st.lists(st.integers(1, 600), min_size=1, max_size=4),
+)
+def test_the_cpus_held_per_node_are_the_sum_of_the_jobs_in_rows(
+    tmp_path_factory: pytest.TempPathFactory,
+    jobs: list[tuple[str, int, int, int, bool]],
+    suspended: list[int],
+    stops: list[int],
+) -> None:
+    """``select_node_alloc`` reads each node's held cores from FreeCores, kept as jobs
+    start, end, are suspended by gang scheduling or an administrator and resume: at any
+    time, the same CPUs per node as summing the cores of every job in a row (the plugin's
+    reference)."""
+    from plurm.testing.cluster import build_cluster
+
+    cluster = build_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nSchedulerTimeSlice=30\n"
+        "NodeName=n[1-3] CPUs=8 Sockets=2 CoresPerSocket=2 ThreadsPerCore=2\n"
+        "NodeName=m[1-2] CPUs=4\n"
+        "PartitionName=low Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:2\n"
+        "PartitionName=high Nodes=n[1-3],m1 PriorityTier=2 OverSubscribe=NO\n",
+        tmp_path_factory.mktemp("alloc"),
+    )
+    plugins = cluster.controller.plugins.manager.get_plugins()
+    plugin = next(p for p in plugins if isinstance(p, ConsResSelect))
+    state = cluster.controller.cluster
+    for partition, tasks, per_task, runtime, exclusive in jobs:
+        builder = JobBuilder().partition(partition).tasks(tasks).cpus_per_task(per_task)
+        cluster.submit((builder.exclusive() if exclusive else builder).runtime(runtime))
+    for when in sorted(stops):
+        cluster.run_until(when)
+        for job_id in suspended:
+            if when == stops[0] and job_id <= len(jobs):
+                cluster.command(f"scontrol suspend {job_id}")
+        kept = plugin.select_node_alloc(state)
+        plugin.reference = True
+        try:
+            assert kept == plugin.select_node_alloc(state)
+        finally:
+            plugin.reference = False

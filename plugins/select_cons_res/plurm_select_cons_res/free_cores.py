@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from plurm.model.runs import best_span, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
@@ -138,6 +138,14 @@ class FreeCores:
         self._masks: dict[frozenset[int], int] = {}
 
     # ----------------------------------------------------------------------------- upkeep
+
+    def held_core_counts(self) -> Iterator[tuple[str, int]]:
+        """(node, how many distinct cores the jobs in rows hold there) for each node where
+        they hold any, in table order."""
+        table = self.table
+        for index, union in enumerate(self._union):
+            if union:
+                yield table[index], union.bit_count()
 
     def hold(self, allocation: Allocation) -> None:
         """The job sits in a row (again) with ``allocation``."""

@@ -686,6 +686,13 @@ class ConsResSelect:
                 for name, cpus in allocation.cpus.items():
                     alloc[name] = min(self.layouts[name].cpus, alloc.get(name, 0) + cpus)
             return alloc
+        if not self.reference:
+            # FreeCores keeps each node's held cores as jobs sit in rows and leave them
+            layouts = self.layouts
+            return {
+                name: layouts[name].cpus_of(count)
+                for name, count in self.free_cores.held_core_counts()
+            }
         held: dict[str, set[int]] = {}
         for _, _, allocation in self.usage.row_jobs():
             for name, cores in allocation.cores.items():

@@ -27,7 +27,7 @@ Runs = tuple[tuple[int, int, int], ...]
 #: The ids of a row's jobs, in the order they came (the values are unused).
 Row = dict[int, None]
 #: How many views of node sets a usage keeps (:meth:`Usage.view_on`) before it starts over.
-_VIEWS_KEPT = 256
+_VIEWS_KEPT = 64
 
 
 @attrs.frozen

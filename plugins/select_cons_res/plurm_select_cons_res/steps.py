@@ -174,16 +174,15 @@ class Tester:
             return free >= needs.memory
         return free >= needs.memory * needs.cpus_per_task
 
-    def fit(
+    def _slots(
         self,
         needs: Needs,
         names: Sequence[str],
-        partition: str,
+        unit: Unit,
         view: View,
         blocked: Blocked,
-    ) -> Placement | None:
-        """Place the job on ``names`` using only cores not in ``blocked``."""
-        unit = self._unit(partition)
+    ) -> tuple[dict[str, int], dict[str, frozenset[int]]]:
+        """Each node's task slots using only cores not in ``blocked``, and its free cores."""
         caps: dict[str, int] = {}
         free: dict[str, frozenset[int]] = {}
         layouts = self.layouts
@@ -200,6 +199,31 @@ class Tester:
                 caps[name] = slots_of_count(layout, len(mine), exclusive, per_task)
             else:
                 caps[name] = slots(layout, mine, unit, needs, self._free_memory(name, view, needs))
+        return caps, free
+
+    def room(
+        self,
+        needs: Needs,
+        names: Sequence[str],
+        partition: str,
+        view: View,
+        blocked: Blocked,
+    ) -> bool:
+        """Whether :meth:`fit` would place the job (the nodes chosen, no cores picked)."""
+        caps, _ = self._slots(needs, names, self._unit(partition), view, blocked)
+        return choose_nodes(names, caps, needs, self.cluster.node_index) is not None
+
+    def fit(
+        self,
+        needs: Needs,
+        names: Sequence[str],
+        partition: str,
+        view: View,
+        blocked: Blocked,
+    ) -> Placement | None:
+        """Place the job on ``names`` using only cores not in ``blocked``."""
+        unit = self._unit(partition)
+        caps, free = self._slots(needs, names, unit, view, blocked)
         chosen = choose_nodes(names, caps, needs, self.cluster.node_index)
         if chosen is None:
             return None
@@ -313,7 +337,10 @@ class Tester:
             # jobs that share too, in its partition's rows.
             private = _merge(higher, *view.private_cores.values())
             return self._rows(needs, names, partition, view, usage, private, suspend, refused)
-        if self._fit_anew(refused, needs, names, partition, view, higher) is None:
+        for earlier in refused:  # (as _fit_anew, for the question alone)
+            if _same_on(names, earlier, higher):
+                return None
+        if not self.room(needs, names, partition, view, higher):
             return None
         placed = self._fit_anew(refused, needs, names, partition, view, same)
         if placed is not None:

@@ -410,3 +410,31 @@ def test_slices_of_rows_with_every_job_placed_decide_as_rebuilding_them() -> Non
                 simulation.run_until(now + 50_000)
             assert _jobs(fast) == _jobs(full)
     assert _CountingShortSlices.short > 50  # the short slices were taken
+
+
+def test_a_job_s_mask_has_one_bit_per_unit_in_the_order_units_came() -> None:
+    """sched/gang gives each (node, core) a bit the first time a job holds it, and a job's
+    mask has exactly its units' bits: built in a byte buffer, it is the OR of those bits,
+    on masks thousands of bits wide as on narrow ones."""
+    from plurm import conf
+    from plurm.model.job import Job as ModelJob
+    from plurm.registry import PluginContext
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-400] CPUs=32\nPartitionName=p Nodes=ALL\n"
+    )
+    gang = GangScheduler(PluginContext(config, "sched/gang"))
+    rng = random.Random(5)
+    order: dict[tuple[str, int], int] = {}  # the bits as the first version gave them
+    for job_id in range(1, 300):
+        job = ModelJob(job_id, JobRequest(), 0.0, "p")
+        units = frozenset(
+            (f"n{rng.randint(1, 400)}", rng.randrange(32)) for _ in range(rng.randint(0, 40))
+        )
+        job.units = units
+        job.nodes = tuple(sorted({name for name, _ in units}))
+        expected = 0
+        for unit in units:  # (the order _mask reads them in)
+            expected |= 1 << order.setdefault(unit, len(order))
+        assert gang._mask(job) == expected
+    assert max(order.values()) > 2000  # wide masks were built

@@ -123,3 +123,106 @@ def test_a_kept_view_is_the_view_made_afresh(ops: list[tuple[object, ...]]) -> N
         _check(usage, 3)
         for index in range(len(NODES)):
             _check(usage, 1 << index)
+
+
+_TEST = st.tuples(
+    st.just("test"),
+    st.integers(1, 15),  # nodes
+    st.sampled_from(["a", "b", "c"]),  # partition
+    st.integers(1, 10),  # tasks
+    st.integers(1, 2),  # CPUs per task
+    st.integers(1, 3),  # nodes at least
+    st.sampled_from(list(Sharing)),
+)
+_PLACED = st.tuples(
+    st.just("add"),
+    st.integers(1, 3),
+    st.sampled_from(["a", "b", "c"]),
+    st.integers(1, 15),
+    st.integers(1, 15),
+    st.just(0),
+    st.sampled_from(list(Sharing)),
+    st.integers(1, 2),
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.one_of(
+            _TEST, _PLACED, st.tuples(st.sampled_from(["remove", "unplace"]), st.integers(1, 3))
+        ),
+        max_size=24,
+    ),
+    st.booleans(),
+)
+def test_a_refused_test_is_made_again_once_what_it_reads_changed(
+    ops: list[tuple[object, ...]], gang: bool
+) -> None:
+    """A test that found no placement is answered from memory (``Usage.refusals``) only
+    while nothing it reads changed: over random starts, ends and suspensions in partitions
+    of two tiers, with and without gang scheduling, every answer is the one the plugin's
+    reference (the whole usage, no memory) gives."""
+    import attrs
+
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.registry import PluginContext
+    from plurm_select_cons_res.needs import Needs
+    from plurm_select_cons_res.plugin import ConsResSelect
+
+    config = conf.parse_text(
+        "ClusterName=c\nSlurmctldHost=h\nSelectType=select/cons_res\n"
+        "SelectTypeParameters=CR_Core\nPreemptType=preempt/partition_prio\n"
+        f"PreemptMode={'SUSPEND,GANG' if gang else 'REQUEUE'}\nJobRequeue=1\n"
+        "NodeName=n[1-4] CPUs=4\n"
+        "PartitionName=a Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:2\n"
+        "PartitionName=b Nodes=ALL PriorityTier=1\n"
+        "PartitionName=c Nodes=ALL PriorityTier=2 OverSubscribe=FORCE:1\n"
+    )
+    cluster = Cluster.from_config(config)
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    usage = select.usage
+    tester = select._tester(cluster)
+    reference = attrs.evolve(tester, reference=True)
+    asked: list[tuple[Needs, list[str]]] = []  # every test so far, asked again at each step
+    for op in ops:
+        kind = op[0]
+        if kind == "test":
+            _, mask, _, tasks, per_task, least, sharing = op
+            assert isinstance(mask, int)
+            assert isinstance(tasks, int) and isinstance(per_task, int)
+            assert isinstance(least, int) and isinstance(sharing, Sharing)
+            nodes = _names(mask)
+            asked.append(
+                (Needs(tasks, per_task, min(least, len(nodes)), None, (), False, sharing), nodes)
+            )
+        elif kind == "add":
+            _, job_id, partition, nodes, cores, _, sharing, _ = op
+            assert isinstance(job_id, int) and isinstance(nodes, int) and isinstance(cores, int)
+            assert isinstance(partition, str) and isinstance(sharing, Sharing)
+            if job_id in usage.allocations:
+                continue
+            names = _names(nodes)
+            taken = frozenset(core for core in range(4) if cores >> core & 1)
+            rows = {"a": 2}.get(partition, 1)
+            usage.add(
+                Allocation(
+                    job_id,
+                    partition,
+                    dict.fromkeys(names, taken),
+                    dict.fromkeys(names, len(taken)),
+                    {},
+                    sharing,
+                ),
+                rows,
+            )
+        else:
+            job_id = op[1]
+            assert isinstance(job_id, int)
+            (usage.remove if kind == "remove" else usage.unplace)(job_id)
+        for needs, nodes in asked:
+            for partition in ("a", "b", "c"):  # (one memory for the nodes: keyed apart)
+                expected = reference.test(needs, nodes, partition, usage)
+                assert tester.test(needs, nodes, partition, usage) == expected

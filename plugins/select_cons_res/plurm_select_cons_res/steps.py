@@ -303,10 +303,35 @@ class Tester:
         suspend: Collection[int] | None = None,
     ) -> Placement | None:
         """The job's placement on ``nodes`` against ``usage``, or None. ``suspend`` lists
-        the jobs a QOS preemptor suspends: it may then use its partition's extra row."""
-        # Only the nodes tested are read: their jobs alone (never more work than summing
-        # every job: each of those jobs' entries there is one of theirs).
-        view = View.of(usage) if self.reference else usage.view_on(nodes)
+        the jobs a QOS preemptor suspends: it may then use its partition's extra row.
+
+        A test reads the usage on ``nodes`` (their view: only their jobs, never more work
+        than summing every job), whether rows hold cores anywhere, the jobs inside their
+        PreemptExemptTime and the configuration: a test that found no placement is not made
+        again while none of these changed (``Usage.refusals``; a change of configuration
+        reshapes the usage)."""
+        if self.reference:
+            return self._test(needs, nodes, partition, usage, View.of(usage), suspend)
+        view = usage.view_on(nodes)
+        refused = usage.refusals(nodes) if suspend is None else None
+        exempt = self.exempt
+        key = (needs, partition, exempt if isinstance(exempt, frozenset) else frozenset(exempt))
+        if refused is not None and key in refused:
+            return None
+        placed = self._test(needs, nodes, partition, usage, view, suspend)
+        if placed is None and refused is not None:
+            refused.add(key)
+        return placed
+
+    def _test(
+        self,
+        needs: Needs,
+        nodes: Sequence[str],
+        partition: str,
+        usage: Usage,
+        view: View,
+        suspend: Collection[int] | None,
+    ) -> Placement | None:
         gang = self.cluster.config.gang_scheduling
         stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
         higher = self._higher(partition, view, usage) if stacking else {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -53,6 +53,15 @@ class Allocation:
 
 
 @attrs.define
+class _Refusals:
+    """The keys of the tests that found no placement on a view's nodes, while the rows
+    changed ``rows`` times."""
+
+    rows: int
+    keys: set[Hashable] = attrs.Factory(set)
+
+
+@attrs.define
 class Usage:
     """Every allocation, and which jobs sit in which row of which partition."""
 
@@ -91,9 +100,12 @@ class Usage:
     #: made at; each node's last change count, and the count. A view holds while none of
     #: its nodes has changed since it was made. Changes are counted only while some view
     #: is kept (a view made later is made after them).
-    _views: dict[tuple[str, ...], tuple[int, View]] = attrs.field(
+    _views: dict[tuple[str, ...], tuple[int, View, _Refusals]] = attrs.field(
         init=False, factory=dict, eq=False, repr=False
     )
+    #: Counts the times a row went from no job to some, or back, or a job in a row shrank:
+    #: a test may ask whether a row holds cores on any node (``row_empty``).
+    _row_changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
     _changed_at: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
     _changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
 
@@ -126,15 +138,30 @@ class Usage:
         key = tuple(nodes)
         kept = self._views.get(key)
         if kept is not None:
-            made, view = kept
+            made, view, _ = kept
             changed_at = self._changed_at
             if max(map(changed_at.get, key, itertools.repeat(0, len(key))), default=0) <= made:
                 return view
         view = View.of(self, key)
         if len(self._views) >= _VIEWS_KEPT:
             self._views.clear()
-        self._views[key] = (self._changes, view)
+        self._views[key] = (self._changes, view, _Refusals(self._row_changes))
         return view
+
+    def refusals(self, nodes: Sequence[str]) -> set[Hashable] | None:
+        """What tests of ``nodes`` found no placement for since their view was made and
+        the rows last changed (a test's own key: what else it reads), for the caller to read
+        and add to; None in a copy or a dry run. (Call :meth:`view_on` first.)"""
+        if self._undo is not None or self.origin is not None:
+            return None
+        kept = self._views.get(tuple(nodes))
+        if kept is None:
+            return None
+        refused = kept[2]
+        if refused.rows != self._row_changes:
+            refused.rows = self._row_changes
+            refused.keys.clear()
+        return refused.keys
 
     def _index(self, allocation: Allocation) -> None:
         on_node = self._on_node
@@ -181,6 +208,7 @@ class Usage:
         copied._views = {}
         copied._changed_at = {}
         copied._changes = 0
+        copied._row_changes = 0
         return copied
 
     @property
@@ -238,6 +266,8 @@ class Usage:
                 break
         else:
             index = count - 1
+        if not rows[index]:
+            self._row_changes += 1
         rows[index][job_id] = None
         self._row_of[job_id] = (allocation.partition, index)
         self._touch(allocation)
@@ -250,6 +280,7 @@ class Usage:
 
     def replace(self, allocation: Allocation) -> None:
         """A job's allocation changed in place (it keeps its row): fewer nodes, or the same."""
+        self._row_changes += 1  # (its row may hold cores on fewer nodes, or none)
         self._touch(self.allocations.get(allocation.job_id))
         self.allocations[allocation.job_id] = allocation
         self._touch(allocation)
@@ -260,7 +291,10 @@ class Usage:
         where = self._row_of.pop(job_id, None)
         if where is not None:
             self._touch(self.allocations.get(job_id))
-            del self.rows[where[0]][where[1]][job_id]
+            row = self.rows[where[0]][where[1]]
+            del row[job_id]
+            if not row:
+                self._row_changes += 1
             if self._undo is not None:
                 self._undo.append((job_id, None, where))
 

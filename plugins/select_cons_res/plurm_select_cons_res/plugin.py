@@ -71,9 +71,11 @@ class ConsResSelect:
         #: and an idle cluster's, for the idle test.
         self.free_cores = FreeCores((), {}, {})
         self.idle_cores = FreeCores((), {}, {})
-        #: The idle test's answers: they depend only on the needs, the nodes and the unit
-        #: (node layouts never change), and passes ask the same again and again.
-        self.idle_tests: dict[tuple[Needs, object, Unit], Placement | None] = {}
+        #: The idle test's answers (the nodes of the placement, or None): they depend only on
+        #: the needs, the nodes and the unit (node layouts never change), and passes ask the
+        #: same again and again. Only the nodes are kept: a wide job's placement holds its
+        #: cores on every node, and the memo holds thousands of answers.
+        self.idle_tests: dict[tuple[Needs, object, Unit], tuple[str, ...] | None] = {}
         # Functions of the partitions as they are and of one job's request, remembered:
         # the rows and plainness for the partition objects they were computed from, and
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
@@ -93,7 +95,7 @@ class ConsResSelect:
         #: For GRES jobs, by (share per node, nodes): the nodes with that share configured;
         #: and by needs, share, binding, those nodes and unit: the idle test's answer.
         self.gres_configured: dict[tuple[tuple[GresAsk, ...], object], list[str]] = {}
-        self.gres_idle_tests: dict[tuple[object, ...], Placement | None] = {}
+        self.gres_idle_tests: dict[tuple[object, ...], tuple[str, ...] | None] = {}
         #: Test every step against the whole usage, as the first versions did (the
         #: reference the tests compare the node-by-node tests with); no memo of GRES tests.
         self.reference = False
@@ -267,7 +269,7 @@ class ConsResSelect:
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
-            return SelectResult(_SUCCESS, idle.nodes)
+            return SelectResult(_SUCCESS, idle)
         if free_mask is not None:
             if not placed_first:  # (else it was placed above: None)
                 placed = self.free_cores.place(needs, free_mask, unit)
@@ -428,14 +430,15 @@ class ConsResSelect:
         key = (needs, need, binding, nodes_key, unit)
         idle = self.gres_idle_tests.get(key, _UNKNOWN)
         if idle is _UNKNOWN or self.reference:
-            idle = tester.test(needs, configured, job.partition, Usage())
+            placed_idle = tester.test(needs, configured, job.partition, Usage())
+            idle = None if placed_idle is None else placed_idle.nodes
             if len(self.gres_idle_tests) >= _IDLE_MEMO_SIZE:
                 self.gres_idle_tests.clear()
             self.gres_idle_tests[key] = idle
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
-            return SelectResult(_SUCCESS, idle.nodes)
+            return SelectResult(_SUCCESS, idle)
         placed = tester.test(needs, configured, job.partition, self.usage)
         if placed is not None:
             return self._success(job, placed)
@@ -470,9 +473,10 @@ class ConsResSelect:
         unit: Unit,
         mask: int | None,
         cluster: Cluster,
-    ) -> Placement | None:
-        """The job's placement on an idle cluster (whether it could ever run on ``nodes``),
-        remembered. ``mask``: the nodes as a bitmap when the test is FreeCores's case."""
+    ) -> tuple[str, ...] | None:
+        """The nodes of the job's placement on an idle cluster (None: it could never run on
+        ``nodes``), remembered. ``mask``: the nodes as a bitmap when the test is FreeCores's
+        case."""
         key = (needs, tuple(nodes) if mask is None else mask, unit)
         known = self.idle_tests.get(key, _UNKNOWN)
         if known is not _UNKNOWN:
@@ -483,8 +487,8 @@ class ConsResSelect:
             placed = self.idle_cores.place(needs, mask, unit)
         else:
             placed = self._tester(cluster).test(needs, nodes, partition, Usage())
-        self.idle_tests[key] = placed
-        return placed
+        nodes_placed = self.idle_tests[key] = None if placed is None else placed.nodes
+        return nodes_placed
 
     def _success(self, job: Job, placed: Placement, victims: tuple[int, ...] = ()) -> SelectResult:
         nodes = placed.nodes

@@ -35,6 +35,22 @@ def _names(mask: int) -> list[str]:
     return [name for index, name in enumerate(NODES) if mask >> index & 1]
 
 
+def _allocation(
+    job_id: int, partition: str, nodes: int, cores: int, memory: int, sharing: Sharing
+) -> Allocation:
+    """The same cores (a bitmap of four) on each node of ``nodes`` (a bitmap)."""
+    names = _names(nodes)
+    taken = frozenset(core for core in range(4) if cores >> core & 1)
+    return Allocation(
+        job_id,
+        partition,
+        dict.fromkeys(names, taken),
+        dict.fromkeys(names, len(taken)),
+        dict.fromkeys(names, memory) if memory else {},
+        sharing,
+    )
+
+
 def _check(usage: Usage, mask: int) -> None:
     nodes = _names(mask)
     assert usage.view_on(nodes) == View.of(usage, nodes)
@@ -63,19 +79,7 @@ def test_a_kept_view_is_the_view_made_afresh(ops: list[tuple[object, ...]]) -> N
             assert isinstance(rows, int)
             if job_id in usage.allocations:
                 continue
-            names = _names(nodes)
-            taken = frozenset(core for core in range(4) if cores >> core & 1)
-            usage.add(
-                Allocation(
-                    job_id,
-                    partition,
-                    dict.fromkeys(names, taken),
-                    dict.fromkeys(names, len(taken)),
-                    dict.fromkeys(names, memory) if memory else {},
-                    sharing,
-                ),
-                rows,
-            )
+            usage.add(_allocation(job_id, partition, nodes, cores, memory, sharing), rows)
         elif kind in ("remove", "unplace", "shrink"):
             job_id = op[1]
             assert isinstance(job_id, int)
@@ -204,19 +208,8 @@ def test_a_refused_test_is_made_again_once_what_it_reads_changed(
             assert isinstance(partition, str) and isinstance(sharing, Sharing)
             if job_id in usage.allocations:
                 continue
-            names = _names(nodes)
-            taken = frozenset(core for core in range(4) if cores >> core & 1)
-            rows = {"a": 2}.get(partition, 1)
             usage.add(
-                Allocation(
-                    job_id,
-                    partition,
-                    dict.fromkeys(names, taken),
-                    dict.fromkeys(names, len(taken)),
-                    {},
-                    sharing,
-                ),
-                rows,
+                _allocation(job_id, partition, nodes, cores, 0, sharing), {"a": 2}.get(partition, 1)
             )
         else:
             job_id = op[1]

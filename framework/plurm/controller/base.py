@@ -107,6 +107,7 @@ class ControllerBase:
     _capacities: dict[tuple[str, ...], tuple[int, int]]
     _last_capacity: tuple[tuple[str, ...], tuple[int, int]] | None
     _largest_cpus: dict[str, tuple[tuple[str, ...], int]]
+    _node_cpus: tuple[object, dict[str, int]] | None
     _never_known: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], bool]]]
     # the pending jobs' indexes and the passes
     _pending: PendingQueue

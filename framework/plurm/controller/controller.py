@@ -164,6 +164,9 @@ class Controller(
         self._last_capacity: tuple[tuple[str, ...], tuple[int, int]] | None = None
         #: The most CPUs of any node of each partition, with the node list it is for.
         self._largest_cpus: dict[str, tuple[tuple[str, ...], int]] = {}
+        #: Each node's CPUs, for the configuration they were read from (node sizes never
+        #: change within one): backfill's partly-free nodes read them every pass.
+        self._node_cpus: tuple[object, dict[str, int]] | None = None
         # select's TEST_ONLY answers at submission, by partition: (its nodes, answer by
         # request resources)
         self._never_known: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], bool]]] = {}

@@ -250,11 +250,16 @@ class PassesMixin(ControllerBase):
 
     def _partly_free(self) -> int:
         """The bitmap of the nodes holding jobs that still have CPUs free (select's count)."""
-        node = self.cluster.node
+        config = self.cluster.config
+        known = self._node_cpus
+        if known is None or known[0] is not config:
+            known = self._node_cpus = (
+                config,
+                {name: config.node(name).cpus for name in config.node_names},
+            )
+        full = known[1]
         alloc = self.plugins.select_node_alloc(self.cluster)
-        return self.cluster.mask_of(
-            [name for name, cpus in alloc.items() if 0 < cpus < node(name).cpus]
-        )
+        return self.cluster.mask_of([name for name, cpus in alloc.items() if 0 < cpus < full[name]])
 
     def _note_required_unavailable(self) -> None:
         """Give every queued job whose required nodes (-w) are out of service its

@@ -139,13 +139,18 @@ class FreeCores:
 
     # ----------------------------------------------------------------------------- upkeep
 
-    def held_core_counts(self) -> Iterator[tuple[str, int]]:
-        """(node, how many distinct cores the jobs in rows hold there) for each node where
-        they hold any, in table order."""
-        table = self.table
+    def held_cpus(self) -> Iterator[tuple[str, int]]:
+        """(node, the CPUs of the distinct cores the jobs in rows hold there:
+        ``Layout.cpus_of``) for each node where they hold any, in table order."""
+        table, cpus_of = self.table, self._cpus_of
         for index, union in enumerate(self._union):
             if union:
-                yield table[index], union.bit_count()
+                count = union.bit_count()
+                by_count = cpus_of[index]
+                if count < len(by_count):
+                    yield table[index], by_count[count]
+                else:  # (cores beyond the node's own: never placed so, but counted alike)
+                    yield table[index], self.layouts[index].cpus_of(count)
 
     def hold(self, allocation: Allocation) -> None:
         """The job sits in a row (again) with ``allocation``."""

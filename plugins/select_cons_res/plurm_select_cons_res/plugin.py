@@ -692,11 +692,7 @@ class ConsResSelect:
             return alloc
         if not self.reference:
             # FreeCores keeps each node's held cores as jobs sit in rows and leave them
-            layouts = self.layouts
-            return {
-                name: layouts[name].cpus_of(count)
-                for name, count in self.free_cores.held_core_counts()
-            }
+            return dict(self.free_cores.held_cpus())
         held: dict[str, set[int]] = {}
         for _, _, allocation in self.usage.row_jobs():
             for name, cores in allocation.cores.items():

@@ -312,8 +312,9 @@ class Tester:
         reshapes the usage)."""
         if self.reference:
             return self._test(needs, nodes, partition, usage, View.of(usage), suspend)
-        view = usage.view_on(nodes)
-        refused = usage.refusals(nodes) if suspend is None else None
+        listed = tuple(nodes)  # (the key of both: a tuple already is its own)
+        view = usage.view_on(listed)
+        refused = usage.refusals(listed) if suspend is None else None
         exempt = self.exempt
         key = (needs, partition, exempt if isinstance(exempt, frozenset) else frozenset(exempt))
         if refused is not None and key in refused:

@@ -139,6 +139,8 @@ class Usage:
         kept = self._views.get(key)
         if kept is not None:
             made, view, _ = kept
+            if made == self._changes:  # (nothing changed anywhere since)
+                return view
             changed_at = self._changed_at
             if max(map(changed_at.get, key, itertools.repeat(0, len(key))), default=0) <= made:
                 return view

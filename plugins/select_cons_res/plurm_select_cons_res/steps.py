@@ -92,6 +92,12 @@ def _same_on(names: Sequence[str], one: Blocked, other: Blocked) -> bool:
     return True
 
 
+def _refused_before(refused: list[Blocked], names: Sequence[str], blocked: Blocked) -> bool:
+    """Whether ``blocked`` takes the same cores on ``names`` as one of ``refused`` (blocked
+    maps whose fit found no room): its fit finds none either."""
+    return any(_same_on(names, earlier, blocked) for earlier in refused)
+
+
 @attrs.define
 class Tester:
     """Tests placements for one job in one partition against one usage."""
@@ -254,9 +260,8 @@ class Tester:
         joins): the same placement test, the same None. (Under gang scheduling, a
         partition with no job of a lower tier on its nodes has step 3 read the very cores
         step 1 did, and a one-row partition alone in its tier has its row read them too.)"""
-        for earlier in refused:
-            if _same_on(names, earlier, blocked):
-                return None
+        if _refused_before(refused, names, blocked):
+            return None
         placed = self.fit(needs, names, partition, view, blocked)
         if placed is None:
             refused.append(blocked)
@@ -363,10 +368,9 @@ class Tester:
             # jobs that share too, in its partition's rows.
             private = _merge(higher, *view.private_cores.values())
             return self._rows(needs, names, partition, view, usage, private, suspend, refused)
-        for earlier in refused:  # (as _fit_anew, for the question alone)
-            if _same_on(names, earlier, higher):
-                return None
-        if not self.room(needs, names, partition, view, higher):
+        if _refused_before(refused, names, higher) or not self.room(
+            needs, names, partition, view, higher
+        ):
             return None
         placed = self._fit_anew(refused, needs, names, partition, view, same)
         if placed is not None:

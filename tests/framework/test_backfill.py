@@ -934,3 +934,25 @@ def test_every_request_field_is_classed_for_the_sharing_memo() -> None:
         sched_backfill._PLAIN_TERMS | sched_backfill._SIZE_TERMS | sched_backfill._NOT_PLACEMENT
     )
     assert {field.name for field in attrs.fields(JobRequest)} == classed
+
+
+_SIZE = st.tuples(st.integers(1, 15), st.integers(1, 4), st.integers(1, 8))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(_SIZE, max_size=8), _SIZE)
+def test_refused_sizes_kept_short_cover_what_every_refusal_covers(
+    refusals: list[tuple[int, int, int]], asked: tuple[int, int, int]
+) -> None:
+    """The memo of starts refused beside running jobs (node set, node count, CPU count)
+    drops the sizes a new refusal covers: a request is passed over exactly when some refusal
+    so far was on at least its nodes and asked no more nodes and CPUs than it does."""
+    from plurm.builtin.sched_backfill import _covered_on, _noted_on
+
+    kept: list[tuple[int, int, int]] | None = None
+    for nodes, least, cpus in refusals:
+        kept = _noted_on(kept, nodes, least, cpus)
+    nodes, least, cpus = asked
+    every = any(n <= least and c <= cpus and nodes & ~on == 0 for on, n, c in refusals)
+    assert _covered_on(kept, nodes, least, cpus) is every
+    assert len(kept or ()) <= len(refusals)

@@ -6,12 +6,18 @@ tests/data/scenarios/backfill-share-{cpus,reserved} (recorded on Slurm 22.05, re
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from plurm.model.job import JobState
+from plurm.model.select import SelectMode, SelectStatus
 from plurm.testing import TestCluster
+from plurm.testing.cluster import build_cluster
 
 Make = Callable[..., TestCluster]
 
@@ -100,3 +106,75 @@ def test_cons_res_backfill_shares_a_node_whose_job_has_no_time_limit(make_cluste
     cluster.run_until(40)
     assert cluster.state(4) is JobState.RUNNING
     assert cluster.job(4).nodes == ("n1",)
+
+
+# What sched/backfill's memo of refused starts beside running jobs relies on: for a plain
+# request (nodes and CPUs only), select's answer on nodes as they are gets no better with
+# fewer nodes offered or more nodes and CPUs asked. A pass that saw a job refused on some
+# nodes passes over a later job of its partition, with its CPUs per task, that asks at least
+# as much on some of those nodes.
+
+_SHAPES = {
+    "plain": "",
+    "gang": "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n",
+}
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(
+    shape=st.sampled_from(sorted(_SHAPES)),
+    oversubscribe=st.sampled_from(["NO", "FORCE:1", "YES"]),
+    running=st.lists(
+        st.tuples(st.sampled_from(["lo", "hi"]), st.integers(1, 3), st.integers(1, 6)),
+        max_size=8,
+    ),
+    asked=st.tuples(st.sampled_from(["lo", "hi"]), st.integers(1, 3), st.integers(1, 2)),
+    tasks=st.integers(1, 10),
+    more=st.tuples(st.integers(0, 1), st.integers(0, 3)),
+    left_out=st.sets(st.integers(1, 5), max_size=2),
+    dropped=st.sets(st.integers(1, 5), max_size=2),
+)
+def test_a_plain_request_refused_on_nodes_is_refused_on_fewer_asking_more(
+    shape: str,
+    oversubscribe: str,
+    running: list[tuple[str, int, int]],
+    asked: tuple[str, int, int],
+    tasks: int,
+    more: tuple[int, int],
+    left_out: set[int],
+    dropped: set[int],
+) -> None:
+    conf = (
+        "SchedulerType=sched/backfill\n" + CONS_RES + _SHAPES[shape]
+        + "NodeName=n[1-3] CPUs=4\nNodeName=n[4-5] CPUs=2\n"
+        f"PartitionName=lo Nodes=ALL Default=YES MaxTime=INFINITE PriorityTier=1 "
+        f"OverSubscribe={oversubscribe}\n"
+        "PartitionName=hi Nodes=n[2-5] MaxTime=INFINITE PriorityTier=2\n"
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as workdir:
+        cluster = build_cluster(conf, Path(workdir))
+        for partition, nodes, cpus in running:
+            cluster.command(
+                f"sbatch -p {partition} -N {nodes} -n {max(cpus, nodes)} -t 60 --wrap='sleep 9999'"
+            )
+        cluster.run_until(5)
+        partition, nodes, per_task = asked
+        tasks = max(tasks, nodes)
+        shapes = [(nodes, tasks), (nodes + more[0], max(tasks + more[1], nodes + more[0]))]
+        ids = []
+        for count, total in shapes:
+            result = cluster.command(
+                f"sbatch --parsable -p {partition} -N {count} -n {total} -c {per_task}"
+                " --begin=now+3600 -t 10 --wrap='sleep 1'"
+            )
+            assume(result.status == 0)  # (not a request the partition can never run)
+            ids.append(int(result.stdout))
+        first, second = ids
+        state = cluster.controller.cluster
+        names = [name for name in state.partition(partition).nodes if int(name[1:]) not in left_out]
+        fewer = [name for name in names if int(name[1:]) not in dropped]
+        test = cluster.plugins.select_job_test
+        on_more = test(cluster.job(first), names, SelectMode.RUN_NOW, (), state)
+        on_fewer = test(cluster.job(second), fewer, SelectMode.RUN_NOW, (), state)
+        if on_more.status is not SelectStatus.SUCCESS:
+            assert on_fewer.status is not SelectStatus.SUCCESS

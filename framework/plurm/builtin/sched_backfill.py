@@ -273,6 +273,28 @@ def _noted(
     return [*kept, (least, duration)]
 
 
+def _covered_on(
+    sizes: list[tuple[int, int, int]] | None, nodes: int, least: int, cpus: int
+) -> bool:
+    """Whether ``sizes`` (node sets, node counts and CPU counts that found no room) hold one
+    on at least ``nodes`` for at most ``least`` nodes and ``cpus`` CPUs: a request that large
+    on those nodes finds none either."""
+    if sizes:
+        for on, n, c in sizes:
+            if n <= least and c <= cpus and not nodes & ~on:
+                return True
+    return False
+
+
+def _noted_on(
+    sizes: list[tuple[int, int, int]] | None, nodes: int, least: int, cpus: int
+) -> list[tuple[int, int, int]]:
+    """``sizes`` with (``nodes``, ``least``, ``cpus``) added, less the sizes it covers (so
+    that the list stays short)."""
+    kept = [(on, n, c) for on, n, c in sizes or () if n < least or c < cpus or on & ~nodes]
+    return [*kept, (nodes, least, cpus)]
+
+
 #: The request fields :func:`_plain` reads, those that size the job (its node and CPU counts),
 #: and those that do not bear on where it fits (its partition and excluded nodes are in
 #: the memo's key). A test holds every field of JobRequest to be in one of them, so that a
@@ -699,11 +721,12 @@ class BackfillScheduler(BuiltinScheduler):
 
         # The nodes holding jobs that starts of this pass share: a preemptor leaves them.
         shared = 0
-        # The (node count, CPU count) pairs of plain requests (see _plain) that found no room
-        # on a node set as it is, per node set, partition and CPUs per task: a plain job of
-        # the same kind needing at least as many nodes and CPUs finds none either (select's
-        # state does not change within a pass).
-        cannot_share: dict[tuple[int, str, int], list[tuple[int, float]]] = {}
+        # The (node set, node count, CPU count) of plain requests (see _plain) that found no
+        # room on the nodes as they are, per partition and CPUs per task: a plain job of the
+        # same kind needing at least as many nodes and CPUs on the same nodes or fewer finds
+        # none either (select's state does not change within a pass, and a plain request
+        # that fits on some nodes fits on any nodes that include them).
+        cannot_share: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
 
         def sharing(job: Job, usable: int, least: int, duration: float) -> bool:
             """A job with no opening now on free nodes may start now beside running jobs,
@@ -724,17 +747,17 @@ class BackfillScheduler(BuiltinScheduler):
             if not nodes & partly or nodes.bit_count() < job.request.min_nodes:
                 return False
             request = job.request
-            kind = (nodes, job.partition, request.cpus_per_task) if _plain(request) else None
-            if kind is not None and _covered(
-                cannot_share.get(kind), request.min_nodes, request.cpus
+            kind = (job.partition, request.cpus_per_task) if _plain(request) else None
+            if kind is not None and _covered_on(
+                cannot_share.get(kind), nodes, request.min_nodes, request.cpus
             ):
                 return False
             assert test_now is not None  # (partly is 0 without it)
             result = test_now(job, bitmap(nodes))
             if result.status is not success:
                 if kind is not None:
-                    cannot_share[kind] = _noted(
-                        cannot_share.get(kind), request.min_nodes, request.cpus
+                    cannot_share[kind] = _noted_on(
+                        cannot_share.get(kind), nodes, request.min_nodes, request.cpus
                     )
                 return False
             mask = cluster.mask_of(result.nodes)

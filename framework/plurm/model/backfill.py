@@ -37,7 +37,10 @@ class BackfillView:
     (it tests each job on the nodes no earlier job of the pass reserved within its run, with
     their current use). ``test_now`` asks the select plugin whether the job could start now
     on ``nodes`` as they are (their running jobs' resources counted), and on which of them;
-    it changes nothing. ``partly_free()`` is the bitmap (``Cluster.mask_of``) of the nodes
+    it changes nothing. For a request of nodes and CPUs only, the pass takes that answer to
+    get no better with fewer nodes offered or more nodes or CPUs asked (within a pass nothing
+    changes select's state): it does not ask again for such a job after a refusal that
+    covers it. ``partly_free()`` is the bitmap (``Cluster.mask_of``) of the nodes
     holding jobs that still have CPUs free: only there can a job share a node (a plugin that
     plans whole nodes reads every other node holding jobs as busy). A node whose CPUs are
     all allocated is left out even where OverSubscribe would let a job share it.

@@ -365,6 +365,10 @@ class Plugins:
         alloc = self._fast("select_node_alloc")(cluster)
         return dict(alloc) if alloc else {}
 
+    def select_partly_free(self, cluster: Cluster) -> int | None:
+        partly: int | None = self._fast("select_partly_free")(cluster)
+        return partly
+
     def select_node_alloc_mem(self, cluster: Cluster) -> dict[str, int]:
         memory = self._fast("select_node_alloc_mem")(cluster)
         return dict(memory) if memory else {}

@@ -999,6 +999,13 @@ def _free_cores_state(free: object) -> tuple[object, ...]:
         if free._solo >> index & 1:
             assert index not in jobs_on
             jobs_on[index] = {free._owner[index]: free._union[index]}
+    # the nodes with CPUs held and CPUs free, kept as it goes, are those held_cpus gives
+    node_of = {name: index for index, name in enumerate(free.table)}
+    partly = 0
+    for name, cpus in free.held_cpus():
+        if 0 < cpus < free.layouts[node_of[name]].cpus:
+            partly |= 1 << node_of[name]
+    assert free.partly == partly
     return (
         free.busy,
         free.free_cpus,
@@ -1078,6 +1085,43 @@ def test_free_cores_by_runs_keeps_what_node_by_node_keeps(
         by_node.release(allocation.job_id)
     assert _free_cores_state(by_runs) == _free_cores_state(by_node)
     assert not by_runs._occupied and not by_runs._solo
+
+
+def test_free_cores_keeps_the_partly_free_nodes_of_jobs_held_by_runs() -> None:
+    """A job held by runs with some of its nodes' cores (placements by runs take whole
+    nodes today, but an allocation may carry runs of fewer cores) leaves those nodes with
+    CPUs free; releasing it, by slices or node by node once another job came on, leaves
+    none."""
+    from plurm_select_cons_res.free_cores import FreeCores
+    from plurm_select_cons_res.layout import Layout
+    from plurm_select_cons_res.needs import Sharing
+    from plurm_select_cons_res.usage import Allocation
+
+    table = [f"n{i}" for i in range(4)]
+    layouts = dict.fromkeys(table, Layout(4, 2, 4, 8, 1000))  # 4 cores of 2 CPUs
+    free = FreeCores(table, {name: i for i, name in enumerate(table)}, layouts)
+
+    def runs_of(job_id: int, cores: frozenset[int], first: int, last: int) -> Allocation:
+        on = table[first:last]
+        mask = sum(1 << core for core in cores)
+        return Allocation(
+            job_id, "p", dict.fromkeys(on, cores), {}, {}, Sharing.ONE_ROW, ((first, last, mask),)
+        )
+
+    free.hold(runs_of(1, frozenset({0, 1}), 0, 3))
+    assert free._held[1][2]  # (held by runs)
+    assert free.partly == 0b0111
+    _free_cores_state(free)  # (the same as held_cpus gives)
+    free.hold(runs_of(2, frozenset({0, 1, 2, 3}), 3, 4))
+    assert free.partly == 0b0111  # a whole node has no CPU free
+    free.release(1)
+    assert free.partly == 0
+    free.hold(runs_of(3, frozenset({0}), 0, 2))
+    free.hold(Allocation(4, "p", {"n1": frozenset({1, 2, 3})}, {}, {}, Sharing.ONE_ROW))
+    assert free.partly == 0b0001  # n1 is full now
+    free.release(3)  # (n1 has left the run: node by node there)
+    assert free.partly == 0b0010
+    _free_cores_state(free)
 
 
 def test_free_cores_remembers_placements_on_a_run_by_run_and_core_count() -> None:
@@ -1471,7 +1515,7 @@ def test_the_cpus_held_per_node_are_the_sum_of_the_jobs_in_rows(
     """``select_node_alloc`` reads each node's held cores from FreeCores, kept as jobs
     start, end, are suspended by gang scheduling or an administrator and resume: at any
     time, the same CPUs per node as summing the cores of every job in a row (the plugin's
-    reference)."""
+    reference); and ``select_partly_free`` the nodes among them with CPUs left."""
     from plurm.testing.cluster import build_cluster
 
     cluster = build_cluster(
@@ -1495,8 +1539,16 @@ def test_the_cpus_held_per_node_are_the_sum_of_the_jobs_in_rows(
             if when == stops[0] and job_id <= len(jobs):
                 cluster.command(f"scontrol suspend {job_id}")
         kept = plugin.select_node_alloc(state)
+        partly = plugin.select_partly_free(state)
         plugin.reference = True
         try:
-            assert kept == plugin.select_node_alloc(state)
+            summed = plugin.select_node_alloc(state)
+            assert kept == summed
+            assert plugin.select_partly_free(state) is None  # (the core's rule, below)
         finally:
             plugin.reference = False
+        # the nodes with CPUs held and CPUs free, as the core works them out without it
+        node = state.config.node
+        assert partly == state.mask_of(
+            [name for name, cpus in summed.items() if 0 < cpus < node(name).cpus]
+        )

@@ -250,6 +250,9 @@ class PassesMixin(ControllerBase):
 
     def _partly_free(self) -> int:
         """The bitmap of the nodes holding jobs that still have CPUs free (select's count)."""
+        kept = self.plugins.select_partly_free(self.cluster)
+        if kept is not None:
+            return kept
         config = self.cluster.config
         known = self._node_cpus
         if known is None or known[0] is not config:

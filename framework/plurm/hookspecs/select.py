@@ -107,6 +107,25 @@ def select_node_alloc(cluster: Cluster) -> dict[str, int] | None:
 
 
 @hookspec(firstresult=True)
+def select_partly_free(cluster: Cluster) -> int | None:
+    """The nodes holding jobs that still have CPUs free, as a node bitmap
+    (:meth:`~plurm.model.cluster.Cluster.mask_of`): those whose allocated CPUs
+    (``select_node_alloc``) are more than none and fewer than the node's CPUs.
+
+    When called: by each backfill pass that may start jobs beside running ones
+    (``BackfillView.partly_free``).
+
+    :returns: the bitmap, or None when the plugin does not keep it: the core then works it
+        out from ``select_node_alloc``, a pass over every node. Exclusive: first non-None
+        result wins.
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm's backfill reads its node bitmaps directly).
+
+    .. versionadded:: 1.13
+    """
+
+
+@hookspec(firstresult=True)
 def select_node_alloc_mem(cluster: Cluster) -> dict[str, int] | None:
     """The memory (MiB) allocated on each node to the jobs holding it (running and
     suspended), for scontrol's ``AllocMem`` and sinfo's ``ALLOCMEM``.

@@ -105,6 +105,9 @@ class FreeCores:
             self._by_free[cpus] |= 1 << index
         #: Nodes an exclusive job holds cores on: no other job may go there.
         self.barred = 0
+        #: Nodes where the jobs hold cores and leave CPUs free: the CPUs of the cores held
+        #: (``held_cpus``) are more than none and fewer than the node's CPUs.
+        self.partly = 0
         # Each node's layout as a number, and per number the nodes of that layout (a bitmap),
         # its cores (a bitmask) and what its free CPUs are with none busy: runs of nodes of
         # one layout with no core held get the same cores, so they go by slices.
@@ -230,6 +233,9 @@ class FreeCores:
             if mask and reserved:
                 barred |= bits
             occupied |= bits
+            layout = self.layouts[start]  # (every node of a run has its layout)
+            if 0 < layout.cpus_of(mask.bit_count()) < layout.cpus:
+                self.partly |= bits  # (nodes without a job: none was in it)
         self.barred = barred
         self._solo |= occupied & ~self._occupied
         self._occupied = occupied
@@ -298,6 +304,8 @@ class FreeCores:
             self.barred &= ~bits
             self._occupied &= ~bits
             self._solo &= ~bits
+            if self.partly & bits:
+                self.partly &= ~bits
         return left
 
     def _derive(self, nodes: list[int]) -> None:
@@ -310,6 +318,9 @@ class FreeCores:
         cpus_left = self._cpus_left
         by_free = self._by_free
         barred = self.barred
+        partly = self.partly
+        cpus_of = self._cpus_of
+        layouts = self.layouts
         for index in nodes:
             union = unions[index]
             busy = busies[index] = union & all_cores[index]
@@ -317,6 +328,17 @@ class FreeCores:
                 barred |= 1 << index
             elif barred and barred >> index & 1:
                 barred ^= 1 << index
+            some_free = False
+            if union:
+                count = union.bit_count()
+                by_count = cpus_of[index]
+                # (cores beyond the node's own: never placed so, but counted as held_cpus)
+                held = by_count[count] if count < len(by_count) else layouts[index].cpus_of(count)
+                some_free = 0 < held < layouts[index].cpus
+            if some_free:
+                partly |= 1 << index
+            elif partly >> index & 1:
+                partly ^= 1 << index
             before = free_cpus[index]
             after = cpus_left[index][busy.bit_count()]
             if after != before:
@@ -325,6 +347,7 @@ class FreeCores:
                 by_free[before] ^= bit
                 by_free[after] |= bit
         self.barred = barred
+        self.partly = partly
         self._slots.clear()
 
     # ----------------------------------------------------------------------------- tests

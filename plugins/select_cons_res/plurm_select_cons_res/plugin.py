@@ -702,6 +702,15 @@ class ConsResSelect:
         }
 
     @hookimpl
+    def select_partly_free(self, cluster: Cluster) -> int | None:
+        """The nodes where jobs in rows hold cores and leave CPUs free, as FreeCores keeps
+        them (node table order is the cluster's bitmaps' order); None with CR_Memory or as
+        the reference, whose core works them out from ``select_node_alloc``."""
+        if self.resource.unit is Unit.NONE or self.reference:
+            return None
+        return self.free_cores.partly
+
+    @hookimpl
     def select_node_alloc_mem(self, cluster: Cluster) -> dict[str, int] | None:
         """The memory of every job holding resources (suspended ones keep theirs), summed
         per node, when SelectTypeParameters counts memory; else None (AllocMem shows 0)."""

@@ -1485,10 +1485,12 @@ def test_a_test_skips_a_fit_only_on_the_very_cores_of_a_refused_one(
 ) -> None:
     """Within one test, a fit on blocked cores that take, on every node tested, the same
     cores as a fit that found no room is not run again (``_same_on``): only then."""
+    from plurm_select_cons_res.layout import core_mask
     from plurm_select_cons_res.steps import _same_on
 
     same = all((one.get(name) or set()) == (other.get(name) or set()) for name in names)
-    assert _same_on(names, one, other) is same
+    masks = [{name: core_mask(cores) for name, cores in taken.items()} for taken in (one, other)]
+    assert _same_on(names, *masks) is same
 
 
 _ALLOC_JOB = st.tuples(
@@ -1552,3 +1554,17 @@ def test_the_cpus_held_per_node_are_the_sum_of_the_jobs_in_rows(
         assert partly == state.mask_of(
             [name for name, cpus in summed.items() if 0 < cpus < node(name).cpus]
         )
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.frozensets(st.integers(0, 70), max_size=12), max_size=6))
+def test_core_sets_and_their_bitmasks_go_both_ways(sets: list[frozenset[int]]) -> None:
+    """Tests sum cores up as core bitmasks (``View``, blocked maps) and pick them as sets:
+    each is the other's, remembered or not, past 64 cores too."""
+    from plurm_select_cons_res.layout import core_mask, core_set
+
+    for cores in sets * 2:  # (the second time from memory)
+        mask = core_mask(cores)
+        assert mask == sum(1 << core for core in cores)
+        assert core_set(mask) == cores
+        assert core_set(mask | 0) is core_set(mask)

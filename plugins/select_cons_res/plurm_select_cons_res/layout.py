@@ -15,7 +15,7 @@ import attrs
 from plurm.conf.model import NodeSpec, PartitionSpec, SlurmConfig
 from plurm.conf.values import CrBase
 
-__all__ = ["Layout", "Resource", "Unit", "layout_of"]
+__all__ = ["Layout", "Resource", "Unit", "core_mask", "core_set", "layout_of"]
 
 
 class Unit(enum.Enum):
@@ -70,11 +70,14 @@ class Layout:
     cores_per_socket: int
     cpus: int
     memory: int
-    #: Every core of the node (made once: a test reads it for each node it looks at).
+    #: Every core of the node (made once: a test reads it for each node it looks at), and
+    #: as a core bitmask (bit i: core i).
     all_cores: frozenset[int] = attrs.field(init=False, eq=False, repr=False)
+    all_mask: int = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "all_cores", frozenset(range(self.cores)))
+        object.__setattr__(self, "all_mask", (1 << self.cores) - 1)
 
     def sockets(self) -> list[frozenset[int]]:
         """The cores of each socket, in order."""
@@ -99,3 +102,34 @@ def layout_of(spec: NodeSpec, unit: Unit) -> Layout:
         cores = cpus
     per_socket = max(1, cores // max(1, spec.sockets))
     return Layout(cores, max(1, cpus // cores), per_socket, cpus, spec.real_memory)
+
+
+#: Core sets by core bitmask and back, remembered: a few sets recur job after job. Each is
+#: emptied when it reaches ``_KEPT`` entries.
+_SETS: dict[int, frozenset[int]] = {}
+_MASKS: dict[frozenset[int], int] = {}
+_KEPT = 4096
+
+
+def core_mask(cores: frozenset[int]) -> int:
+    """The core bitmask of ``cores`` (bit i: core i)."""
+    mask = _MASKS.get(cores)
+    if mask is None:
+        mask = 0
+        for core in cores:
+            mask |= 1 << core
+        if len(_MASKS) >= _KEPT:
+            _MASKS.clear()
+        _MASKS[cores] = mask
+    return mask
+
+
+def core_set(mask: int) -> frozenset[int]:
+    """The cores of the core bitmask ``mask``."""
+    cores = _SETS.get(mask)
+    if cores is None:
+        cores = frozenset(index for index in range(mask.bit_length()) if mask >> index & 1)
+        if len(_SETS) >= _KEPT:
+            _SETS.clear()
+        _SETS[mask] = cores
+    return cores

@@ -34,7 +34,7 @@ import attrs
 
 from plurm.conf.values import PreemptBase
 from plurm.model.cluster import Cluster
-from plurm_select_cons_res.layout import Layout, Resource, Unit
+from plurm_select_cons_res.layout import Layout, Resource, Unit, core_set
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.placement import (
     allocated_cpus,
@@ -48,7 +48,8 @@ from plurm_select_cons_res.usage import Allocation, Runs, Usage, View, row_empty
 
 __all__ = ["Placement", "Tester"]
 
-Blocked = Mapping[str, Collection[int]]
+#: Cores that a fit may not take, per node, as core bitmasks (bit i: core i).
+Blocked = Mapping[str, int]
 
 
 @attrs.frozen
@@ -73,21 +74,22 @@ class RowCounts(Protocol):
     def __call__(self, partition: str) -> int: ...
 
 
-def _merge(*maps: Blocked) -> dict[str, set[int]]:
-    merged: dict[str, set[int]] = {}
-    for blocked in maps:
+def _merge(*maps: Blocked) -> dict[str, int]:
+    if not maps:
+        return {}
+    merged = dict(maps[0])
+    for blocked in maps[1:]:
         for name, cores in blocked.items():
-            merged.setdefault(name, set()).update(cores)
+            before = merged.get(name)
+            merged[name] = cores if before is None else before | cores
     return merged
 
 
 def _same_on(names: Sequence[str], one: Blocked, other: Blocked) -> bool:
     """Whether two blocked maps take the same cores on every node of ``names`` (no entry
-    and an empty set take nothing alike)."""
-    for name in names:
-        mine = one.get(name)
-        theirs = other.get(name)
-        if mine != theirs and (mine or theirs):
+    and no core take nothing alike)."""
+    for name in names:  # noqa: SIM110 (a loop: all() of a generator costs more, test by test)
+        if one.get(name, 0) != other.get(name, 0):
             return False
     return True
 
@@ -187,24 +189,28 @@ class Tester:
         unit: Unit,
         view: View,
         blocked: Blocked,
-    ) -> tuple[dict[str, int], dict[str, frozenset[int]]]:
-        """Each node's task slots using only cores not in ``blocked``, and its free cores."""
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """Each node's task slots using only cores not in ``blocked``, and its free cores
+        (a core bitmask)."""
         caps: dict[str, int] = {}
-        free: dict[str, frozenset[int]] = {}
+        free: dict[str, int] = {}
         layouts = self.layouts
         # Per core or per CPU, and with memory not counted, a node's slots depend only on
         # how many of its cores are free.
         by_count = unit in (Unit.CORE, Unit.CPU) and needs.memory_kind is MemoryKind.NONE
         exclusive, per_task = needs.exclusive, needs.cpus_per_task
+        counted = unit is not Unit.NONE
         for name in names:
             layout = layouts[name]
-            cores = layout.all_cores
-            taken = blocked.get(name) if unit is not Unit.NONE else None
-            mine = free[name] = cores.difference(taken) if taken else cores
+            cores = layout.all_mask
+            taken = blocked.get(name) if counted else None
+            mine = free[name] = cores & ~taken if taken else cores
             if by_count:
-                caps[name] = slots_of_count(layout, len(mine), exclusive, per_task)
+                caps[name] = slots_of_count(layout, mine.bit_count(), exclusive, per_task)
             else:
-                caps[name] = slots(layout, mine, unit, needs, self._free_memory(name, view, needs))
+                caps[name] = slots(
+                    layout, core_set(mine), unit, needs, self._free_memory(name, view, needs)
+                )
         return caps, free
 
     def room(
@@ -241,7 +247,7 @@ class Tester:
         for name in chosen:
             layout = self.layouts[name]
             want = tasks[name] * needs.cpus_per_task
-            cores[name] = pick_cores(layout, free[name], unit, want, needs.exclusive)
+            cores[name] = pick_cores(layout, core_set(free[name]), unit, want, needs.exclusive)
             cpus[name] = allocated_cpus(layout, unit, want, needs.exclusive)
             memory[name] = self._memory(layout, needs, cpus[name])
         return Placement(cores, cpus, memory)
@@ -280,12 +286,12 @@ class Tester:
 
     # ----------------------------------------------------------------------------- steps
 
-    def _higher(self, partition: str, view: View, usage: Usage) -> dict[str, set[int]]:
+    def _higher(self, partition: str, view: View, usage: Usage) -> dict[str, int]:
         """Cores of exempt jobs and, with tiers preempting, of partitions the job may not
         displace (a higher tier, or PreemptMode=OFF)."""
         config = self.cluster.config
         blocked = _merge(
-            *(usage.allocations[job].cores for job in self.exempt if usage.in_rows(job))
+            *(usage.allocations[job].masks() for job in self.exempt if usage.in_rows(job))
         )
         if not self.cluster.preempt_traits.by_partition:
             return blocked
@@ -420,7 +426,7 @@ class Tester:
             return None
         seed = _merge(
             *(
-                usage.allocations[job_id].cores
+                usage.allocations[job_id].masks()
                 for row_jobs in usage.rows.get(partition, [])
                 for job_id in row_jobs
                 if job_id not in suspend

@@ -15,6 +15,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
+from plurm_select_cons_res.layout import core_mask
 from plurm_select_cons_res.needs import Sharing
 
 __all__ = ["Allocation", "Row", "Runs", "Usage", "View", "row_empty"]
@@ -43,10 +44,20 @@ class Allocation:
     #: ``cores`` as runs, when ``FreeCores.place`` made the placement (else empty); a hint,
     #: not part of what the job holds, so equal allocations compare equal with or without.
     runs: Runs = attrs.field(default=(), eq=False, repr=False)
+    #: ``cores`` as core bitmasks (``masks``), made when first read.
+    _masks: Mapping[str, int] | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     @property
     def nodes(self) -> tuple[str, ...]:
         return tuple(self.cores)
+
+    def masks(self) -> Mapping[str, int]:
+        """``cores`` with each node's cores as a core bitmask (bit i: core i)."""
+        masks = self._masks
+        if masks is None:
+            masks = {name: core_mask(cores) for name, cores in self.cores.items()}
+            object.__setattr__(self, "_masks", masks)
+        return masks
 
     def overlaps(self, cores: Cores) -> bool:
         return any(cores.get(name, frozenset()) & mine for name, mine in self.cores.items())
@@ -340,25 +351,26 @@ class Usage:
                     yield part, index, self.allocations[job_id]
 
 
-def _union(target: dict[str, set[int]], cores: Cores) -> None:
-    for name, mine in cores.items():
-        target.setdefault(name, set()).update(mine)
+def _union(target: dict[str, int], masks: Mapping[str, int]) -> None:
+    for name, mine in masks.items():
+        target[name] = target.get(name, 0) | mine
 
 
 @attrs.frozen
 class View:
-    """The usage summed up for one test: memory and state per node, cores per row."""
+    """The usage summed up for one test: memory and state per node, cores per row (each
+    node's cores as a core bitmask: bit i is core i)."""
 
     memory: Mapping[str, int]
     #: Sum of the sharing weights of the jobs in rows (Slurm's node state counter).
     state: Mapping[str, int]
     #: Cores of any job in any row.
-    busy: Mapping[str, set[int]]
+    busy: Mapping[str, int]
     #: Cores per partition, and per row of each partition.
-    partition_cores: Mapping[str, Mapping[str, set[int]]]
-    row_cores: Mapping[str, list[dict[str, set[int]]]]
+    partition_cores: Mapping[str, Mapping[str, int]]
+    row_cores: Mapping[str, list[dict[str, int]]]
     #: Cores per partition of the jobs that do not share them.
-    private_cores: Mapping[str, Mapping[str, set[int]]]
+    private_cores: Mapping[str, Mapping[str, int]]
     #: Per node, the partitions with jobs in rows there.
     partitions_on: Mapping[str, set[str]]
     #: Whether the view covers every node (else only the nodes it was made for: a row
@@ -376,19 +388,20 @@ class View:
             for name, mib in allocation.memory.items():
                 memory[name] = memory.get(name, 0) + mib
         state: dict[str, int] = {}
-        busy: dict[str, set[int]] = {}
-        partition_cores: dict[str, dict[str, set[int]]] = {}
-        row_cores: dict[str, list[dict[str, set[int]]]] = {}
-        private_cores: dict[str, dict[str, set[int]]] = {}
+        busy: dict[str, int] = {}
+        partition_cores: dict[str, dict[str, int]] = {}
+        row_cores: dict[str, list[dict[str, int]]] = {}
+        private_cores: dict[str, dict[str, int]] = {}
         partitions_on: dict[str, set[str]] = {}
         for part, rows in usage.rows.items():
             row_cores[part] = [{} for _ in rows]
         for part, index, allocation in usage.row_jobs():
-            _union(busy, allocation.cores)
-            _union(partition_cores.setdefault(part, {}), allocation.cores)
-            _union(row_cores[part][index], allocation.cores)
+            masks = allocation.masks()
+            _union(busy, masks)
+            _union(partition_cores.setdefault(part, {}), masks)
+            _union(row_cores[part][index], masks)
             if allocation.sharing is not Sharing.SHARED:
-                _union(private_cores.setdefault(part, {}), allocation.cores)
+                _union(private_cores.setdefault(part, {}), masks)
             for name in allocation.cores:
                 state[name] = state.get(name, 0) + allocation.sharing.weight
                 partitions_on.setdefault(name, set()).add(part)
@@ -399,10 +412,10 @@ class View:
         """:meth:`of` restricted to ``nodes``: the same entries for those nodes."""
         memory: dict[str, int] = {}
         state: dict[str, int] = {}
-        busy: dict[str, set[int]] = {}
-        partition_cores: dict[str, dict[str, set[int]]] = {}
-        row_cores: dict[str, list[dict[str, set[int]]]] = {}
-        private_cores: dict[str, dict[str, set[int]]] = {}
+        busy: dict[str, int] = {}
+        partition_cores: dict[str, dict[str, int]] = {}
+        row_cores: dict[str, list[dict[str, int]]] = {}
+        private_cores: dict[str, dict[str, int]] = {}
         partitions_on: dict[str, set[str]] = {}
         for part, rows in usage.rows.items():
             row_cores[part] = [{} for _ in rows]
@@ -418,17 +431,30 @@ class View:
                 if mib is not None:
                     memory[name] = memory.get(name, 0) + mib
                 where = row_of.get(job_id)
-                cores = allocation.cores.get(name)
-                if where is None or cores is None:
+                if where is None:
+                    continue
+                cores = allocation.masks().get(name)
+                if cores is None:
                     continue
                 part, index = where
-                busy.setdefault(name, set()).update(cores)
-                partition_cores.setdefault(part, {}).setdefault(name, set()).update(cores)
-                row_cores[part][index].setdefault(name, set()).update(cores)
+                busy[name] = busy.get(name, 0) | cores
+                on = partition_cores.get(part)
+                if on is None:
+                    on = partition_cores[part] = {}
+                on[name] = on.get(name, 0) | cores
+                on = row_cores[part][index]
+                on[name] = on.get(name, 0) | cores
                 if allocation.sharing is not shared:
-                    private_cores.setdefault(part, {}).setdefault(name, set()).update(cores)
+                    on = private_cores.get(part)
+                    if on is None:
+                        on = private_cores[part] = {}
+                    on[name] = on.get(name, 0) | cores
                 state[name] = state.get(name, 0) + allocation.sharing.weight
-                partitions_on.setdefault(name, set()).add(part)
+                on_node = partitions_on.get(name)
+                if on_node is None:
+                    partitions_on[name] = {part}
+                else:
+                    on_node.add(part)
         return cls(
             memory,
             state,

@@ -78,3 +78,28 @@ def test_the_best_span_is_the_best_run(
     totals = [sum(run) for run in runs]
     best, enough = best_run(named, slots, want_slots, want_nodes)
     assert best_span(spans, totals, want_slots, want_nodes) == (named.index(best), enough)
+
+
+_WIDE = tuple(f"w{index:04d}" for index in range(700))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.integers(0, 699),
+    st.integers(0, 700),
+    st.sampled_from([1, 2, 3, 8, 9, 40]),
+    st.integers(0, 2**64 - 1),
+)
+def test_a_mask_reads_as_its_names_dense_or_sparse_anywhere_in_the_table(
+    low: int, width: int, every: int, noise: int
+) -> None:
+    """Names of masks of every density (one node in ``every``, perturbed), in any span of a
+    wide table: the same as reading the bits one by one."""
+    width = min(width, len(_WIDE) - low)
+    mask = 0
+    for offset in range(0, width, every):
+        if not noise >> (offset % 64) & 1 or every > 8:
+            mask |= 1 << (low + offset)
+    expected = tuple(name for index, name in enumerate(_WIDE) if mask >> index & 1)
+    assert mask_names(mask, _WIDE) == expected
+    assert mask_names(mask, list(_WIDE)) == expected

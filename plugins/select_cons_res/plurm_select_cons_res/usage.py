@@ -10,7 +10,6 @@ an administrator suspended leaves its row (its cores are free) but keeps its mem
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
@@ -64,6 +63,17 @@ class Allocation:
 
 
 @attrs.define
+class _Kept:
+    """A view :meth:`Usage.view_on` keeps, its refusals, and its nodes as a bitmap of the
+    usage's own node numbering: whether it still holds is marked as nodes change."""
+
+    view: View
+    refusals: _Refusals
+    nodes: int
+    holds: bool = True
+
+
+@attrs.define
 class _Refusals:
     """The keys of the tests that found no placement on a view's nodes, while the rows
     changed ``rows`` times."""
@@ -107,18 +117,18 @@ class Usage:
         init=False, default=None, eq=False, repr=False
     )
 
-    #: The views of node sets made by :meth:`view_on`, each with the change count it was
-    #: made at; each node's last change count, and the count. A view holds while none of
-    #: its nodes has changed since it was made. Changes are counted only while some view
-    #: is kept (a view made later is made after them).
-    _views: dict[tuple[str, ...], tuple[int, View, _Refusals]] = attrs.field(
+    #: The views of node sets made by :meth:`view_on`. A view holds while none of its
+    #: nodes has changed since it was made: each change marks the kept views that hold one
+    #: of its nodes (a change while no view is kept marks nothing: a view made later is made
+    #: after it).
+    _views: dict[tuple[str, ...], _Kept] = attrs.field(
         init=False, factory=dict, eq=False, repr=False
     )
+    #: The bit of each node in the kept views' node bitmaps (numbered as first seen).
+    _bit_of: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
     #: Counts the times a row went from no job to some, or back, or a job in a row shrank:
     #: a test may ask whether a row holds cores on any node (``row_empty``).
     _row_changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
-    _changed_at: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
-    _changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._row_of = {
@@ -133,12 +143,28 @@ class Usage:
         no longer hold."""
         if allocation is None or not self._views:
             return
-        self._changes += 1
-        changes, changed_at = self._changes, self._changed_at
-        for name in allocation.cores:
-            changed_at[name] = changes
-        for name in allocation.memory:
-            changed_at[name] = changes
+        nodes = self._nodes_mask(allocation.cores)
+        if allocation.memory:
+            nodes |= self._nodes_mask(allocation.memory)
+        for kept in self._views.values():
+            if kept.holds and kept.nodes & nodes:
+                kept.holds = False
+
+    def _nodes_mask(self, names: Iterable[str]) -> int:
+        """``names`` as a bitmap of this usage's node numbering (new names get new bits)."""
+        bit_of = self._bit_of
+        bits = []
+        for name in names:
+            bit = bit_of.get(name)
+            if bit is None:
+                bit = bit_of[name] = len(bit_of)
+            bits.append(bit)
+        if len(bits) == 1:
+            return 1 << bits[0]
+        raw = bytearray(len(bit_of) // 8 + 1)
+        for bit in bits:
+            raw[bit >> 3] |= 1 << (bit & 7)
+        return int.from_bytes(raw, "little")
 
     def view_on(self, nodes: Sequence[str]) -> View:
         """``View.of(self, nodes)``: the one made last for these nodes if none of them has
@@ -148,17 +174,12 @@ class Usage:
             return View.of(self, nodes)
         key = tuple(nodes)
         kept = self._views.get(key)
-        if kept is not None:
-            made, view, _ = kept
-            if made == self._changes:  # (nothing changed anywhere since)
-                return view
-            changed_at = self._changed_at
-            if max(map(changed_at.get, key, itertools.repeat(0, len(key))), default=0) <= made:
-                return view
+        if kept is not None and kept.holds:
+            return kept.view
         view = View.of(self, key)
         if len(self._views) >= _VIEWS_KEPT:
             self._views.clear()
-        self._views[key] = (self._changes, view, _Refusals(self._row_changes))
+        self._views[key] = _Kept(view, _Refusals(self._row_changes), self._nodes_mask(key))
         return view
 
     def refusals(self, nodes: Sequence[str]) -> set[Hashable] | None:
@@ -170,7 +191,7 @@ class Usage:
         kept = self._views.get(tuple(nodes))
         if kept is None:
             return None
-        refused = kept[2]
+        refused = kept.refusals
         if refused.rows != self._row_changes:
             refused.rows = self._row_changes
             refused.keys.clear()
@@ -219,8 +240,7 @@ class Usage:
         copied.dropped = []
         copied._undo = None
         copied._views = {}
-        copied._changed_at = {}
-        copied._changes = 0
+        copied._bit_of = {}
         copied._row_changes = 0
         return copied
 

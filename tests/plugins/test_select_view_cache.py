@@ -4,9 +4,11 @@ shrinks, dry runs and reshapes, the view it gives is the one made afresh."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from plurm_select_cons_res import usage as usage_module
 from plurm_select_cons_res.needs import Sharing
 from plurm_select_cons_res.usage import Allocation, Usage, View
 
@@ -67,7 +69,22 @@ _ADD = ("add", 1, "a", 3, 1, 2, Sharing.SHARED, 1)
 @example([_ADD, ("unplace", 1), ("remove", 1)])
 @example([_ADD, ("shrink", 1)])
 @example([_ADD, ("remove", 1), ("add", 1, "a", 12, 1, 2, Sharing.SHARED, 1)])
-def test_a_kept_view_is_the_view_made_afresh(ops: list[tuple[object, ...]]) -> None:
+@pytest.mark.parametrize("patched_at_most", [4, 1])
+def test_a_kept_view_is_the_view_made_afresh(
+    patched_at_most: int, ops: list[tuple[object, ...]]
+) -> None:
+    """With a view patched where few of its nodes changed (one in four, the plugin's own
+    rule: a one-node change of the 4-node view remakes it) and wherever some node did not
+    change (one in one), the kept view is the one made afresh."""
+    before = usage_module._PATCHED_AT_MOST
+    usage_module._PATCHED_AT_MOST = patched_at_most
+    try:
+        _replay_ops(ops)
+    finally:
+        usage_module._PATCHED_AT_MOST = before
+
+
+def _replay_ops(ops: list[tuple[object, ...]]) -> None:
     usage = Usage()
     for op in ops:
         kind = op[0]
@@ -160,13 +177,33 @@ _PLACED = st.tuples(
     ),
     st.booleans(),
 )
+# a refusal on two nodes; a job leaves one of them, which a patched view must not keep
+@example(
+    [
+        ("test", 3, "a", 1, 1, 2, Sharing.SHARED),
+        ("add", 1, "b", 1, 1, 0, Sharing.RESERVED, 1),
+        ("add", 2, "b", 1, 1, 0, Sharing.SHARED, 1),
+        ("remove", 1),
+    ],
+    False,
+)
+@pytest.mark.parametrize("patched_at_most", [4, 1])
 def test_a_refused_test_is_made_again_once_what_it_reads_changed(
-    ops: list[tuple[object, ...]], gang: bool
+    patched_at_most: int, ops: list[tuple[object, ...]], gang: bool
 ) -> None:
     """A test that found no placement is answered from memory (``Usage.refusals``) only
     while nothing it reads changed: over random starts, ends and suspensions in partitions
     of two tiers, with and without gang scheduling, every answer is the one the plugin's
-    reference (the whole usage, no memory) gives."""
+    reference (the whole usage, no memory) gives; with views remade and patched alike."""
+    before = usage_module._PATCHED_AT_MOST
+    usage_module._PATCHED_AT_MOST = patched_at_most
+    try:
+        _ask_again(ops, gang)
+    finally:
+        usage_module._PATCHED_AT_MOST = before
+
+
+def _ask_again(ops: list[tuple[object, ...]], gang: bool) -> None:
     import attrs
 
     from plurm import conf

@@ -28,6 +28,17 @@ Runs = tuple[tuple[int, int, int], ...]
 Row = dict[int, None]
 #: How many views of node sets a usage keeps (:meth:`Usage.view_on`) before it starts over.
 _VIEWS_KEPT = 64
+#: A kept view whose changed nodes are fewer than one in this many of its nodes has their
+#: entries made afresh (:meth:`View.patched`); else it is made anew.
+_PATCHED_AT_MOST = 4
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """The set bits of ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 @attrs.frozen
@@ -65,12 +76,12 @@ class Allocation:
 @attrs.define
 class _Kept:
     """A view :meth:`Usage.view_on` keeps, its refusals, and its nodes as a bitmap of the
-    usage's own node numbering: whether it still holds is marked as nodes change."""
+    usage's own node numbering, with those of them that changed since it was made."""
 
     view: View
     refusals: _Refusals
     nodes: int
-    holds: bool = True
+    changed: int = 0
 
 
 @attrs.define
@@ -124,8 +135,10 @@ class Usage:
     _views: dict[tuple[str, ...], _Kept] = attrs.field(
         init=False, factory=dict, eq=False, repr=False
     )
-    #: The bit of each node in the kept views' node bitmaps (numbered as first seen).
+    #: The bit of each node in the kept views' node bitmaps (numbered as first seen), and
+    #: the node of each bit.
     _bit_of: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    _name_of: list[str] = attrs.field(init=False, factory=list, eq=False, repr=False)
     #: Counts the times a row went from no job to some, or back, or a job in a row shrank:
     #: a test may ask whether a row holds cores on any node (``row_empty``).
     _row_changes: int = attrs.field(init=False, default=0, eq=False, repr=False)
@@ -147,8 +160,8 @@ class Usage:
         if allocation.memory:
             nodes |= self._nodes_mask(allocation.memory)
         for kept in self._views.values():
-            if kept.holds and kept.nodes & nodes:
-                kept.holds = False
+            if kept.nodes & nodes:
+                kept.changed |= kept.nodes & nodes
 
     def _nodes_mask(self, names: Iterable[str]) -> int:
         """``names`` as a bitmap of this usage's node numbering (new names get new bits)."""
@@ -158,6 +171,7 @@ class Usage:
             bit = bit_of.get(name)
             if bit is None:
                 bit = bit_of[name] = len(bit_of)
+                self._name_of.append(name)
             bits.append(bit)
         if len(bits) == 1:
             return 1 << bits[0]
@@ -169,13 +183,24 @@ class Usage:
     def view_on(self, nodes: Sequence[str]) -> View:
         """``View.of(self, nodes)``: the one made last for these nodes if none of them has
         changed since (a pass tests a partition's jobs on its nodes again and again while
-        other partitions' jobs start and end). A copy or a dry run makes a new one."""
+        other partitions' jobs start and end); if a few have, that one with their entries
+        made afresh (a job's start or end on a wide partition changes a few of its nodes).
+        A copy or a dry run makes a new one."""
         if self._undo is not None or self.origin is not None:
             return View.of(self, nodes)
         key = tuple(nodes)
         kept = self._views.get(key)
-        if kept is not None and kept.holds:
-            return kept.view
+        if kept is not None:
+            changed = kept.changed
+            if not changed:
+                return kept.view
+            if changed.bit_count() * _PATCHED_AT_MOST < len(key):
+                name_of = self._name_of
+                names = [name_of[bit] for bit in _bits(changed)]
+                kept.view = View.patched(kept.view, self, names)
+                kept.changed = 0
+                kept.refusals = _Refusals(self._row_changes)
+                return kept.view
         view = View.of(self, key)
         if len(self._views) >= _VIEWS_KEPT:
             self._views.clear()
@@ -428,6 +453,48 @@ class View:
         return cls(memory, state, busy, partition_cores, row_cores, private_cores, partitions_on)
 
     @classmethod
+    def patched(cls, view: View, usage: Usage, names: Sequence[str]) -> View:
+        """``view`` (of some nodes, :meth:`_on`) with the entries of its nodes ``names``
+        made afresh from ``usage``: the view :meth:`_on` would make now if only those nodes
+        changed since ``view`` was made. (The rows of each partition must be as many.)"""
+        memory = dict(view.memory)
+        state = dict(view.state)
+        busy = dict(view.busy)
+        partition_cores = {part: dict(cores) for part, cores in view.partition_cores.items()}
+        row_cores = {part: [dict(row) for row in rows] for part, rows in view.row_cores.items()}
+        private_cores = {part: dict(cores) for part, cores in view.private_cores.items()}
+        partitions_on = dict(view.partitions_on)  # (a view never changes its sets)
+        for name in names:
+            memory.pop(name, None)
+            state.pop(name, None)
+            busy.pop(name, None)
+            partitions_on.pop(name, None)
+            for cores in partition_cores.values():
+                cores.pop(name, None)
+            for cores in private_cores.values():
+                cores.pop(name, None)
+            for rows in row_cores.values():
+                for row in rows:
+                    row.pop(name, None)
+        for by_part in (partition_cores, private_cores):
+            for part in [part for part, cores in by_part.items() if not cores]:
+                del by_part[part]  # (a partition with no core left in the view has no entry)
+        _fill(
+            usage, names, memory, state, busy, partition_cores, row_cores, private_cores,
+            partitions_on,
+        )  # fmt: skip
+        return cls(
+            memory,
+            state,
+            busy,
+            partition_cores,
+            row_cores,
+            private_cores,
+            partitions_on,
+            complete=False,
+        )
+
+    @classmethod
     def _on(cls, usage: Usage, nodes: Iterable[str]) -> View:
         """:meth:`of` restricted to ``nodes``: the same entries for those nodes."""
         memory: dict[str, int] = {}
@@ -439,42 +506,10 @@ class View:
         partitions_on: dict[str, set[str]] = {}
         for part, rows in usage.rows.items():
             row_cores[part] = [{} for _ in rows]
-        allocations = usage.allocations
-        row_of = usage._row_of
-        shared = Sharing.SHARED
-        for name in dict.fromkeys(nodes):
-            for job_id in usage.jobs_on(name):
-                allocation = allocations.get(job_id)
-                if allocation is None:
-                    continue
-                mib = allocation.memory.get(name)
-                if mib is not None:
-                    memory[name] = memory.get(name, 0) + mib
-                where = row_of.get(job_id)
-                if where is None:
-                    continue
-                cores = allocation.masks().get(name)
-                if cores is None:
-                    continue
-                part, index = where
-                busy[name] = busy.get(name, 0) | cores
-                on = partition_cores.get(part)
-                if on is None:
-                    on = partition_cores[part] = {}
-                on[name] = on.get(name, 0) | cores
-                on = row_cores[part][index]
-                on[name] = on.get(name, 0) | cores
-                if allocation.sharing is not shared:
-                    on = private_cores.get(part)
-                    if on is None:
-                        on = private_cores[part] = {}
-                    on[name] = on.get(name, 0) | cores
-                state[name] = state.get(name, 0) + allocation.sharing.weight
-                on_node = partitions_on.get(name)
-                if on_node is None:
-                    partitions_on[name] = {part}
-                else:
-                    on_node.add(part)
+        _fill(
+            usage, dict.fromkeys(nodes), memory, state, busy, partition_cores, row_cores,
+            private_cores, partitions_on,
+        )  # fmt: skip
         return cls(
             memory,
             state,
@@ -485,6 +520,56 @@ class View:
             partitions_on,
             complete=False,
         )
+
+
+def _fill(
+    usage: Usage,
+    nodes: Iterable[str],
+    memory: dict[str, int],
+    state: dict[str, int],
+    busy: dict[str, int],
+    partition_cores: dict[str, dict[str, int]],
+    row_cores: dict[str, list[dict[str, int]]],
+    private_cores: dict[str, dict[str, int]],
+    partitions_on: dict[str, set[str]],
+) -> None:
+    """Add the entries of ``nodes`` (each once) to a view's maps, from their jobs."""
+    allocations = usage.allocations
+    row_of = usage._row_of
+    shared = Sharing.SHARED
+    for name in nodes:
+        for job_id in usage.jobs_on(name):
+            allocation = allocations.get(job_id)
+            if allocation is None:
+                continue
+            mib = allocation.memory.get(name)
+            if mib is not None:
+                memory[name] = memory.get(name, 0) + mib
+            where = row_of.get(job_id)
+            if where is None:
+                continue
+            cores = allocation.masks().get(name)
+            if cores is None:
+                continue
+            part, index = where
+            busy[name] = busy.get(name, 0) | cores
+            on = partition_cores.get(part)
+            if on is None:
+                on = partition_cores[part] = {}
+            on[name] = on.get(name, 0) | cores
+            on = row_cores[part][index]
+            on[name] = on.get(name, 0) | cores
+            if allocation.sharing is not shared:
+                on = private_cores.get(part)
+                if on is None:
+                    on = private_cores[part] = {}
+                on[name] = on.get(name, 0) | cores
+            state[name] = state.get(name, 0) + allocation.sharing.weight
+            on_node = partitions_on.get(name)
+            if on_node is None:
+                partitions_on[name] = {part}
+            else:
+                on_node.add(part)
 
 
 def row_empty(usage: Usage, partition: str, index: int) -> bool:

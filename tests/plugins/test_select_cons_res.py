@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -870,6 +870,61 @@ def test_on_nodes_of_one_layout_a_job_placed_now_is_placed_on_an_idle_cluster(
         assert result.status is SelectStatus.BUSY
     else:
         assert result.status is SelectStatus.SUCCESS and result.nodes == now.nodes
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    nodes=st.lists(_NODE, min_size=1, max_size=6),
+    running=st.lists(_RUNNING, max_size=6),
+    shape=st.tuples(
+        st.integers(1, 20),  # tasks
+        st.integers(1, 3),  # CPUs per task
+        st.integers(1, 3),  # nodes at least
+    ),
+    asks=st.lists(
+        st.tuples(
+            st.integers(1, 63),  # nodes offered (a bitmap)
+            st.sampled_from(["bitmap", "names", "reversed"]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+# two lists out of table order: the first never fits, the second does
+@example(
+    params="CR_Core",
+    nodes=[(1, 2, 1), (1, 2, 1), (1, 4, 1)],
+    running=[],
+    shape=(5, 1, 1),
+    asks=[(0b011, "reversed"), (0b101, "reversed")],
+)
+def test_the_idle_tests_remembered_answer_whichever_way_the_nodes_come(
+    params: str,
+    nodes: list[tuple[int, int, int]],
+    running: list[tuple[int, int, int, bool, str]],
+    shape: tuple[int, int, int],
+    asks: list[tuple[int, str]],
+) -> None:
+    """The idle test's memory is keyed by the nodes' bitmap when they come in table order (a
+    bitmap, or names in that order: one tuple of names per bitmap), else by their names:
+    asked in any of these ways, one after another, select answers each test as a plugin that
+    remembers nothing yet."""
+
+    def offered_on(cluster: Cluster, mask: int, way: str) -> Sequence[str]:
+        names = list(cluster.bitmap(mask))
+        return {"bitmap": cluster.bitmap(mask), "names": names, "reversed": names[::-1]}[way]
+
+    cluster, select = _busy_select(params, nodes, running)
+    every = (1 << len(nodes)) - 1
+    for offered, way in asks:
+        job, _ = _test_job(select, cluster, *shape, None)
+        on = offered_on(cluster, offered & every, way)
+        result = select.select_job_test(job, on, SelectMode.RUN_NOW, (), cluster)
+        other, fresh = _busy_select(params, nodes, running)
+        on = offered_on(other, offered & every, way)
+        expected = fresh.select_job_test(job, on, SelectMode.RUN_NOW, (), other)
+        assert (result.status, result.nodes) == (expected.status, expected.nodes)
 
 
 def test_on_nodes_of_two_layouts_the_idle_test_still_comes_first() -> None:

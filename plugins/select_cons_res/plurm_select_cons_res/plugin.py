@@ -75,7 +75,7 @@ class ConsResSelect:
         #: the needs, the nodes and the unit (node layouts never change), and passes ask the
         #: same again and again. Only the nodes are kept: a wide job's placement holds its
         #: cores on every node, and the memo holds thousands of answers.
-        self.idle_tests: dict[tuple[Needs, object, Unit], tuple[str, ...] | None] = {}
+        self.idle_tests: dict[tuple[Needs, object, Unit, bool], tuple[str, ...] | None] = {}
         # Functions of the partitions as they are and of one job's request, remembered:
         # the rows and plainness for the partition objects they were computed from, and
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
@@ -265,7 +265,7 @@ class ConsResSelect:
             placed = self.free_cores.place(needs, free_mask, unit)
             if placed is not None:
                 return self._success(job, placed)
-        idle = self._idle_test(needs, nodes, job.partition, unit, mask if common else None, cluster)
+        idle = self._idle_test(needs, nodes, job.partition, unit, mask, common, cluster)
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
@@ -472,18 +472,20 @@ class ConsResSelect:
         partition: str,
         unit: Unit,
         mask: int | None,
+        common: bool,
         cluster: Cluster,
     ) -> tuple[str, ...] | None:
         """The nodes of the job's placement on an idle cluster (None: it could never run on
-        ``nodes``), remembered. ``mask``: the nodes as a bitmap when the test is FreeCores's
-        case."""
-        key = (needs, tuple(nodes) if mask is None else mask, unit)
+        ``nodes``), remembered. ``mask``: the nodes as a bitmap when they are in table order
+        (then the key: the names of a mask in table order are one tuple), else None;
+        ``common``: the test is FreeCores's case, on ``mask``."""
+        key = (needs, tuple(nodes) if mask is None else mask, unit, common)
         known = self.idle_tests.get(key, _UNKNOWN)
         if known is not _UNKNOWN:
             return known
         if len(self.idle_tests) >= _IDLE_MEMO_SIZE:
             self.idle_tests.clear()
-        if mask is not None:
+        if common and mask is not None:
             placed = self.idle_cores.place(needs, mask, unit)
         else:
             placed = self._tester(cluster).test(needs, nodes, partition, Usage())

@@ -74,6 +74,11 @@ class Layout:
     #: as a core bitmask (bit i: core i).
     all_cores: frozenset[int] = attrs.field(init=False, eq=False, repr=False)
     all_mask: int = attrs.field(init=False, eq=False, repr=False)
+    #: A job's task slots on the node by how many of its cores are free, per (exclusive,
+    #: CPUs per task): filled by the tests as they first need each (``steps``).
+    slot_counts: dict[tuple[bool, int], tuple[int, ...]] = attrs.field(
+        init=False, factory=dict, eq=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "all_cores", frozenset(range(self.cores)))

@@ -199,18 +199,31 @@ class Tester:
         # how many of its cores are free.
         by_count = unit in (Unit.CORE, Unit.CPU) and needs.memory_kind is MemoryKind.NONE
         exclusive, per_task = needs.exclusive, needs.cpus_per_task
+        if by_count:
+            # (each layout's slots by free-core count, as slots_of_count gives them)
+            kind = (exclusive, per_task)
+            for name in names:
+                layout = layouts[name]
+                cores = layout.all_mask
+                taken = blocked.get(name)
+                mine = free[name] = cores & ~taken if taken else cores
+                counts = layout.slot_counts.get(kind)
+                if counts is None:
+                    counts = layout.slot_counts[kind] = tuple(
+                        slots_of_count(layout, count, exclusive, per_task)
+                        for count in range(layout.cores + 1)
+                    )
+                caps[name] = counts[mine.bit_count()]
+            return caps, free
         counted = unit is not Unit.NONE
         for name in names:
             layout = layouts[name]
             cores = layout.all_mask
             taken = blocked.get(name) if counted else None
             mine = free[name] = cores & ~taken if taken else cores
-            if by_count:
-                caps[name] = slots_of_count(layout, mine.bit_count(), exclusive, per_task)
-            else:
-                caps[name] = slots(
-                    layout, core_set(mine), unit, needs, self._free_memory(name, view, needs)
-                )
+            caps[name] = slots(
+                layout, core_set(mine), unit, needs, self._free_memory(name, view, needs)
+            )
         return caps, free
 
     def room(

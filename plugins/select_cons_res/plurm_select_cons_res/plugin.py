@@ -108,17 +108,25 @@ class ConsResSelect:
         return self._of_partitions(cluster)[1]
 
     def _of_partitions(self, cluster: Cluster) -> tuple[tuple[object, ...], dict[str, int], bool]:
-        """(the partition objects, rows per partition, ``_plain``), kept while the partition
-        objects and the configuration stay the same (an update makes a new object)."""
-        key = (cluster.config, cluster.preempt_traits, *cluster.partitions.items())
+        """(what they were worked out from, rows per partition, ``_plain``), kept while the
+        partition objects and the configuration stay the same (an update makes a new
+        object). The partitions are compared as a copy of the dict: equal dicts of the same
+        objects compare in C, each value by identity first."""
         known = self._by_partitions
-        if known is not None and known[0] == key:
-            return known
+        if known is not None:
+            config, traits, partitions = known[0]
+            if (
+                config is cluster.config
+                and traits is cluster.preempt_traits
+                and partitions == cluster.partitions
+            ):
+                return known
         extra = cluster.preempt_traits.suspend_in_partition
         rows = {name: row_count(part, extra) for name, part in cluster.partitions.items()}
         plain = not cluster.config.gang_scheduling and all(
             row_count(part, False) == 1 for part in cluster.partitions.values()
         )
+        key = (cluster.config, cluster.preempt_traits, dict(cluster.partitions))
         self._by_partitions = known = (key, rows, plain)
         return known
 

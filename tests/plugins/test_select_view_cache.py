@@ -253,6 +253,9 @@ def _ask_again(ops: list[tuple[object, ...]], gang: bool) -> None:
             assert isinstance(job_id, int)
             (usage.remove if kind == "remove" else usage.unplace)(job_id)
         for needs, nodes in asked:
+            # as names and as a node bitmap (the memory keys each its own way)
+            bitmap = cluster.bitmap(cluster.mask_of(nodes))
             for partition in ("a", "b", "c"):  # (one memory for the nodes: keyed apart)
                 expected = reference.test(needs, nodes, partition, usage)
                 assert tester.test(needs, nodes, partition, usage) == expected
+                assert tester.test(needs, bitmap, partition, usage) == expected

@@ -27,12 +27,13 @@ Cores are thus shared only by jobs that both allow it (FORCE, or YES with
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Protocol
 
 import attrs
 
 from plurm.conf.values import PreemptBase
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm_select_cons_res.layout import Layout, Resource, Unit, core_set
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
@@ -336,9 +337,11 @@ class Tester:
         reshapes the usage)."""
         if self.reference:
             return self._test(needs, nodes, partition, usage, View.of(usage), suspend)
-        listed = tuple(nodes)  # (the key of both: a tuple already is its own)
-        view = usage.view_on(listed)
-        refused = usage.refusals(listed) if suspend is None else None
+        # the key of both: a node bitmap's mask (in table order, one node set per mask; its
+        # names are made only when a view must be), else the tuple of the names
+        key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
+        view = usage.view_on(nodes, key)
+        refused = usage.refusals(key) if suspend is None else None
         exempt = self.exempt
         key = (needs, partition, exempt if isinstance(exempt, frozenset) else frozenset(exempt))
         if refused is not None and key in refused:

@@ -132,9 +132,7 @@ class Usage:
     #: nodes has changed since it was made: each change marks the kept views that hold one
     #: of its nodes (a change while no view is kept marks nothing: a view made later is made
     #: after it).
-    _views: dict[tuple[str, ...], _Kept] = attrs.field(
-        init=False, factory=dict, eq=False, repr=False
-    )
+    _views: dict[Hashable, _Kept] = attrs.field(init=False, factory=dict, eq=False, repr=False)
     #: The bit of each node in the kept views' node bitmaps (numbered as first seen), and
     #: the node of each bit.
     _bit_of: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
@@ -180,40 +178,46 @@ class Usage:
             raw[bit >> 3] |= 1 << (bit & 7)
         return int.from_bytes(raw, "little")
 
-    def view_on(self, nodes: Sequence[str]) -> View:
+    def view_on(self, nodes: Sequence[str], key: Hashable | None = None) -> View:
         """``View.of(self, nodes)``: the one made last for these nodes if none of them has
         changed since (a pass tests a partition's jobs on its nodes again and again while
         other partitions' jobs start and end); if a few have, that one with their entries
         made afresh (a job's start or end on a wide partition changes a few of its nodes).
-        A copy or a dry run makes a new one."""
+        A copy or a dry run makes a new one. ``key`` stands for the nodes in the memory
+        (by default the tuple of their names; the caller's node bitmap saves making the
+        names while the view holds): one node set must always come with the same key, and
+        two node sets never with the same one."""
         if self._undo is not None or self.origin is not None:
             return View.of(self, nodes)
-        key = tuple(nodes)
+        if key is None:
+            key = tuple(nodes)
         kept = self._views.get(key)
         if kept is not None:
             changed = kept.changed
             if not changed:
                 return kept.view
-            if changed.bit_count() * _PATCHED_AT_MOST < len(key):
+            if changed.bit_count() * _PATCHED_AT_MOST < len(nodes):
                 name_of = self._name_of
                 names = [name_of[bit] for bit in _bits(changed)]
                 kept.view = View.patched(kept.view, self, names)
                 kept.changed = 0
                 kept.refusals = _Refusals(self._row_changes)
                 return kept.view
-        view = View.of(self, key)
+        listed = tuple(nodes)
+        view = View.of(self, listed)
         if len(self._views) >= _VIEWS_KEPT:
             self._views.clear()
-        self._views[key] = _Kept(view, _Refusals(self._row_changes), self._nodes_mask(key))
+        self._views[key] = _Kept(view, _Refusals(self._row_changes), self._nodes_mask(listed))
         return view
 
-    def refusals(self, nodes: Sequence[str]) -> set[Hashable] | None:
-        """What tests of ``nodes`` found no placement for since their view was made and
-        the rows last changed (a test's own key: what else it reads), for the caller to read
-        and add to; None in a copy or a dry run. (Call :meth:`view_on` first.)"""
+    def refusals(self, key: Hashable) -> set[Hashable] | None:
+        """What tests of the nodes of ``key`` (as given to :meth:`view_on`, which is to be
+        called first) found no placement for since their view was made and the rows last
+        changed (a test's own key: what else it reads), for the caller to read and add to;
+        None in a copy or a dry run."""
         if self._undo is not None or self.origin is not None:
             return None
-        kept = self._views.get(tuple(nodes))
+        kept = self._views.get(key)
         if kept is None:
             return None
         refused = kept.refusals

@@ -128,10 +128,9 @@ class Usage:
         init=False, default=None, eq=False, repr=False
     )
 
-    #: The views of node sets made by :meth:`view_on`. A view holds while none of its
-    #: nodes has changed since it was made: each change marks the kept views that hold one
-    #: of its nodes (a change while no view is kept marks nothing: a view made later is made
-    #: after it).
+    #: The views of node sets made by :meth:`view_on`. Each change marks its nodes in the
+    #: kept views that hold them (a change while no view is kept marks nothing: a view made
+    #: later is made after it); a view holds while none is marked.
     _views: dict[Hashable, _Kept] = attrs.field(init=False, factory=dict, eq=False, repr=False)
     #: The bit of each node in the kept views' node bitmaps (numbered as first seen), and
     #: the node of each bit.
@@ -150,8 +149,8 @@ class Usage:
         }
 
     def _touch(self, allocation: Allocation | None) -> None:
-        """The nodes of ``allocation`` change: the views of node sets holding one of them
-        no longer hold."""
+        """The nodes of ``allocation`` change: mark them in the kept views that hold
+        them."""
         if allocation is None or not self._views:
             return
         nodes = self._nodes_mask(allocation.cores)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import attrs
 
@@ -19,6 +20,8 @@ from plurm_select_cons_res.needs import Sharing
 
 __all__ = ["Allocation", "Row", "Runs", "Usage", "View", "row_empty"]
 
+_V = TypeVar("_V")
+
 Cores = Mapping[str, frozenset[int]]
 #: Runs of consecutive nodes, as (first table index, last + 1, core bitmask), where every
 #: node of a run gets the same cores and no node had cores held when the placement was made:
@@ -26,7 +29,8 @@ Cores = Mapping[str, frozenset[int]]
 Runs = tuple[tuple[int, int, int], ...]
 #: The ids of a row's jobs, in the order they came (the values are unused).
 Row = dict[int, None]
-#: How many views of node sets a usage keeps (:meth:`Usage.view_on`) before it starts over.
+#: How many views of node sets a usage keeps (:meth:`Usage.view_on`): past that, the least
+#: recently used goes.
 _VIEWS_KEPT = 64
 #: A kept view whose changed nodes are fewer than one in this many of its nodes has their
 #: entries made afresh (:meth:`View.patched`); else it is made anew.
@@ -190,8 +194,10 @@ class Usage:
             return View.of(self, nodes)
         if key is None:
             key = tuple(nodes)
-        kept = self._views.get(key)
+        views = self._views
+        kept = views.pop(key, None)
         if kept is not None:
+            views[key] = kept  # (the most recently used last)
             changed = kept.changed
             if not changed:
                 return kept.view
@@ -202,11 +208,22 @@ class Usage:
                 kept.changed = 0
                 kept.refusals = _Refusals(self._row_changes)
                 return kept.view
+            del views[key]
         listed = tuple(nodes)
-        view = View.of(self, listed)
-        if len(self._views) >= _VIEWS_KEPT:
-            self._views.clear()
-        self._views[key] = _Kept(view, _Refusals(self._row_changes), self._nodes_mask(listed))
+        wanted = self._nodes_mask(listed)
+        view = None
+        for other in views.values():
+            if not other.changed and other.nodes & wanted == wanted:
+                # a kept view of these nodes and more, none changed: these nodes' entries
+                # are the same (backfill tests the nodes of a partition less those
+                # reserved, a set that differs job by job and pass by pass)
+                view = View.restricted(other.view, listed)
+                break
+        if view is None:
+            view = View.of(self, listed)
+        if len(views) >= _VIEWS_KEPT:
+            del views[next(iter(views))]  # the least recently used
+        views[key] = _Kept(view, _Refusals(self._row_changes), wanted)
         return view
 
     def refusals(self, key: Hashable) -> set[Hashable] | None:
@@ -494,6 +511,36 @@ class View:
             row_cores,
             private_cores,
             partitions_on,
+            complete=False,
+        )
+
+    @classmethod
+    def restricted(cls, view: View, names: Sequence[str]) -> View:
+        """``view`` (of some nodes, :meth:`_on`) restricted to ``names``, some of its nodes:
+        the view :meth:`_on` makes of them while none of ``view``'s nodes has changed."""
+        wanted = set(names)
+
+        def kept(entries: Mapping[str, _V]) -> dict[str, _V]:
+            return {name: value for name, value in entries.items() if name in wanted}
+
+        partition_cores: dict[str, dict[str, int]] = {}
+        for part, cores in view.partition_cores.items():
+            on = kept(cores)
+            if on:  # (a partition with no core on these nodes has no entry)
+                partition_cores[part] = on
+        private_cores: dict[str, dict[str, int]] = {}
+        for part, cores in view.private_cores.items():
+            on = kept(cores)
+            if on:
+                private_cores[part] = on
+        return cls(
+            kept(view.memory),
+            kept(view.state),
+            kept(view.busy),
+            partition_cores,
+            {part: [kept(row) for row in rows] for part, rows in view.row_cores.items()},
+            private_cores,
+            kept(view.partitions_on),  # (a view never changes its sets: they are shared)
             complete=False,
         )
 

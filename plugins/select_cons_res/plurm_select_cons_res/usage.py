@@ -136,6 +136,11 @@ class Usage:
     #: kept views that hold them (a change while no view is kept marks nothing: a view made
     #: later is made after it); a view holds while none is marked.
     _views: dict[Hashable, _Kept] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    #: While a dry run is on: the views made in it, of its state (marked as its removals
+    #: change their nodes), dropped at its end. The kept views are marked too.
+    _dry_views: dict[Hashable, _Kept] | None = attrs.field(
+        init=False, default=None, eq=False, repr=False
+    )
     #: The bit of each node in the kept views' node bitmaps (numbered as first seen), and
     #: the node of each bit.
     _bit_of: dict[str, int] = attrs.field(init=False, factory=dict, eq=False, repr=False)
@@ -155,12 +160,15 @@ class Usage:
     def _touch(self, allocation: Allocation | None) -> None:
         """The nodes of ``allocation`` change: mark them in the kept views that hold
         them."""
-        if allocation is None or not self._views:
+        if allocation is None or not (self._views or self._dry_views):
             return
         nodes = self._nodes_mask(allocation.cores)
         if allocation.memory:
             nodes |= self._nodes_mask(allocation.memory)
         for kept in self._views.values():
+            if kept.nodes & nodes:
+                kept.changed |= kept.nodes & nodes
+        for kept in (self._dry_views or {}).values():
             if kept.nodes & nodes:
                 kept.changed |= kept.nodes & nodes
 
@@ -185,16 +193,19 @@ class Usage:
         """``View.of(self, nodes)``: the one made last for these nodes if none of them has
         changed since (a pass tests a partition's jobs on its nodes again and again while
         other partitions' jobs start and end); if a few have, that one with their entries
-        made afresh (a job's start or end on a wide partition changes a few of its nodes).
-        A copy or a dry run makes a new one. ``key`` stands for the nodes in the memory
-        (by default the tuple of their names; the caller's node bitmap saves making the
-        names while the view holds): one node set must always come with the same key, and
-        two node sets never with the same one."""
-        if self._undo is not None or self.origin is not None:
+        made afresh (a job's start or end on a wide partition changes a few of its nodes);
+        else one cut from a kept view of more nodes that none changed, or made anew. A dry
+        run keeps its own views, from its start to its end (the preemption loop tests after
+        each removal: each patches the last); a copy makes a new one each time. ``key``
+        stands for the nodes in the memory (by default the tuple of their names; the
+        caller's node bitmap saves making the names while the view holds): one node set
+        must always come with the same key, and two node sets never with the same one."""
+        if self.origin is not None:
             return View.of(self, nodes)
         if key is None:
             key = tuple(nodes)
-        views = self._views
+        dry = self._dry_views
+        views = self._views if dry is None else dry
         kept = views.pop(key, None)
         if kept is not None:
             views[key] = kept  # (the most recently used last)
@@ -202,9 +213,7 @@ class Usage:
             if not changed:
                 return kept.view
             if changed.bit_count() * _PATCHED_AT_MOST < len(nodes):
-                name_of = self._name_of
-                names = [name_of[bit] for bit in _bits(changed)]
-                kept.view = View.patched(kept.view, self, names)
+                kept.view = View.patched(kept.view, self, self._names_of(changed))
                 kept.changed = 0
                 kept.refusals = _Refusals(self._row_changes)
                 return kept.view
@@ -212,19 +221,30 @@ class Usage:
         listed = tuple(nodes)
         wanted = self._nodes_mask(listed)
         view = None
-        for other in views.values():
+        for other in views.values() if dry is None else (*dry.values(), *self._views.values()):
             if not other.changed and other.nodes & wanted == wanted:
                 # a kept view of these nodes and more, none changed: these nodes' entries
                 # are the same (backfill tests the nodes of a partition less those
                 # reserved, a set that differs job by job and pass by pass)
                 view = View.restricted(other.view, listed)
                 break
+        if view is None and dry is not None:
+            # the kept view of these nodes, with the nodes changed since it was made (the
+            # dry run's removals among them) made afresh: the kept one stays as it is
+            main = self._views.get(key)
+            if main is not None and main.changed.bit_count() * _PATCHED_AT_MOST < len(nodes):
+                view = View.patched(main.view, self, self._names_of(main.changed))
         if view is None:
             view = View.of(self, listed)
         if len(views) >= _VIEWS_KEPT:
             del views[next(iter(views))]  # the least recently used
         views[key] = _Kept(view, _Refusals(self._row_changes), wanted)
         return view
+
+    def _names_of(self, mask: int) -> list[str]:
+        """The nodes of a bitmap of this usage's node numbering."""
+        name_of = self._name_of
+        return [name_of[bit] for bit in _bits(mask)]
 
     def refusals(self, key: Hashable) -> set[Hashable] | None:
         """What tests of the nodes of ``key`` (as given to :meth:`view_on`, which is to be
@@ -285,7 +305,9 @@ class Usage:
         copied.dropped = []
         copied._undo = None
         copied._views = {}
+        copied._dry_views = None
         copied._bit_of = {}
+        copied._name_of = []
         copied._row_changes = 0
         return copied
 
@@ -301,11 +323,13 @@ class Usage:
         meanwhile."""
         assert self._undo is None, "one dry run at a time"
         self._undo = []
+        self._dry_views = {}
         self.dropped = []
         try:
             yield self
         finally:
             undo, self._undo = self._undo, None
+            self._dry_views = None
             self.dropped = []
             for job_id, allocation, where in reversed(undo):
                 if allocation is not None:
@@ -313,7 +337,8 @@ class Usage:
                 if where is not None:
                     self.rows[where[0]][where[1]][job_id] = None
                     self._row_of[job_id] = where
-            # (no view was made meanwhile, and each removal marked its nodes changed)
+            # (the dry run's views go with it; each removal marked its nodes changed in
+            # the kept ones, which take them afresh when next read)
 
     def in_rows(self, job_id: int) -> bool:
         return job_id in self._row_of

@@ -524,20 +524,10 @@ class View:
         for by_part in (partition_cores, private_cores):
             for part in [part for part, cores in by_part.items() if not cores]:
                 del by_part[part]  # (a partition with no core left in the view has no entry)
-        _fill(
+        return cls._filled(
             usage, names, memory, state, busy, partition_cores, row_cores, private_cores,
             partitions_on,
         )  # fmt: skip
-        return cls(
-            memory,
-            state,
-            busy,
-            partition_cores,
-            row_cores,
-            private_cores,
-            partitions_on,
-            complete=False,
-        )
 
     @classmethod
     def restricted(cls, view: View, names: Sequence[str]) -> View:
@@ -581,70 +571,66 @@ class View:
         partitions_on: dict[str, set[str]] = {}
         for part, rows in usage.rows.items():
             row_cores[part] = [{} for _ in rows]
-        _fill(
+        return cls._filled(
             usage, dict.fromkeys(nodes), memory, state, busy, partition_cores, row_cores,
             private_cores, partitions_on,
         )  # fmt: skip
-        return cls(
-            memory,
-            state,
-            busy,
-            partition_cores,
-            row_cores,
-            private_cores,
-            partitions_on,
-            complete=False,
-        )
 
-
-def _fill(
-    usage: Usage,
-    nodes: Iterable[str],
-    memory: dict[str, int],
-    state: dict[str, int],
-    busy: dict[str, int],
-    partition_cores: dict[str, dict[str, int]],
-    row_cores: dict[str, list[dict[str, int]]],
-    private_cores: dict[str, dict[str, int]],
-    partitions_on: dict[str, set[str]],
-) -> None:
-    """Add the entries of ``nodes`` (each once) to a view's maps, from their jobs."""
-    allocations = usage.allocations
-    row_of = usage._row_of
-    shared = Sharing.SHARED
-    for name in nodes:
-        for job_id in usage.jobs_on(name):
-            allocation = allocations.get(job_id)
-            if allocation is None:
-                continue
-            mib = allocation.memory.get(name)
-            if mib is not None:
-                memory[name] = memory.get(name, 0) + mib
-            where = row_of.get(job_id)
-            if where is None:
-                continue
-            cores = allocation.masks().get(name)
-            if cores is None:
-                continue
-            part, index = where
-            busy[name] = busy.get(name, 0) | cores
-            on = partition_cores.get(part)
-            if on is None:
-                on = partition_cores[part] = {}
-            on[name] = on.get(name, 0) | cores
-            on = row_cores[part][index]
-            on[name] = on.get(name, 0) | cores
-            if allocation.sharing is not shared:
-                on = private_cores.get(part)
+    @classmethod
+    def _filled(
+        cls,
+        usage: Usage,
+        nodes: Iterable[str],
+        memory: dict[str, int],
+        state: dict[str, int],
+        busy: dict[str, int],
+        partition_cores: dict[str, dict[str, int]],
+        row_cores: dict[str, list[dict[str, int]]],
+        private_cores: dict[str, dict[str, int]],
+        partitions_on: dict[str, set[str]],
+    ) -> View:
+        """The view of a node set's maps with the entries of ``nodes`` (each once) added
+        from their jobs."""
+        allocations = usage.allocations
+        row_of = usage._row_of
+        shared = Sharing.SHARED
+        for name in nodes:
+            for job_id in usage.jobs_on(name):
+                allocation = allocations.get(job_id)
+                if allocation is None:
+                    continue
+                mib = allocation.memory.get(name)
+                if mib is not None:
+                    memory[name] = memory.get(name, 0) + mib
+                where = row_of.get(job_id)
+                if where is None:
+                    continue
+                cores = allocation.masks().get(name)
+                if cores is None:
+                    continue
+                part, index = where
+                busy[name] = busy.get(name, 0) | cores
+                on = partition_cores.get(part)
                 if on is None:
-                    on = private_cores[part] = {}
+                    on = partition_cores[part] = {}
                 on[name] = on.get(name, 0) | cores
-            state[name] = state.get(name, 0) + allocation.sharing.weight
-            on_node = partitions_on.get(name)
-            if on_node is None:
-                partitions_on[name] = {part}
-            else:
-                on_node.add(part)
+                on = row_cores[part][index]
+                on[name] = on.get(name, 0) | cores
+                if allocation.sharing is not shared:
+                    on = private_cores.get(part)
+                    if on is None:
+                        on = private_cores[part] = {}
+                    on[name] = on.get(name, 0) | cores
+                state[name] = state.get(name, 0) + allocation.sharing.weight
+                on_node = partitions_on.get(name)
+                if on_node is None:
+                    partitions_on[name] = {part}
+                else:
+                    on_node.add(part)
+        return cls(
+            memory, state, busy, partition_cores, row_cores, private_cores, partitions_on,
+            complete=False,
+        )  # fmt: skip
 
 
 def row_empty(usage: Usage, partition: str, index: int) -> bool:

@@ -27,6 +27,9 @@ It prints wall and CPU time, peak RSS, mean/median wait and mean bounded slowdow
 of each run, the speed ratio, how many jobs waited the same (within 2 s, within 60 s) in
 both, and writes everything to ``--json`` (default
 ``bench/results/accasim-<trace>.json``, git-ignored).
+``--check-python`` then replays Plurm's side with ``plurm simulate``, compiled and on the
+Python reference (``PLURM_PURE_PYTHON=1``), and checks that the two ``jobs.csv`` are the same
+byte for byte (``bench/pure_check.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from pure_check import simulate_both
 
 from plurm import conf
 from plurm.sim.metrics import TAU
@@ -198,6 +202,12 @@ def main() -> None:
         help="run each simulator N times, in turn, and compare the fastest run of each "
         "(this machine's timings move by 15-35 %% with other work)",
     )
+    parser.add_argument(
+        "--check-python",
+        action="store_true",
+        help="then replay with plurm simulate, compiled and on the Python reference "
+        "(PLURM_PURE_PYTHON=1): the same jobs.csv?",
+    )
     parser.add_argument("--venv", type=Path, default=VENV)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -297,6 +307,14 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1) + "\n")
     print(f"wrote {out}")
+    if args.check_python:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "slurm.conf"
+            path.write_text(plurm_conf(nodes, cores, args.scheduler_parameters))
+            arguments = ["--trace", str(trace), "--conf", str(path)]
+            arguments += ["--jobs", str(jobs)] if jobs is not None else []
+            if not simulate_both(arguments):
+                raise SystemExit("the compiled core decided otherwise than its Python reference")
 
 
 if __name__ == "__main__":

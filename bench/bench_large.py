@@ -22,6 +22,9 @@ by submit time); the full-trace time is then *extrapolated* linearly from the pr
 and the output says so (a lower bound when, as here, the rate falls as the queues grow).
 ``--timeout`` stops a run that takes too long (it is then reported as not finished).
 ``--progress`` shows the CLI's progress bar (and cleaning report) instead of ``--quiet``.
+``--check-python`` then runs the same replay again on the Python reference of the compiled
+core (``PLURM_PURE_PYTHON=1``), reports its times too and checks that its ``jobs.csv`` is
+byte for byte the compiled run's.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pure_check import same_as_python
 from synth_large import HERE, generate, workload_stem
 
 TOTAL = 32 * 9500
@@ -64,6 +68,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument(
         "--progress", action="store_true", help="without --quiet: the progress bar on stderr"
+    )
+    parser.add_argument(
+        "--check-python",
+        action="store_true",
+        help="also run the Python reference (PLURM_PURE_PYTHON=1): same jobs.csv?",
     )
     args = parser.parse_args()
     jobs = 2000 if args.quick and args.jobs is None else args.jobs
@@ -97,6 +106,8 @@ def main() -> None:
         wall = time.perf_counter() - started
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         summary = json.loads((Path(out) / "summary.json").read_text()) if finished else {}
+        if finished and args.check_python and not same_as_python(command, Path(out)):
+            raise SystemExit("the compiled core decided otherwise than its Python reference")
     cpu = usage.ru_utime + usage.ru_stime
     count = jobs if jobs is not None else TOTAL
     print(f"load average at start {load:.2f} (2 cores)")

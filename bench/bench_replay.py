@@ -13,6 +13,10 @@ preemption, 5,000 nodes) instead of SDSC-SP2's own 128 nodes.
 (each job starts on the pass after its submit), and no backfill pass has anything to plan:
 the replay costs only each job's own path through the controller (submit, start, end, and
 the record). That is the floor under any replay of the same jobs, whatever the scheduler.
+
+``--check-python`` then replays the same jobs with ``plurm simulate``, compiled and on the
+Python reference (``PLURM_PURE_PYTHON=1``), and checks that the two ``jobs.csv`` are the same
+byte for byte (``bench/pure_check.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import time
 from pathlib import Path
 
 import attrs
+from pure_check import simulate_both
 
 from plurm import conf
 from plurm.sim.trace import TraceMapping, replay
@@ -46,6 +51,12 @@ def main() -> None:
     parser.add_argument("--map", type=Path, default=None, help="trace mapping (TOML)")
     parser.add_argument(
         "--one-cpu", action="store_true", help="every job asks for one processor (no queue forms)"
+    )
+    parser.add_argument(
+        "--check-python",
+        action="store_true",
+        help="then replay with plurm simulate, compiled and on the Python reference "
+        "(PLURM_PURE_PYTHON=1): the same jobs.csv? (not with --one-cpu)",
     )
     args = parser.parse_args()
     started = time.perf_counter()
@@ -75,6 +86,17 @@ def main() -> None:
         f"mean wait {statistics.fmean(waits):.0f} s, "
         f"{1e6 * cpu / len(records):.0f} us CPU per job"
     )
+    if args.check_python and not args.one_cpu:
+        with tempfile.TemporaryDirectory() as directory:
+            path = args.conf
+            if path is None:
+                path = Path(directory) / "slurm.conf"
+                path.write_text(CONF)
+            arguments = ["--trace", str(args.trace), "--conf", str(path)]
+            arguments += ["--map", str(args.map)] if args.map is not None else []
+            arguments += ["--jobs", str(args.jobs)] if args.jobs is not None else []
+            if not simulate_both(arguments):
+                raise SystemExit("the compiled core decided otherwise than its Python reference")
 
 
 if __name__ == "__main__":

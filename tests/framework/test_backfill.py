@@ -783,7 +783,7 @@ def test_a_size_with_no_opening_finds_none_when_larger_or_after_more_reservation
     and none after any further reservation (they only take nodes away)."""
     import math
 
-    from plurm.builtin.sched_backfill import _Profile
+    from plurm.builtin.backfill_profile import PyProfile as _Profile
 
     ends = {_NOW + 60 * minute: nodes for minute, nodes in plan["ends"].items()}
     profile = _Profile(_NOW, 255, ends)

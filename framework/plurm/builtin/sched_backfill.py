@@ -507,20 +507,33 @@ class BackfillScheduler(BuiltinScheduler):
                 return last
             positions = members[group]
             index = bisect.bisect_left(positions, last)
+            # per node set (the jobs of a key share one int: by its id), how many of its
+            # nodes are free now, and how many of those no reservation of the pass takes
+            # (-1: not counted yet); the jobs walked over mostly share a few node sets
+            counts: dict[int, list[int]] = {}
             while index >= 0:
                 at = positions[index]
                 if at <= position:
                     break
                 _, usable, least, duration = plans[at]
-                mine = free_now & usable
-                have = mine.bit_count()
+                known = counts.get(id(usable))
+                if known is None:
+                    known = counts[id(usable)] = [(free_now & usable).bit_count(), -1]
+                have = known[0]
                 # (all the reservations first: they take at least as many, and their union
                 # is one int; those starting within the run only when that says no)
-                if have >= least and (
-                    have - (mine & reserved_within(inf)).bit_count() >= least
-                    or have - (mine & reserved_within(duration)).bit_count() >= least
-                ):
-                    return at
+                if have >= least:
+                    clear = known[1]
+                    if clear < 0:
+                        clear = known[1] = (
+                            have - (free_now & usable & reserved_within(inf)).bit_count()
+                        )
+                    if (
+                        clear >= least
+                        or have - (free_now & usable & reserved_within(duration)).bit_count()
+                        >= least
+                    ):
+                        return at
                 if partly and usable & partly & ~reserved_until(duration):
                     return at  # it may start beside running jobs
                 index -= 1

@@ -5,7 +5,10 @@ required nodes (``-w``) first; then, while the job needs more, the run that is e
 fewest free task slots (else the largest run) gives its nodes in order. When at most one more
 node is needed, the node of that run with the fewest slots that still holds the rest is taken
 alone, so small jobs fill partly used nodes before idle ones. ``--contiguous`` needs one
-block of consecutive nodes.
+block of consecutive nodes. When the rounds may take every usable node (no required nodes,
+no contiguity, no node limit), they place the job exactly when all those nodes together hold
+its tasks and node count: that is checked first, and ``placeable`` (the gang steps' room
+question) answers from it without choosing.
 
 The job's CPUs are then given out node by node in the order the nodes were taken, as Slurm
 22.05's consumable-resource plugins do: each node gives all the CPUs it can, less those still
@@ -31,6 +34,7 @@ __all__ = [
     "fill_tasks",
     "fill_tasks_in_order",
     "pick_cores",
+    "placeable",
     "slots",
     "slots_of_count",
 ]
@@ -125,6 +129,8 @@ def choose_nodes(
     if needs.contiguous:
         block = _contiguous(usable, caps, needs, index)
         return None if block is None else block
+    if _takes_any(needs) and not _enough(usable, caps, needs):
+        return None  # (the rounds below would take every node and still want more)
     chosen = sorted(needs.required, key=index.__getitem__)
     most = needs.max_nodes if needs.max_nodes is not None else len(usable)
     most = max(most, needs.min_nodes)
@@ -153,6 +159,29 @@ def choose_nodes(
     if want_nodes > 0 or want_tasks > 0:
         return None
     return chosen
+
+
+def _takes_any(needs: Needs) -> bool:
+    """Whether :func:`choose_nodes` may end up taking every usable node: no required nodes,
+    no contiguity, no node limit. Its rounds then take runs until the job has enough, so it
+    places the job exactly when all the usable nodes together are enough."""
+    return not needs.required and not needs.contiguous and needs.max_nodes is None
+
+
+def _enough(usable: Sequence[str], caps: Mapping[str, int], needs: Needs) -> bool:
+    """Whether the nodes of ``usable`` (each with task slots) hold the job's tasks and
+    minimum node count all together."""
+    return len(usable) >= needs.min_nodes and sum(map(caps.__getitem__, usable)) >= needs.tasks
+
+
+def placeable(
+    names: Sequence[str], caps: Mapping[str, int], needs: Needs, index: Mapping[str, int]
+) -> bool:
+    """Whether :func:`choose_nodes` would choose nodes, without choosing them when it need
+    not (see :func:`_takes_any`)."""
+    if not _takes_any(needs):
+        return choose_nodes(names, caps, needs, index) is not None
+    return _enough([name for name in names if caps.get(name, 0) > 0], caps, needs)
 
 
 def fill_tasks_in_order(slots: Sequence[int], reserve: Sequence[int], needs: Needs) -> list[int]:

@@ -42,6 +42,7 @@ from plurm_select_cons_res.placement import (
     choose_nodes,
     fill_tasks,
     pick_cores,
+    placeable,
     slots,
     slots_of_count,
 )
@@ -237,7 +238,7 @@ class Tester:
     ) -> bool:
         """Whether :meth:`fit` would place the job (the nodes chosen, no cores picked)."""
         caps, _ = self._slots(needs, names, self._unit(partition), view, blocked)
-        return choose_nodes(names, caps, needs, self.cluster.node_index) is not None
+        return placeable(names, caps, needs, self.cluster.node_index)
 
     def fit(
         self,

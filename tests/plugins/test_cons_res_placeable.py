@@ -1,4 +1,10 @@
-"""select/cons_res's node choice answers "would it place the job?" without choosing.
+"""select/cons_res's node choice: the rounds on position ranges, and "would it place the
+job?" without choosing.
+
+``choose_nodes`` finds the runs of consecutive usable nodes and their slots once and keeps
+them as position ranges; ``_rounds`` below is the same choice on lists of names, summing
+each run again at every round, as it was first written: the two choose the same nodes in
+the same order.
 
 Without required nodes, contiguity or a node limit, ``choose_nodes``'s rounds may take every
 usable node, so they place the job exactly when all the usable nodes together hold its tasks
@@ -14,6 +20,7 @@ import attrs
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from plurm.model.runs import best_run, consecutive_runs
 from plurm_select_cons_res.needs import Needs, Sharing
 from plurm_select_cons_res.placement import choose_nodes, placeable
 
@@ -66,7 +73,43 @@ def test_placeable_and_the_early_refusal_answer_as_the_rounds(
 ) -> None:
     names, caps, needs = case
     chosen = choose_nodes(names, caps, needs, _INDEX)
+    if not needs.contiguous:
+        assert chosen == _rounds(names, caps, needs)
     assert placeable(names, caps, needs, _INDEX) == (chosen is not None)
     if needs.max_nodes is None:
         rounds = choose_nodes(names, caps, attrs.evolve(needs, max_nodes=len(names)), _INDEX)
         assert chosen == rounds
+
+
+def _rounds(names: list[str], caps: dict[str, int], needs: Needs) -> list[str] | None:
+    """The rounds as choose_nodes first wrote them, on lists of names (runs found and their
+    slots summed again at every round): required nodes first, then the best run each round;
+    at most one node owed, the run's smallest node that holds the rest alone."""
+    usable = [name for name in names if caps.get(name, 0) > 0]
+    if any(name not in usable for name in needs.required):
+        return None
+    chosen = sorted(needs.required, key=_INDEX.__getitem__)
+    most = max(needs.max_nodes if needs.max_nodes is not None else len(usable), needs.min_nodes)
+    want_nodes = needs.min_nodes - len(chosen)
+    want_tasks = needs.tasks - sum(caps[name] for name in chosen)
+    if len(chosen) > most:
+        return None
+    runs = consecutive_runs([name for name in usable if name not in chosen], _INDEX)
+    while runs and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
+        best, _ = best_run(runs, caps, want_tasks, want_nodes)
+        runs.remove(best)
+        if want_nodes <= 1:
+            fitting = [name for name in best if caps[name] >= want_tasks]
+            if fitting:
+                single = min(fitting, key=caps.__getitem__)
+                chosen.append(single)
+                want_nodes -= 1
+                want_tasks -= caps[single]
+                continue
+        for name in best:
+            if (want_nodes <= 0 and want_tasks <= 0) or len(chosen) >= most:
+                break
+            chosen.append(name)
+            want_nodes -= 1
+            want_tasks -= caps[name]
+    return None if want_nodes > 0 or want_tasks > 0 else chosen

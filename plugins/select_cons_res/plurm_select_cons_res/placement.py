@@ -21,10 +21,12 @@ Each node then gets the cores its tasks need (whole sockets under CR_Socket, eve
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 
-from plurm.model.runs import best_run, consecutive_runs
+from plurm.model.runs import best_span, consecutive_runs
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs
 
@@ -138,27 +140,44 @@ def choose_nodes(
     want_tasks = needs.tasks - sum(caps[name] for name in chosen)
     if len(chosen) > most:
         return None
-    runs = consecutive_runs([name for name in usable if name not in chosen], index)
-    while runs and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
-        best, _ = best_run(runs, caps, want_tasks, want_nodes)
-        runs.remove(best)
+    rest = [name for name in usable if name not in chosen] if chosen else usable
+    # the runs of consecutive nodes among them, as ranges of their positions in ``rest``,
+    # with each run's slots (counted once, not at every round)
+    slots = list(map(caps.__getitem__, rest))
+    spans = _spans(list(map(index.__getitem__, rest)))
+    before = [0, *itertools.accumulate(slots)]
+    totals = [before[end] - before[start] for start, end in spans]
+    while spans and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
+        position, _ = best_span(spans, totals, want_tasks, want_nodes)
+        start, end = spans.pop(position)
+        del totals[position]
         if want_nodes <= 1:
-            fitting = [name for name in best if caps[name] >= want_tasks]
+            fitting = [at for at in range(start, end) if slots[at] >= want_tasks]
             if fitting:
-                single = min(fitting, key=lambda name: caps[name])  # first of the smallest
-                chosen.append(single)
+                single = min(fitting, key=slots.__getitem__)  # first of the smallest
+                chosen.append(rest[single])
                 want_nodes -= 1
-                want_tasks -= caps[single]
+                want_tasks -= slots[single]
                 continue
-        for name in best:
+        for at in range(start, end):
             if (want_nodes <= 0 and want_tasks <= 0) or len(chosen) >= most:
                 break
-            chosen.append(name)
+            chosen.append(rest[at])
             want_nodes -= 1
-            want_tasks -= caps[name]
+            want_tasks -= slots[at]
     if want_nodes > 0 or want_tasks > 0:
         return None
     return chosen
+
+
+def _spans(places: list[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive numbers in ``places`` (increasing), as position ranges."""
+    count = len(places)
+    breaks = itertools.compress(
+        range(1, count), map((1).__ne__, map(operator.sub, places[1:], places))
+    )
+    edges = [0, *breaks, count]
+    return list(itertools.pairwise(edges)) if count else []
 
 
 def _takes_any(needs: Needs) -> bool:

@@ -257,7 +257,7 @@ cdef class Profile:
     cdef void _read_base(self) except *:
         """The base segments' freed nodes into C words, with the words each one spans."""
         cdef list freed = self._freed
-        cdef Py_ssize_t count = len(freed), index, word, width = 1, first, last
+        cdef Py_ssize_t count = len(freed), index, width = 1, first, last
         cdef Py_ssize_t bits
         for nodes in freed:
             bits = nodes.bit_length()

@@ -6,7 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plurm.model.bitmap import NodeBitmap, mask_names
-from plurm.model.runs import best_run, best_span, set_bit_spans
+from plurm.model.runs import (
+    best_run,
+    best_span,
+    consecutive_runs,
+    consecutive_spans,
+    set_bit_spans,
+)
 
 TABLE = ("n1", "n2", "n3", "n4", "n5")
 
@@ -45,6 +51,23 @@ def test_the_runs_of_set_bits_are_the_runs_of_consecutive_nodes(
         elif bit:
             spans.append((index, index + 1))
     assert set_bit_spans(bitmap) == spans
+
+
+@given(st.sets(st.integers(0, 60)))
+def test_consecutive_places_split_into_runs(places: set[int]) -> None:
+    """The runs of consecutive node-table places (each a range of positions in the list),
+    and the names split the same way, against a walk that starts a run at each gap."""
+    ordered = sorted(places)
+    runs: list[list[int]] = []
+    for place in ordered:
+        if runs and place == runs[-1][-1] + 1:
+            runs[-1].append(place)
+        else:
+            runs.append([place])
+    assert [ordered[first:end] for first, end in consecutive_spans(ordered)] == runs
+    index = {f"n{place}": place for place in ordered}
+    assert consecutive_runs(list(index), index) == [[f"n{p}" for p in run] for run in runs]
+    assert consecutive_spans([]) == [] and consecutive_spans([3, 4, 6]) == [(0, 2), (2, 3)]
 
 
 def test_runs_of_set_bits_few_and_many() -> None:

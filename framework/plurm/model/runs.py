@@ -8,10 +8,12 @@ block with the most; ties go to the first block.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["best_run", "best_span", "consecutive_runs", "set_bit_spans"]
+__all__ = ["best_run", "best_span", "consecutive_runs", "consecutive_spans", "set_bit_spans"]
 
 _ONES = re.compile("1+")
 #: Above this many runs, a regular expression over the bitmap written out finds them faster
@@ -37,15 +39,22 @@ def set_bit_spans(bitmap: int) -> list[tuple[int, int]]:
     return spans
 
 
+def consecutive_spans(places: Sequence[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive numbers in ``places`` (increasing: node-table positions), as
+    ranges of their positions in ``places`` (first, last + 1)."""
+    count = len(places)
+    breaks = itertools.compress(
+        range(1, count), map((1).__ne__, map(operator.sub, places[1:], places))
+    )
+    edges = [0, *breaks, count]
+    return list(itertools.pairwise(edges)) if count else []
+
+
 def consecutive_runs(names: Iterable[str], index: Mapping[str, int]) -> list[list[str]]:
     """``names`` (in node-table order) split into runs of consecutive table positions."""
-    runs: list[list[str]] = []
-    for name in names:
-        if runs and index[name] == index[runs[-1][-1]] + 1:
-            runs[-1].append(name)
-        else:
-            runs.append([name])
-    return runs
+    names = list(names)
+    spans = consecutive_spans(list(map(index.__getitem__, names)))
+    return [names[first:end] for first, end in spans]
 
 
 def best_run(

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from collections.abc import Mapping, Sequence
 
-from plurm.model.runs import best_span, consecutive_runs
+from plurm.model.runs import best_span, consecutive_runs, consecutive_spans
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs
 
@@ -144,7 +143,7 @@ def choose_nodes(
     # the runs of consecutive nodes among them, as ranges of their positions in ``rest``,
     # with each run's slots (counted once, not at every round)
     slots = list(map(caps.__getitem__, rest))
-    spans = _spans(list(map(index.__getitem__, rest)))
+    spans = consecutive_spans(list(map(index.__getitem__, rest)))
     before = [0, *itertools.accumulate(slots)]
     totals = [before[end] - before[start] for start, end in spans]
     while spans and (want_nodes > 0 or want_tasks > 0) and len(chosen) < most:
@@ -168,16 +167,6 @@ def choose_nodes(
     if want_nodes > 0 or want_tasks > 0:
         return None
     return chosen
-
-
-def _spans(places: list[int]) -> list[tuple[int, int]]:
-    """The runs of consecutive numbers in ``places`` (increasing), as position ranges."""
-    count = len(places)
-    breaks = itertools.compress(
-        range(1, count), map((1).__ne__, map(operator.sub, places[1:], places))
-    )
-    edges = [0, *breaks, count]
-    return list(itertools.pairwise(edges)) if count else []
 
 
 def _takes_any(needs: Needs) -> bool:

@@ -96,7 +96,10 @@ def _plans(draw: st.DrawFn) -> tuple[int, dict[float, int], int | None, list[tup
 
 def _run(profile_type: type, plan: tuple) -> list[object]:  # type: ignore[type-arg]
     everything, ends, held, operations = plan
-    profile = profile_type(_NOW, everything, dict(ends), held)
+    return _answers(profile_type(_NOW, everything, dict(ends), held), operations)
+
+
+def _answers(profile: PyProfile, operations: list[tuple]) -> list[object]:  # type: ignore[type-arg]
     answers: list[object] = []
     for operation in operations:
         kind = operation[0]
@@ -182,3 +185,99 @@ def test_views_wider_than_a_word_and_high_in_the_table() -> None:
     assert isinstance(first, list) and first
     nodes = (((1 << 10) - 1) << 220) | (1 << 120) | (((1 << 30) - 1) << 150)
     assert first[0] == (_NOW + 120, nodes)
+
+
+# ------------------------------------------------------------------ the plan from held jobs
+
+
+@st.composite
+def _held(draw: st.DrawFn) -> tuple[int, int, list[tuple[None, float | None, int]], list[tuple]]:  # type: ignore[type-arg]
+    """A node table, bf_resolution, the jobs holding nodes (expected end, bitmap) and
+    operations on the plan: nodes held by several jobs (suspended under running ones),
+    ends before now, now, between and on resolution steps, and none."""
+    count = draw(st.sampled_from([1, 7, 64, 65, 130, 300, 5120]))
+    resolution = draw(st.sampled_from([1, 30, 60, 300]))
+    # a job holds a run of nodes anywhere in the table, or any of them
+    runs = st.tuples(st.integers(0, count - 1), st.integers(1, 40)).map(
+        lambda run: ((1 << min(run[1], count - run[0])) - 1) << run[0]
+    )
+    masks = st.one_of(runs, st.integers(0, (1 << count) - 1))
+    ends = st.one_of(
+        st.none(),
+        st.floats(_NOW - 600, _NOW + 7200, allow_nan=False),
+        st.integers(-5, 60).map(lambda step: _NOW + 60 * step),
+        st.just(_NOW),
+    )
+    held = draw(st.lists(st.tuples(st.none(), ends, masks), max_size=25))
+    nodes = st.integers(0, (1 << count) - 1)
+    usable = st.one_of(st.just((1 << count) - 1), nodes, runs)
+    durations = st.one_of(st.integers(1, 7200).map(float), st.just(math.inf))
+    horizons = st.one_of(
+        st.integers(0, 120).map(lambda minute: _NOW + 60 * minute),
+        st.just(math.nextafter(_NOW, math.inf)),
+    )
+    starts = st.one_of(st.just(_NOW), st.integers(1, 60).map(lambda minute: _NOW + 60 * minute))
+    operations = st.one_of(
+        st.tuples(st.just("reserve"), starts, durations, nodes),
+        st.tuples(st.just("view"), usable),
+        st.tuples(st.just("free_now")),
+        st.tuples(
+            st.just("openings"), usable, st.integers(0, 40), durations, horizons,
+            st.integers(0, 3), st.lists(st.tuples(starts, durations, nodes), max_size=2),
+        ),
+    )  # fmt: skip
+    return count, resolution, held, draw(st.lists(operations, max_size=12))
+
+
+def _from_held(profile_type: type, plan: tuple) -> list[object]:  # type: ignore[type-arg]
+    count, resolution, held, operations = plan
+    profile, claimed = profile_type.of_held(_NOW, resolution, iter(held), count)
+    first = [claimed, profile.everything, list(map(float, profile.starts)), profile.free_now()]
+    return [*first, *_answers(profile, operations)]
+
+
+@given(_held())
+@example(  # on 5,120 nodes: a digit of the int across two words (nodes 60 to 69), nodes
+    # high in the table, a job without an end, an end before now, two jobs on one node
+    # (the later end keeps it), and a job whose nodes later ends hold already
+    (
+        5120,
+        60,
+        [
+            (None, _NOW + 90, ((1 << 10) - 1) << 60),
+            (None, None, 1 << 5000),
+            (None, _NOW - 30, 1 << 3),
+            (None, _NOW + 130, (1 << 3) | (1 << 64)),
+            (None, _NOW + 3600, ((1 << 40) - 1) << 5070),
+            (None, _NOW + 61, 1 << 64),
+        ],
+        [("openings", (1 << 5120) - 1, 5, 600.0, _NOW + 7200, 0, []), ("view", 1 << 64)],
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_the_compiled_plan_from_held_jobs_is_the_reference(plan: tuple) -> None:  # type: ignore[type-arg]
+    """Profile.of_held makes the base in C words from the jobs' bitmaps; the reference in
+    Python ints. The same nodes held, the same table, the same segments and openings."""
+    assert CProfile is not None
+    assert _from_held(CProfile, plan) == _from_held(PyProfile, plan)
+
+
+def test_the_plan_from_held_jobs() -> None:
+    """What of_held makes, by hand: ends round up to bf_resolution from now, a node goes
+    to the latest end of the jobs on it, an end before now counts as now, a job without
+    an end keeps its nodes out of the plan."""
+    held = [
+        (None, _NOW + 90, 0b0000_0011),  # rounds up to now + 120
+        (None, _NOW + 100, 0b0000_0110),  # the same end: node 1 is in both
+        (None, _NOW + 500, 0b0000_0100),  # node 2: until now + 540
+        (None, _NOW - 5, 0b0001_0000),  # overdue: now
+        (None, None, 0b1000_0000),  # no end
+    ]
+    for profile_type in (PyProfile, CProfile):
+        profile, claimed = profile_type.of_held(_NOW, 60, iter(held), 8)
+        assert claimed == 0b1001_0111
+        assert profile.everything == 0b0111_1111
+        assert list(map(float, profile.starts)) == [_NOW, _NOW, _NOW + 120, _NOW + 540]
+        # free now: the nodes no job holds (3, 5, 6) and the overdue job's (4)
+        assert profile.free_now() == 0b0111_1000
+        assert profile.view(0b0111_1111)[1] == [0b0110_1000, 0b0111_1000, 0b0111_1011, 0b0111_1111]

@@ -2,18 +2,21 @@
 """The backfill plan's profile, compiled: :class:`plurm.builtin.backfill_profile.PyProfile`
 with each view's segments in C arrays.
 
-The base profile (the segments of the whole node table) stays in Python ints, as the
-reference keeps it: a view is cut from it with one AND per segment. A view keeps its segment
-starts as doubles and each segment's free nodes as 64-bit words (bit i of the view is the
-view's i-th node from its lowest usable one, as the reference's shifted ints), so searching
-openings, splitting segments and taking reservations out run in C. Ints cross the border
-only when a view is built, when a reservation reaches a view, and for each opening given
-out. Every method gives what the reference gives, segment for segment (a property test runs
-the two side by side).
+The base profile (the segments of the whole node table) is made in C words: a pass's
+plan comes from the jobs holding nodes (:meth:`Profile.of_held`), whose bitmaps are read
+into words digit by digit (only an int's nonzero digits), so no int is made per end; a
+view is cut from the base in C. A view keeps its segment starts as doubles and each
+segment's free nodes as 64-bit words (bit i of the view is the view's i-th node from its
+lowest usable one, as the reference's shifted ints), so searching openings, splitting
+segments and taking reservations out run in C. Ints cross the border for the jobs'
+bitmaps, the nodes held and free now, when a view is built, when a reservation reaches a
+view, and for each opening given out. Every method gives what the reference gives, segment
+for segment (property tests run the two side by side).
 """
 
+from libc.math cimport ceil
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
 
 import itertools
@@ -21,18 +24,60 @@ import math
 
 cdef extern from *:
     """
-    /* An int's bytes, little end first, into a buffer of n bytes (it must fit), and back:
-       CPython's own conversions (int.to_bytes and int.from_bytes call them), without a
-       bytes object between. */
-    static int plurm_long_to_bytes(PyObject* v, unsigned char* out, size_t n) {
-    #if PY_VERSION_HEX >= 0x030D0000
-        return _PyLong_AsByteArray((PyLongObject*)v, out, n, 1, 0, 1);
-    #else
-        return _PyLong_AsByteArray((PyLongObject*)v, out, n, 1, 0);
-    #endif
-    }
+    /* An int from n bytes, little end first: CPython's own conversion (int.from_bytes
+       calls it), without a bytes object between. */
     static PyObject* plurm_long_from_bytes(const unsigned char* bytes, size_t n) {
         return _PyLong_FromByteArray(bytes, n, 1, 0);
+    }
+    /* A non-negative int's bits ORed into out[0..width) (words that must be zero where it
+       has bits), with the first and last word it touched in *lo and *hi (*lo > *hi: none).
+       CPython up to 3.11 keeps an int as digits of PyLong_SHIFT bits: only its nonzero
+       digits are read, so a job's nodes high in a wide table cost their own digits. Later
+       versions go through _PyLong_AsByteArray (every word written). */
+    static int plurm_long_or_words(PyObject* v, uint64_t* out, Py_ssize_t width,
+                                   Py_ssize_t* lo, Py_ssize_t* hi) {
+    #if PY_VERSION_HEX < 0x030C0000
+        PyLongObject* number = (PyLongObject*)v;
+        Py_ssize_t size = Py_SIZE(number), index;
+        *lo = width;
+        *hi = -1;
+        if (size < 0) {
+            PyErr_SetString(PyExc_ValueError, "a negative bitmap");
+            return -1;
+        }
+        for (index = 0; index < size; index++) {
+            uint64_t digit = number->ob_digit[index];
+            Py_ssize_t bit, word;
+            int shift;
+            if (!digit) continue;
+            bit = index * PyLong_SHIFT;
+            word = bit >> 6;
+            shift = (int)(bit & 63);
+            if (word >= width) goto wide;
+            out[word] |= digit << shift;
+            if (word < *lo) *lo = word;
+            if (word > *hi) *hi = word;
+            if (shift + PyLong_SHIFT > 64 && (digit >> (64 - shift))) {
+                if (word + 1 >= width) goto wide;
+                out[word + 1] |= digit >> (64 - shift);
+                *hi = word + 1;
+            }
+        }
+        return 0;
+    wide:
+        PyErr_SetString(PyExc_ValueError, "a bitmap wider than the node table");
+        return -1;
+    #else
+        if (_PyLong_AsByteArray((PyLongObject*)v, (unsigned char*)out, width * 8, 1, 0
+        #if PY_VERSION_HEX >= 0x030D0000
+                                , 1
+        #endif
+                                ) < 0)
+            return -1;
+        *lo = 0;
+        *hi = width - 1;
+        return 0;
+    #endif
     }
     static inline int plurm_popcount64(unsigned long long x) {
     #if defined(__GNUC__) || defined(__clang__)
@@ -45,7 +90,8 @@ cdef extern from *:
     }
     """
     int plurm_popcount64(unsigned long long x) nogil
-    int plurm_long_to_bytes(object v, unsigned char* out, size_t n) except -1
+    int plurm_long_or_words(object v, uint64_t* out, Py_ssize_t width, Py_ssize_t* lo,
+                            Py_ssize_t* hi) except -1
     object plurm_long_from_bytes(const unsigned char* data, size_t n)
 
 cdef double _INF = math.inf
@@ -61,7 +107,9 @@ cdef inline Py_ssize_t _count(const uint64_t* words, Py_ssize_t n) noexcept nogi
 cdef inline void _to_words(object value, uint64_t* out, Py_ssize_t n) except *:
     """A non-negative int of at most ``n`` words, into ``out`` (a little-endian machine's
     words: bytes little end first)."""
-    plurm_long_to_bytes(value, <unsigned char*> out, n * 8)
+    cdef Py_ssize_t low, high
+    memset(out, 0, n * sizeof(uint64_t))
+    plurm_long_or_words(value, out, n, &low, &high)
 
 
 cdef inline object _from_words(const uint64_t* words, Py_ssize_t n):
@@ -217,6 +265,24 @@ cdef inline void _extract(
             out[word] = low
 
 
+cdef struct _Held:
+    double end  # a job's end, rounded
+    Py_ssize_t index  # its place in the order given
+
+
+cdef int _later_first(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const _Held*> a).end, y = (<const _Held*> b).end
+    return -1 if x > y else (1 if x < y else 0)
+
+
+cdef inline bint _any(const uint64_t* words, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if words[i]:
+            return True
+    return False
+
+
 cdef class Profile:
     """See :class:`plurm.builtin.backfill_profile.PyProfile`: the same methods, the same
     answers. The base segments' nodes are read into C words (table-wide) when the first
@@ -231,6 +297,10 @@ cdef class Profile:
     cdef uint64_t* _base  # the base segments' freed nodes, _base_width words each
     cdef Py_ssize_t _base_width
     cdef Py_ssize_t* _spans  # each base segment's first and last word with a node
+    # what free_now gives before any reservation: the nodes free in the segments before
+    # the last that starts now, and in that one (see free_now)
+    cdef object _now_before
+    cdef object _now_last
 
     def __cinit__(self, *args, **kwargs):
         self._base = NULL
@@ -253,6 +323,156 @@ cdef class Profile:
         self._views = {}
         self._reservations = []
         self._taken_now = 0
+        self._now_parts()
+
+    cdef void _now_parts(self) except *:
+        cdef list starts = self.starts, freed = self._freed
+        now = starts[0]
+        before = 0
+        last = freed[0]
+        cdef Py_ssize_t index
+        for index in range(1, len(freed)):
+            if starts[index] != now:
+                break
+            before = last
+            last |= freed[index]
+        self._now_before = before
+        self._now_last = last
+
+    @staticmethod
+    def of_held(double now, resolution, held, Py_ssize_t node_count):
+        """See the reference's ``of_held``: the same plan, the base's segments made in C
+        words from the jobs' bitmaps (no int per end)."""
+        cdef double step = resolution, when_at, end
+        cdef Py_ssize_t width = (node_count + 63) // 64 if node_count > 0 else 1
+        cdef Py_ssize_t count = 0, capacity = 64, index, word, slot, low, high
+        cdef list masks = []
+        cdef _Held* order = <_Held*> malloc(capacity * sizeof(_Held))
+        cdef _Held* grown
+        cdef uint64_t* rows = NULL
+        cdef uint64_t* claimed = NULL
+        cdef uint64_t* infinite = NULL
+        cdef uint64_t* row
+        cdef uint64_t* nodes
+        cdef uint64_t taken
+        cdef double* row_ends = NULL
+        cdef double current
+        cdef Py_ssize_t made = 0
+        cdef bint open_row, some = False  # (some: the row's jobs hold nodes)
+        cdef Profile profile = Profile.__new__(Profile)
+        if order is NULL:
+            raise MemoryError()
+        try:
+            for _, when, mask in held:
+                if count == capacity:
+                    capacity *= 2
+                    grown = <_Held*> realloc(order, capacity * sizeof(_Held))
+                    if grown is NULL:
+                        raise MemoryError()
+                    order = grown
+                if when is None:
+                    end = _INF
+                else:
+                    when_at = when
+                    end = now + ceil((when_at - now) / step) * step if when_at > now else now
+                order[count].end = end
+                order[count].index = count
+                masks.append(mask)
+                count += 1
+            qsort(order, count, sizeof(_Held), _later_first)
+            # Rows of words: one per end (latest first, filled from the last slot down),
+            # slot 0 left for the nodes free from now on; then the nodes claimed so far,
+            # those of jobs without an end, and one job's nodes.
+            rows = <uint64_t*> malloc((count + 1) * width * sizeof(uint64_t))
+            row_ends = <double*> malloc((count + 1) * sizeof(double))
+            claimed = <uint64_t*> calloc(3 * width, sizeof(uint64_t))
+            if rows is NULL or row_ends is NULL or claimed is NULL:
+                raise MemoryError()
+            infinite = claimed + width
+            nodes = claimed + 2 * width
+            slot = count  # the slot of the row being filled
+            open_row = False
+            current = 0
+            for index in range(count):
+                end = order[index].end
+                if not open_row or end != current:
+                    if open_row and current != _INF:
+                        # (an end whose jobs hold no node at all stays, as the reference
+                        # keeps it; one whose nodes later ends took goes)
+                        if not some or _any(rows + slot * width, width):
+                            row_ends[slot] = current
+                            slot -= 1
+                            made += 1
+                    current = end
+                    open_row = True
+                    some = False
+                    row = infinite if end == _INF else rows + slot * width
+                    if end != _INF:
+                        memset(row, 0, width * sizeof(uint64_t))
+                plurm_long_or_words(masks[order[index].index], nodes, width, &low, &high)
+                if low <= high:
+                    some = True
+                for word in range(low, high + 1):
+                    taken = nodes[word] & ~claimed[word]
+                    nodes[word] = 0
+                    row[word] |= taken
+                    claimed[word] |= taken
+            if open_row and current != _INF and (not some or _any(rows + slot * width, width)):
+                row_ends[slot] = current
+                slot -= 1
+                made += 1
+            # the rows made are in slots slot + 1 .. count, earliest end first: slot 0 gets
+            # the nodes free from now on, the others follow it
+            if made and slot + 1 != 1:
+                memmove(rows + width, rows + (slot + 1) * width, made * width * sizeof(uint64_t))
+                memmove(row_ends + 1, row_ends + slot + 1, made * sizeof(double))
+            # slot 0: every node of the table but those held for ever, then less those held
+            for word in range(width):
+                rows[word] = ~infinite[word]
+            if node_count % 64:
+                rows[width - 1] &= ((<uint64_t> 1) << (node_count % 64)) - 1
+            if node_count <= 0:
+                rows[0] = 0
+            profile.everything = _from_words(rows, width)
+            for word in range(width):
+                rows[word] &= ~claimed[word]
+            profile.starts = [now]
+            for index in range(1, made + 1):
+                profile.starts.append(row_ends[index])
+            profile._base = rows
+            rows = NULL
+            profile._base_width = width
+            profile._spans = <Py_ssize_t*> malloc(2 * (made + 1) * sizeof(Py_ssize_t))
+            if profile._spans is NULL:
+                raise MemoryError()
+            for index in range(made + 1):
+                row = profile._base + index * width
+                slot = 0
+                while slot < width and not row[slot]:
+                    slot += 1
+                word = width - 1
+                while word > slot and not row[word]:
+                    word -= 1
+                profile._spans[2 * index] = slot
+                profile._spans[2 * index + 1] = word
+            held_nodes = _from_words(claimed, width)
+            first = _from_words(profile._base, width)
+            if made and row_ends[1] == now:
+                profile._now_before = first
+                profile._now_last = first | _from_words(profile._base + width, width)
+            else:
+                profile._now_before = 0
+                profile._now_last = first
+        finally:
+            free(order)
+            free(rows)
+            free(row_ends)
+            free(claimed)
+        profile._freed = None
+        profile._views = {}
+        profile._reservations = []
+        profile._taken_now = 0
+        return profile, held_nodes
 
     cdef void _read_base(self) except *:
         """The base segments' freed nodes into C words, with the words each one spans."""
@@ -282,17 +502,7 @@ cdef class Profile:
             self._spans[2 * index + 1] = last
 
     def free_now(self):
-        cdef list starts = self.starts, freed = self._freed
-        now = starts[0]
-        before = 0
-        last = freed[0]
-        cdef Py_ssize_t index
-        for index in range(1, len(freed)):
-            if starts[index] != now:
-                break
-            before = last
-            last |= freed[index]
-        return before | (last & ~self._taken_now)
+        return self._now_before | (self._now_last & ~self._taken_now)
 
     cdef _View _view(self, usable):
         """The view of ``usable``, built at the first call and brought up to date with the

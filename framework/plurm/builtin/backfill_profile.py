@@ -1,9 +1,10 @@
 """The backfill plan's profile: the nodes free over time, as sched/backfill's pass sees them.
 
 :class:`PyProfile` is the reference, in Python. ``_backfill_profile`` (Cython, built by the
-README's install commands with the machine's C compiler) is the same class with each view's
-segments in C arrays of 64-bit words; a property test runs the two side by side on random
-plans (tests/framework/test_backfill_profile.py). :data:`Profile` is the compiled one when it
+README's install commands with the machine's C compiler) is the same class with the base
+plan and each view's segments in C arrays of 64-bit words; property tests run the two side
+by side on random plans and on random jobs holding nodes
+(tests/framework/test_backfill_profile.py). :data:`Profile` is the compiled one when it
 was built and ``PLURM_PURE_PYTHON`` is not set, else the reference; both give the same
 openings, so a pass decides the same either way.
 """
@@ -67,6 +68,47 @@ class PyProfile:
         self._views: dict[int, tuple[list[float], list[int], int, list[int]]] = {}
         self._reservations: list[tuple[float, float, int]] = []
         self._taken_now = 0  # the nodes of the reservations that start now
+
+    @classmethod
+    def of_held(
+        cls,
+        now: float,
+        resolution: int,
+        held: Iterable[tuple[object, float | None, int]],
+        node_count: int,
+    ) -> tuple[PyProfile, int]:
+        """A pass's plan from the jobs holding nodes, and the nodes they hold.
+
+        ``held`` gives each such job (not read), its expected end (None: it has none) and
+        its nodes as a bitmap of the node table's ``node_count`` nodes. Each node is busy
+        until the latest end of the jobs on it. Ends are kept at ``resolution``: they round
+        up from now, and an end before now stands for now. The nodes of a job without an end
+        are never free: they are left out of :attr:`everything`."""
+        ceil, inf = math.ceil, math.inf
+        by_end: dict[float, int] = {}  # the nodes of the jobs held, by their rounded end
+        for _, when, mask in held:
+            if when is None:
+                end = inf
+            elif when > now:
+                end = now + ceil((when - now) / resolution) * resolution
+            else:
+                end = now
+            before = by_end.get(end)  # (0 | mask would copy the mask)
+            by_end[end] = mask if before is None else before | mask
+        # Latest end first: each end gets its jobs' nodes less those of later ends.
+        ends: dict[float, int] = {}
+        claimed = 0
+        for end in sorted(by_end, reverse=True):
+            mask = by_end[end]
+            if mask & claimed:  # (rarely: ~claimed would be a whole-table int each time)
+                mask ^= mask & claimed
+                if not mask:
+                    continue
+            ends[end] = mask
+            claimed |= mask
+        infinite = ends.pop(inf, 0)
+        everything = ((1 << node_count) - 1) & ~infinite
+        return cls(now, everything, ends, claimed), claimed
 
     def free_now(self) -> int:
         """The nodes free in some segment that starts now: a job can start now only among

@@ -260,11 +260,9 @@ class BackfillScheduler(BuiltinScheduler):
         if horizon <= now:
             return []  # an empty window: nothing is planned, nothing starts
 
-        # Each node is busy until the latest end of the jobs on it: take the jobs latest
-        # end first, and give each end the nodes no later job has claimed. Ends are kept at
-        # bf_resolution: they round up.
+        # Each node is busy until the latest end of the jobs on it, kept at bf_resolution
+        # (see Profile.of_held).
         mask_of, ceil, inf = cluster.mask_of, math.ceil, math.inf
-        held: dict[float, int] = {}  # the nodes of the jobs held, by their rounded end
         held_ends: Iterable[tuple[Job, float | None, int]]
         if view.held_ends is not None:
             held_ends = view.held_ends()  # (the core keeps running jobs' ends and bitmaps)
@@ -275,30 +273,8 @@ class BackfillScheduler(BuiltinScheduler):
                 for state in _HELD_STATES
                 for job in cluster.jobs_unordered(state)
             )
-        for _, when, mask in held_ends:
-            if when is None:
-                end = inf
-            elif when > now:
-                end = now + ceil((when - now) / resolution) * resolution
-            else:
-                end = now
-            before = held.get(end)  # (0 | mask would copy the mask)
-            held[end] = mask if before is None else before | mask
-        # Latest end first: each end gets its jobs' nodes less those of later ends.
-        ends: dict[float, int] = {}
-        claimed = 0
-        for end in sorted(held, reverse=True):
-            mask = held[end]
-            if mask & claimed:  # (rarely: ~claimed would be a whole-table int each time)
-                mask ^= mask & claimed
-                if not mask:
-                    continue
-            ends[end] = mask
-            claimed |= mask
-        infinite = ends.pop(inf, 0)
-        everything = ((1 << len(names)) - 1) & ~infinite
-        # what the profile's segments starting now will hold (see Profile.free_now)
-        free_now = (everything & ~claimed) | ends.get(now, 0)
+        profile, claimed = Profile.of_held(now, resolution, held_ends, len(names))
+        free_now = profile.free_now()  # a job can start now only on these
         # The nodes holding jobs with CPUs still free, where a job may start beside them
         # (select/cons_res, cons_tres; never under select/linear, whose nodes are whole,
         # nor on one-CPU nodes, which a job holds whole), those of jobs without an end too.
@@ -449,7 +425,6 @@ class BackfillScheduler(BuiltinScheduler):
             limit = max(limit, *last_preemptors)
         if limit < 0:
             return starts  # no job could start now: the plan would only hold reservations
-        profile = Profile(now, everything, ends, claimed)
         openings, test_only, bitmap = profile.openings, view.test_only, cluster.bitmap
         success = _SUCCESS
         # (least, duration) pairs that found no opening at all among the usable nodes: a job

@@ -220,6 +220,9 @@ class _Kept:
     usable_keys: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = attrs.Factory(
         dict
     )
+    #: The last pass's partitions with their jobs' node sets, and the components and each
+    #: partition's component worked out of them: the next pass mostly has the same.
+    components: tuple[tuple[tuple[str, int], ...], list[int], dict[str, int]] | None = None
 
 
 class BackfillScheduler(BuiltinScheduler):
@@ -368,11 +371,18 @@ class BackfillScheduler(BuiltinScheduler):
             # (its last job with enough of its nodes free now: the loop above noted it)
             lasts = [max(fits.values(), default=-1), -1][: len(groups)]
         else:
-            groups = _components(spans.values())
-            group_of_partition = {
-                name: next((i for i, group in enumerate(groups) if group & span), len(groups))
-                for name, span in spans.items()
-            }
+            shape = tuple(spans.items())
+            known = memo.components
+            if known is not None and known[0] == shape:
+                groups = [*known[1]]
+                group_of_partition = known[2]
+            else:
+                groups = _components(spans.values())
+                group_of_partition = {
+                    name: next((i for i, group in enumerate(groups) if group & span), len(groups))
+                    for name, span in spans.items()
+                }
+                memo.components = (shape, [*groups], group_of_partition)
             groups.append(0)  # partitions without a usable node: they plan nothing, alone
             group_of = list(map(group_of_partition.__getitem__, parts))
             grouped: list[list[int]] = [[] for _ in groups]

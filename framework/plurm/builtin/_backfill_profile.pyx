@@ -246,25 +246,6 @@ cdef class _View:
         return starts, frees, self.low
 
 
-cdef inline void _extract(
-    const uint64_t* table, Py_ssize_t table_width, Py_ssize_t offset, uint64_t* out,
-    Py_ssize_t width
-) noexcept nogil:
-    """Bits ``offset`` to ``offset + 64 * width`` of ``table`` (zeros past its end) into
-    ``out``: a table-wide bitmap shifted down to a view's lowest node."""
-    cdef Py_ssize_t first = offset // 64, word, at
-    cdef int shift = offset % 64
-    cdef uint64_t low, high
-    for word in range(width):
-        at = first + word
-        low = table[at] if at < table_width else 0
-        if shift:
-            high = table[at + 1] if at + 1 < table_width else 0
-            out[word] = (low >> shift) | (high << (64 - shift))
-        else:
-            out[word] = low
-
-
 cdef struct _Held:
     double end  # a job's end, rounded
     Py_ssize_t index  # its place in the order given
@@ -275,90 +256,166 @@ cdef int _later_first(const void* a, const void* b) noexcept nogil:
     return -1 if x > y else (1 if x < y else 0)
 
 
-cdef inline bint _any(const uint64_t* words, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if words[i]:
-            return True
-    return False
-
-
 cdef class Profile:
     """See :class:`plurm.builtin.backfill_profile.PyProfile`: the same methods, the same
-    answers. The base segments' nodes are read into C words (table-wide) when the first
-    view is built, so that each view is cut from them in C."""
+    answers. The base segments' nodes are C words, each segment's only from its first to
+    its last word with a node (a job's nodes are a few words of a wide table), so that
+    each view is cut from them in C."""
 
     cdef public object everything
-    cdef public list starts
+    cdef double* _starts  # each base segment's start (as many as segments)
     cdef list _freed
     cdef dict _views
     cdef list _reservations
     cdef object _taken_now
-    cdef uint64_t* _base  # the base segments' freed nodes, _base_width words each
-    cdef Py_ssize_t _base_width
-    cdef Py_ssize_t* _spans  # each base segment's first and last word with a node
+    # The base segments: segment i's words are _store[offset : offset + hi - lo + 1] for
+    # the table's words lo to hi, with (offset, lo, hi) at _rows[3 * i] (lo > hi: no node).
+    cdef uint64_t* _store
+    cdef Py_ssize_t _stored, _store_capacity
+    cdef Py_ssize_t* _rows
+    cdef Py_ssize_t _row_count, _row_capacity
+    cdef bint _read
     # what free_now gives before any reservation: the nodes free in the segments before
     # the last that starts now, and in that one (see free_now)
     cdef object _now_before
     cdef object _now_last
 
     def __cinit__(self, *args, **kwargs):
-        self._base = NULL
-        self._spans = NULL
-        self._base_width = 0
+        self._store = NULL
+        self._rows = NULL
+        self._starts = NULL
+        self._stored = self._store_capacity = 0
+        self._row_count = self._row_capacity = 0
+        self._read = False
 
     def __dealloc__(self):
-        free(self._base)
-        free(self._spans)
+        free(self._store)
+        free(self._rows)
+        free(self._starts)
 
     def __init__(self, double now, everything, dict ends, held=None):
         self.everything = everything
-        self.starts = [now, *sorted(ends)]
+        cdef list starts = [now, *sorted(ends)]
+        cdef Py_ssize_t index
+        self._starts = <double*> malloc(len(starts) * sizeof(double))
+        if self._starts is NULL:
+            raise MemoryError()
+        for index in range(len(starts)):
+            self._starts[index] = starts[index]
         if held is None:
             held = 0
             for nodes in ends.values():
                 held |= nodes
         self._freed = [everything & ~held]
-        self._freed.extend(map(ends.__getitem__, itertools.islice(self.starts, 1, None)))
+        self._freed.extend(map(ends.__getitem__, itertools.islice(starts, 1, None)))
         self._views = {}
         self._reservations = []
         self._taken_now = 0
         self._now_parts()
 
+    @property
+    def starts(self):
+        """Each base segment's start, as the reference's ``starts``."""
+        cdef Py_ssize_t index
+        count = len(self._freed) if self._freed is not None else self._row_count
+        return [self._starts[index] for index in range(count)]
+
     cdef void _now_parts(self) except *:
-        cdef list starts = self.starts, freed = self._freed
-        now = starts[0]
+        cdef list freed = self._freed
+        cdef double now = self._starts[0]
         before = 0
         last = freed[0]
         cdef Py_ssize_t index
         for index in range(1, len(freed)):
-            if starts[index] != now:
+            if self._starts[index] != now:
                 break
             before = last
             last |= freed[index]
         self._now_before = before
         self._now_last = last
 
+    cdef void _reserve_rows(self, Py_ssize_t rows) except *:
+        """Room for ``rows`` segments in all."""
+        if rows <= self._row_capacity:
+            return
+        cdef Py_ssize_t* grown = <Py_ssize_t*> realloc(self._rows, 3 * rows * sizeof(Py_ssize_t))
+        if grown is NULL:
+            raise MemoryError()
+        self._rows = grown
+        self._row_capacity = rows
+
+    cdef void _add_row(self, const uint64_t* words, Py_ssize_t lo, Py_ssize_t hi) except *:
+        """A segment at the end: the nodes of ``words`` (table-wide) from word ``lo`` to
+        ``hi``, the others having none."""
+        self._reserve_rows(self._row_count + 1)
+        self._put_row(self._row_count, words, lo, hi)
+        self._row_count += 1
+
+    cdef void _put_row(
+        self, Py_ssize_t index, const uint64_t* words, Py_ssize_t lo, Py_ssize_t hi
+    ) except *:
+        """Segment ``index`` (room made for it) gets the nodes of ``words`` from word ``lo``
+        to ``hi``; its words go at the store's end."""
+        while lo <= hi and not words[lo]:
+            lo += 1
+        while hi >= lo and not words[hi]:
+            hi -= 1
+        cdef Py_ssize_t count = hi - lo + 1 if hi >= lo else 0, capacity
+        cdef uint64_t* grown
+        if self._stored + count > self._store_capacity:
+            capacity = 2 * self._store_capacity + count + 64
+            grown = <uint64_t*> realloc(self._store, capacity * sizeof(uint64_t))
+            if grown is NULL:
+                raise MemoryError()
+            self._store = grown
+            self._store_capacity = capacity
+        if count:
+            memcpy(self._store + self._stored, words + lo, count * sizeof(uint64_t))
+        cdef Py_ssize_t* row = self._rows + 3 * index
+        row[0] = self._stored
+        row[1] = lo if count else 1
+        row[2] = hi if count else 0
+        self._stored += count
+
+    cdef inline void _extract(
+        self, Py_ssize_t index, Py_ssize_t offset, uint64_t* out, Py_ssize_t width
+    ) noexcept nogil:
+        """Bits ``offset`` to ``offset + 64 * width`` of segment ``index`` into ``out``: the
+        segment's nodes shifted down to a view's lowest node."""
+        cdef const Py_ssize_t* row = self._rows + 3 * index
+        cdef const uint64_t* words = self._store + row[0]
+        cdef Py_ssize_t lo = row[1], hi = row[2], first = offset // 64, word, at
+        cdef int shift = offset % 64
+        cdef uint64_t low, high
+        for word in range(width):
+            at = first + word
+            low = words[at - lo] if lo <= at <= hi else 0
+            if shift:
+                high = words[at + 1 - lo] if lo <= at + 1 <= hi else 0
+                out[word] = (low >> shift) | (high << (64 - shift))
+            else:
+                out[word] = low
+
     @staticmethod
     def of_held(double now, resolution, held, Py_ssize_t node_count):
         """See the reference's ``of_held``: the same plan, the base's segments made in C
         words from the jobs' bitmaps (no int per end)."""
-        cdef double step = resolution, when_at, end
+        cdef double step = resolution, when_at, end, current = 0
         cdef Py_ssize_t width = (node_count + 63) // 64 if node_count > 0 else 1
-        cdef Py_ssize_t count = 0, capacity = 64, index, word, slot, low, high
+        cdef Py_ssize_t count = 0, capacity = 64, index, word, low, high, made = 0
+        cdef Py_ssize_t row_low = 0, row_high = -1, before
         cdef list masks = []
         cdef _Held* order = <_Held*> malloc(capacity * sizeof(_Held))
         cdef _Held* grown
-        cdef uint64_t* rows = NULL
-        cdef uint64_t* claimed = NULL
-        cdef uint64_t* infinite = NULL
-        cdef uint64_t* row
+        cdef uint64_t* words = NULL
+        cdef uint64_t* claimed
+        cdef uint64_t* infinite
         cdef uint64_t* nodes
+        cdef uint64_t* row
         cdef uint64_t taken
-        cdef double* row_ends = NULL
-        cdef double current
-        cdef Py_ssize_t made = 0
-        cdef bint open_row, some = False  # (some: the row's jobs hold nodes)
+        cdef double* ends = NULL
+        cdef bint open_row = False, some = False  # (some: the row's jobs hold nodes)
+        cdef Py_ssize_t* rows
         cdef Profile profile = Profile.__new__(Profile)
         if order is NULL:
             raise MemoryError()
@@ -380,126 +437,131 @@ cdef class Profile:
                 masks.append(mask)
                 count += 1
             qsort(order, count, sizeof(_Held), _later_first)
-            # Rows of words: one per end (latest first, filled from the last slot down),
-            # slot 0 left for the nodes free from now on; then the nodes claimed so far,
-            # those of jobs without an end, and one job's nodes.
-            rows = <uint64_t*> malloc((count + 1) * width * sizeof(uint64_t))
-            row_ends = <double*> malloc((count + 1) * sizeof(double))
-            claimed = <uint64_t*> calloc(3 * width, sizeof(uint64_t))
-            if rows is NULL or row_ends is NULL or claimed is NULL:
+            # the row being filled, the nodes claimed so far, those of jobs without an end
+            # and one job's nodes; each segment's end, latest first
+            words = <uint64_t*> calloc(4 * width, sizeof(uint64_t))
+            ends = <double*> malloc((count + 1) * sizeof(double))
+            if words is NULL or ends is NULL:
                 raise MemoryError()
-            infinite = claimed + width
-            nodes = claimed + 2 * width
-            slot = count  # the slot of the row being filled
-            open_row = False
-            current = 0
-            for index in range(count):
-                end = order[index].end
-                if not open_row or end != current:
+            row, claimed, infinite, nodes = words, words + width, words + 2 * width, words + 3 * width
+            profile._reserve_rows(count + 1)
+            profile._row_count = 1  # (segment 0, the nodes free from now on: below)
+            for index in range(count + 1):
+                end = order[index].end if index < count else 0
+                if index == count or not open_row or end != current:
+                    # the row of the end before is done: it stays unless later ends took all
+                    # of its jobs' nodes (an end whose jobs hold no node stays, as the
+                    # reference keeps it)
                     if open_row and current != _INF:
-                        # (an end whose jobs hold no node at all stays, as the reference
-                        # keeps it; one whose nodes later ends took goes)
-                        if not some or _any(rows + slot * width, width):
-                            row_ends[slot] = current
-                            slot -= 1
+                        before = profile._row_count
+                        if row_low <= row_high:
+                            profile._add_row(row, row_low, row_high)
+                            memset(row + row_low, 0, (row_high - row_low + 1) * sizeof(uint64_t))
+                            rows = profile._rows + 3 * (profile._row_count - 1)
+                            if some and rows[1] > rows[2]:
+                                profile._row_count -= 1  # (it stored no word)
+                        elif not some:
+                            profile._add_row(row, 1, 0)
+                        if profile._row_count > before:
+                            ends[made] = current
                             made += 1
+                    if index == count:
+                        break
                     current = end
                     open_row = True
                     some = False
-                    row = infinite if end == _INF else rows + slot * width
-                    if end != _INF:
-                        memset(row, 0, width * sizeof(uint64_t))
+                    row_low, row_high = width, -1
                 plurm_long_or_words(masks[order[index].index], nodes, width, &low, &high)
-                if low <= high:
-                    some = True
+                if low > high:
+                    continue
+                some = True
+                if end == _INF:
+                    for word in range(low, high + 1):
+                        infinite[word] |= nodes[word]
+                        claimed[word] |= nodes[word]
+                        nodes[word] = 0
+                    continue
                 for word in range(low, high + 1):
                     taken = nodes[word] & ~claimed[word]
                     nodes[word] = 0
                     row[word] |= taken
                     claimed[word] |= taken
-            if open_row and current != _INF and (not some or _any(rows + slot * width, width)):
-                row_ends[slot] = current
-                slot -= 1
-                made += 1
-            # the rows made are in slots slot + 1 .. count, earliest end first: slot 0 gets
-            # the nodes free from now on, the others follow it
-            if made and slot + 1 != 1:
-                memmove(rows + width, rows + (slot + 1) * width, made * width * sizeof(uint64_t))
-                memmove(row_ends + 1, row_ends + slot + 1, made * sizeof(double))
-            # slot 0: every node of the table but those held for ever, then less those held
-            for word in range(width):
-                rows[word] = ~infinite[word]
-            if node_count % 64:
-                rows[width - 1] &= ((<uint64_t> 1) << (node_count % 64)) - 1
-            if node_count <= 0:
-                rows[0] = 0
-            profile.everything = _from_words(rows, width)
-            for word in range(width):
-                rows[word] &= ~claimed[word]
-            profile.starts = [now]
-            for index in range(1, made + 1):
-                profile.starts.append(row_ends[index])
-            profile._base = rows
-            rows = NULL
-            profile._base_width = width
-            profile._spans = <Py_ssize_t*> malloc(2 * (made + 1) * sizeof(Py_ssize_t))
-            if profile._spans is NULL:
+                if low < row_low:
+                    row_low = low
+                if high > row_high:
+                    row_high = high
+            # the segments after the first were made latest first: earliest first, then
+            rows = profile._rows
+            for index in range(made // 2):
+                for word in range(3):
+                    rows[3 * (1 + index) + word], rows[3 * (made - index) + word] = (
+                        rows[3 * (made - index) + word], rows[3 * (1 + index) + word]
+                    )
+            profile._starts = <double*> malloc((made + 1) * sizeof(double))
+            if profile._starts is NULL:
                 raise MemoryError()
-            for index in range(made + 1):
-                row = profile._base + index * width
-                slot = 0
-                while slot < width and not row[slot]:
-                    slot += 1
-                word = width - 1
-                while word > slot and not row[word]:
-                    word -= 1
-                profile._spans[2 * index] = slot
-                profile._spans[2 * index + 1] = word
+            profile._starts[0] = now
+            for index in range(made):
+                profile._starts[made - index] = ends[index]
+            # every node of the table but those held for ever; the first segment's: less
+            # those held at all
+            for word in range(width):
+                row[word] = ~infinite[word]
+            if node_count % 64:
+                row[width - 1] &= ((<uint64_t> 1) << (node_count % 64)) - 1
+            if node_count <= 0:
+                row[0] = 0
+            profile.everything = _from_words(row, width)
+            for word in range(width):
+                row[word] &= ~claimed[word]
+            first = _from_words(row, width)
+            profile._put_row(0, row, 0, width - 1)
             held_nodes = _from_words(claimed, width)
-            first = _from_words(profile._base, width)
-            if made and row_ends[1] == now:
+            if made and ends[made - 1] == now:
                 profile._now_before = first
-                profile._now_last = first | _from_words(profile._base + width, width)
+                profile._now_last = first | profile._segment(1)
             else:
                 profile._now_before = 0
                 profile._now_last = first
         finally:
             free(order)
-            free(rows)
-            free(row_ends)
-            free(claimed)
+            free(words)
+            free(ends)
+        profile._read = True
         profile._freed = None
         profile._views = {}
         profile._reservations = []
         profile._taken_now = 0
         return profile, held_nodes
 
+    cdef object _segment(self, Py_ssize_t index):
+        """Segment ``index``'s nodes as an int."""
+        cdef const Py_ssize_t* row = self._rows + 3 * index
+        if row[1] > row[2]:
+            return 0
+        return _from_words(self._store + row[0], row[2] - row[1] + 1) << (64 * row[1])
+
     cdef void _read_base(self) except *:
-        """The base segments' freed nodes into C words, with the words each one spans."""
+        """The base segments' freed nodes (ints) into C words."""
         cdef list freed = self._freed
-        cdef Py_ssize_t count = len(freed), index, width = 1, first, last
-        cdef Py_ssize_t bits
+        cdef Py_ssize_t width = 1, low, high, bits
         for nodes in freed:
             bits = nodes.bit_length()
             if (bits + 63) // 64 > width:
                 width = (bits + 63) // 64
-        self._base = <uint64_t*> malloc(count * width * sizeof(uint64_t))
-        self._spans = <Py_ssize_t*> malloc(2 * count * sizeof(Py_ssize_t))
-        if self._base is NULL or self._spans is NULL:
+        cdef uint64_t* words = <uint64_t*> calloc(width, sizeof(uint64_t))
+        if words is NULL:
             raise MemoryError()
-        self._base_width = width
-        cdef uint64_t* row
-        for index in range(count):
-            row = self._base + index * width
-            _to_words(freed[index], row, width)
-            first = 0
-            while first < width and not row[first]:
-                first += 1
-            last = width - 1
-            while last > first and not row[last]:
-                last -= 1
-            self._spans[2 * index] = first
-            self._spans[2 * index + 1] = last
+        try:
+            self._reserve_rows(len(freed))
+            for nodes in freed:
+                plurm_long_or_words(nodes, words, width, &low, &high)
+                self._add_row(words, low, high)
+                if low <= high:
+                    memset(words + low, 0, (high - low + 1) * sizeof(uint64_t))
+        finally:
+            free(words)
+        self._read = True
 
     def free_now(self):
         return self._now_before | (self._now_last & ~self._taken_now)
@@ -527,8 +589,7 @@ cdef class Profile:
     cdef _View _build(self, usable):
         cdef int low = (usable & -usable).bit_length() - 1 if usable else 0
         cdef Py_ssize_t width = ((usable.bit_length() - low) + 63) // 64
-        cdef list starts = self.starts
-        cdef Py_ssize_t index, word, count = len(starts)
+        cdef Py_ssize_t index, word, count
         cdef bint every = usable == self.everything
         taken = [
             (start, end, (nodes & usable) >> low)
@@ -538,11 +599,11 @@ cdef class Profile:
         # the view's segments: those that free a usable node (each one, when reservations
         # are replayed on them, merged after), their frees accumulated
         cdef bint all_segments = bool(taken) or every
+        if not self._read:
+            self._read_base()
+        count = self._row_count
         cdef _View view = _View(width, low, count + 2 * len(taken) if all_segments else 8)
         width = view.width
-        if self._base is NULL:
-            self._read_base()
-        cdef Py_ssize_t base_width = self._base_width
         # the words of the table the view's nodes are in
         cdef Py_ssize_t first_word = low // 64
         cdef Py_ssize_t last_word = (usable.bit_length() - 1) // 64 if usable else 0
@@ -551,16 +612,15 @@ cdef class Profile:
             raise MemoryError()
         cdef uint64_t* part = mine + width  # one segment's usable nodes, shifted
         cdef bint touches
+        cdef const Py_ssize_t* row
         try:
             _to_words(usable >> low, mine, width)
             memset(view.scratch, 0, width * sizeof(uint64_t))  # the accumulated frees
             for index in range(count):
-                if index and not all_segments and (
-                    self._spans[2 * index + 1] < first_word
-                    or self._spans[2 * index] > last_word
-                ):
+                row = self._rows + 3 * index
+                if index and not all_segments and (row[2] < first_word or row[1] > last_word):
                     continue  # frees no node in the view's words
-                _extract(self._base + index * base_width, base_width, low, part, width)
+                self._extract(index, low, part, width)
                 touches = False
                 for word in range(width):
                     part[word] &= mine[word]
@@ -570,7 +630,7 @@ cdef class Profile:
                     continue
                 for word in range(width):
                     view.scratch[word] |= part[word]
-                view._append_words(starts[index], view.scratch)
+                view._append_words(self._starts[index], view.scratch)
         finally:
             free(mine)
         for start, end, nodes in taken:
@@ -590,7 +650,7 @@ cdef class Profile:
 
     def reserve(self, double start, double end, nodes):
         self._reservations.append((start, end, nodes))
-        if start == self.starts[0] and end > start:
+        if start == self._starts[0] and end > start:
             self._taken_now |= nodes
 
     def openings(self, usable, Py_ssize_t least, double duration, double horizon):

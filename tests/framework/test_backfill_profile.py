@@ -80,18 +80,30 @@ def _plans(draw: st.DrawFn) -> tuple[int, dict[float, int], int | None, list[tup
         st.just(math.nextafter(_NOW, math.inf)),
     )
     reserve_starts = st.one_of(times.filter(lambda t: t != math.inf), st.just(_NOW))
-    operations = st.one_of(
-        st.tuples(st.just("reserve"), reserve_starts, durations, nodes),
+    operations = _operations(usable, nodes, reserve_starts, durations, horizons, 6)
+    return everything, ends, held, draw(st.lists(operations, max_size=30))
+
+
+def _operations(
+    usable: st.SearchStrategy[int],
+    nodes: st.SearchStrategy[int],
+    starts: st.SearchStrategy[float],
+    durations: st.SearchStrategy[float],
+    horizons: st.SearchStrategy[float],
+    most: int,
+) -> st.SearchStrategy[tuple]:  # type: ignore[type-arg]
+    """Questions to a profile and reservations on it: openings of up to ``most`` nodes, all
+    of them or the first few, with reservations made between two."""
+    return st.one_of(
+        st.tuples(st.just("reserve"), starts, durations, nodes),
         st.tuples(st.just("build_view"), usable),
         st.tuples(st.just("view"), usable),
         st.tuples(st.just("free_now")),
-        # openings, all of them or the first few, with reservations made between two
         st.tuples(
-            st.just("openings"), usable, st.integers(0, 6), durations, horizons,
-            st.integers(0, 3), st.lists(st.tuples(reserve_starts, durations, nodes), max_size=2),
+            st.just("openings"), usable, st.integers(0, most), durations, horizons,
+            st.integers(0, 3), st.lists(st.tuples(starts, durations, nodes), max_size=2),
         ),
     )  # fmt: skip
-    return everything, ends, held, draw(st.lists(operations, max_size=30))
 
 
 def _run(profile_type: type, plan: tuple) -> list[object]:  # type: ignore[type-arg]
@@ -217,15 +229,7 @@ def _held(draw: st.DrawFn) -> tuple[int, int, list[tuple[None, float | None, int
         st.just(math.nextafter(_NOW, math.inf)),
     )
     starts = st.one_of(st.just(_NOW), st.integers(1, 60).map(lambda minute: _NOW + 60 * minute))
-    operations = st.one_of(
-        st.tuples(st.just("reserve"), starts, durations, nodes),
-        st.tuples(st.just("view"), usable),
-        st.tuples(st.just("free_now")),
-        st.tuples(
-            st.just("openings"), usable, st.integers(0, 40), durations, horizons,
-            st.integers(0, 3), st.lists(st.tuples(starts, durations, nodes), max_size=2),
-        ),
-    )  # fmt: skip
+    operations = _operations(usable, nodes, starts, durations, horizons, 40)
     return count, resolution, held, draw(st.lists(operations, max_size=12))
 
 

@@ -824,6 +824,199 @@ def test_free_core_placement_matches_the_general_code(
         assert (fast and fast.nodes) == (slow and slow.nodes)
 
 
+# A partition: (first node, last node + 1, PriorityTier, OverSubscribe, PreemptMode or "").
+_GANG_PARTITION = st.tuples(
+    st.integers(0, 9),
+    st.integers(1, 10),
+    st.integers(1, 3),
+    st.sampled_from(["NO", "FORCE:1", "YES", "FORCE:2", "EXCLUSIVE"]),
+    st.sampled_from(["", "", "", "OFF"]),
+)
+# A job begun before the test: its partition, then as ``_RUNNING`` (whose fates include
+# gang suspension), and whether it asks to share (--oversubscribe).
+_GANG_RUNNING = st.tuples(
+    st.integers(0, 2),
+    st.integers(0, 2**10 - 1),
+    st.integers(1, 12),
+    st.integers(1, 3),
+    st.booleans(),
+    st.sampled_from(["run", "run", "exclusive", "gang-suspended", "admin-suspended", "ended"]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=700, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    traits=st.sampled_from([(True, False), (True, False), (False, False), (False, True)]),
+    nodes=st.lists(_NODE, min_size=1, max_size=10),
+    partitions=st.lists(_GANG_PARTITION, min_size=1, max_size=3),
+    running=st.lists(_GANG_RUNNING, max_size=10),
+    partition=st.integers(0, 2),
+    tasks=st.integers(1, 12),
+    cpus_per_task=st.integers(1, 3),
+    min_nodes=st.integers(1, 3),
+    max_nodes=st.sampled_from([None, 0, 2]),
+    shares=st.booleans(),
+    mask=st.one_of(st.just(2**10 - 1), st.integers(1, 2**10 - 1)),
+)
+# a job of a FORCE:1 partition goes on top of the sharing job of another of its tier
+@example(
+    params="CR_Core",
+    traits=(True, False),
+    nodes=[(1, 4, 1)],
+    partitions=[(0, 1, 1, "FORCE:1", ""), (0, 1, 1, "FORCE:1", "")],
+    running=[(1, 1, 4, 1, True, "run", False)],
+    partition=0,
+    tasks=1,
+    cpus_per_task=1,
+    min_nodes=1,
+    max_nodes=None,
+    shares=False,
+    mask=1,
+)
+# without victims by partition, a job goes on top of a higher tier's
+@example(
+    params="CR_Core",
+    traits=(False, False),
+    nodes=[(1, 4, 1)],
+    partitions=[(0, 1, 1, "NO", ""), (0, 1, 2, "NO", "")],
+    running=[(1, 1, 4, 1, True, "run", False)],
+    partition=0,
+    tasks=1,
+    cpus_per_task=1,
+    min_nodes=1,
+    max_nodes=None,
+    shares=False,
+    mask=1,
+)
+# an exclusive job of a lower tier that the core started on more nodes than select chose
+# holds one core of each: step 1 may use the other three (FreeCores would not)
+@example(
+    params="CR_Core",
+    traits=(True, False),
+    nodes=[(1, 4, 1), (1, 4, 1), (1, 4, 1)],
+    partitions=[(0, 3, 1, "NO", ""), (0, 3, 2, "NO", "")],
+    running=[(0, 0b101, 1, 1, False, "exclusive", False)],
+    partition=1,
+    tasks=3,
+    cpus_per_task=1,
+    min_nodes=1,
+    max_nodes=None,
+    shares=False,
+    mask=0b111,
+)
+# a job of a higher tier goes on top of a lower one's, whose other job on the node ended
+@example(
+    params="CR_Core",
+    traits=(True, False),
+    nodes=[(1, 4, 1)],
+    partitions=[(0, 1, 1, "NO", ""), (0, 1, 2, "NO", "")],
+    running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "ended", False)],
+    partition=1,
+    tasks=4,
+    cpus_per_task=1,
+    min_nodes=1,
+    max_nodes=None,
+    shares=False,
+    mask=1,
+)
+def test_gang_tests_on_free_cores_match_the_general_code(
+    params: str,
+    traits: tuple[bool, bool],
+    nodes: list[tuple[int, int, int]],
+    partitions: list[tuple[int, int, int, str, str]],
+    running: list[tuple[int, int, int, int, bool, str, bool]],
+    partition: int,
+    tasks: int,
+    cpus_per_task: int,
+    min_nodes: int,
+    max_nodes: int | None,
+    shares: bool,
+    mask: int,
+) -> None:
+    """Under gang scheduling a RUN_NOW test takes step 1 on FreeCores and, when that finds
+    no room and only jobs that keep their cores from the job are on its nodes, ends there
+    (``ConsResSelect._test_now``): the same answer, nodes and cores as the general code on
+    the whole usage (the plugin's reference), on random clusters of partitions of several
+    tiers, sharing or not, with jobs placed by select or started anywhere, exclusive, gang-
+    or admin-suspended, or ended; the policy choosing victims by partition (as
+    preempt/partition_prio) or not, suspending within partitions (preempt/qos) or not."""
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import JobRequest, JobState
+    from plurm.model.traits import PreemptTraits
+    from plurm.registry import PluginContext
+
+    count = len(nodes)
+    every = (1 << count) - 1
+    lines = "".join(
+        f"NodeName=n{i:02d} CPUs={s * c * t} Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}\n"
+        for i, (s, c, t) in enumerate(nodes)
+    )
+    spans = []
+    for index, (first, end, tier, oversubscribe, mode) in enumerate(partitions):
+        first = min(first, count - 1)
+        end = max(first + 1, min(end, count))
+        spans.append(((1 << end) - 1) & ~((1 << first) - 1))
+        lines += (
+            f"PartitionName=p{index} Nodes=n[{first:02d}-{end - 1:02d}] PriorityTier={tier}"
+            f" OverSubscribe={oversubscribe}" + (f" PreemptMode={mode}" if mode else "") + "\n"
+        )
+    config = conf.parse_text(
+        f"ClusterName=c\nSlurmctldHost=h\nSelectType=select/cons_res\n"
+        f"SelectTypeParameters={params}\nPreemptType=preempt/partition_prio\n"
+        f"PreemptMode=SUSPEND,GANG\n{lines}"
+    )
+    cluster = Cluster.from_config(config)
+    by_partition, suspend_in_partition = traits
+    cluster.preempt_traits = PreemptTraits(
+        by_partition=by_partition, suspend_in_partition=suspend_in_partition
+    )
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    for job_id, (part, where, size, per_task, placed, fate, share) in enumerate(running, 1):
+        part %= len(partitions)
+        request = JobRequest(
+            ntasks=size,
+            cpus_per_task=per_task,
+            exclusive=fate == "exclusive",
+            oversubscribe=share,
+        )
+        busy = RealJob(job_id, request, 0.0, f"p{part}")
+        on = cluster.bitmap(where & spans[part] or spans[part])
+        result = select.select_job_test(busy, on, SelectMode.RUN_NOW, (), cluster)
+        if placed and result.status is SelectStatus.SUCCESS:
+            busy.nodes = result.nodes
+        else:
+            busy.nodes = tuple(on)  # the core may start a job where select would not
+        busy.state = JobState.RUNNING
+        select.select_job_begin(busy, cluster)
+        if fate == "gang-suspended":
+            select.select_job_suspend(busy, False, cluster)
+        elif fate == "admin-suspended":
+            select.select_job_suspend(busy, True, cluster)
+        elif fate == "ended":
+            select.select_job_fini(busy, cluster)
+    request = JobRequest(
+        min_nodes=min_nodes,
+        max_nodes=None if max_nodes is None else min_nodes + max_nodes,
+        ntasks=tasks,
+        cpus_per_task=cpus_per_task,
+        oversubscribe=shares,
+    )
+    job = RealJob(99, request, 0.0, f"p{partition % len(partitions)}")
+    on = cluster.bitmap(mask & every or every)
+    answers = []
+    for reference in (False, True):
+        select.reference = reference
+        select.tested.clear()
+        result = select.select_job_test(job, on, SelectMode.RUN_NOW, (), cluster)
+        tested = select.tested.get(99)
+        answers.append((result.status, result.nodes, tested and tested.placement))
+    assert answers[0] == answers[1]
+
+
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(
     params=st.sampled_from(["CR_Core", "CR_CPU"]),

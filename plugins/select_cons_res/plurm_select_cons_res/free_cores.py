@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from plurm.model.runs import best_span, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
@@ -36,7 +36,7 @@ from plurm_select_cons_res.placement import fill_tasks_in_order
 from plurm_select_cons_res.steps import Placement
 from plurm_select_cons_res.usage import Allocation, Runs
 
-__all__ = ["FreeCores", "on_free_cores"]
+__all__ = ["FreeCores", "first_on_free_cores", "on_free_cores"]
 
 #: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
@@ -45,6 +45,7 @@ _RESERVED = Sharing.RESERVED.weight
 # Enum members read once (on Python 3.11 a read through the enum class goes through its
 # __getattr__ hook): on_free_cores is asked at every test.
 _ONE_ROW = Sharing.ONE_ROW
+_RESERVED_SHARING = Sharing.RESERVED
 _NO_MEMORY = MemoryKind.NONE
 
 
@@ -54,6 +55,20 @@ def on_free_cores(needs: Needs, unit: Unit) -> bool:
     have several rows of its own (the callers know those)."""
     return (
         needs.sharing is _ONE_ROW
+        and needs.memory_kind is _NO_MEMORY
+        and not needs.required
+        and not needs.contiguous
+        and unit in _CORE_UNITS
+    )
+
+
+def first_on_free_cores(needs: Needs, unit: Unit) -> bool:
+    """Whether step 1 of a gang-scheduled test of ``needs`` under ``unit`` (the fit on the
+    cores no job holds) is FreeCores's :meth:`FreeCores.place`: :func:`on_free_cores`, for a
+    job that shares (OverSubscribe=FORCE) too. The callers know the rest (see
+    :meth:`FreeCores.gang_step_one`)."""
+    return (
+        needs.sharing is not _RESERVED_SHARING
         and needs.memory_kind is _NO_MEMORY
         and not needs.required
         and not needs.contiguous
@@ -88,6 +103,11 @@ class FreeCores:
         #: What each held job holds: its nodes (held one by one), its sharing weight and the
         #: runs it holds by slices (``_hold_runs``; then no nodes).
         self._held: dict[int, tuple[list[int], int, Runs]] = {}
+        #: Each held job's partition, and per partition the nodes (a bitmap) where its held
+        #: jobs hold an entry: which partitions a test's nodes hold jobs of
+        #: (``partitions_on``).
+        self._partition_of: dict[int, str] = {}
+        self._on_partition: dict[str, int] = {}
         #: Per node, the union of its held cores (a core bitmask), and that within the
         #: node's cores (``busy``).
         self._union = [0] * len(self.table)
@@ -190,7 +210,12 @@ class FreeCores:
             nodes.append(index)
         self._occupied = occupied
         self._held[job_id] = (nodes, weight, ())
+        self._in_partition(job_id, allocation.partition, _bitmap(nodes))
         self._derive(nodes)
+
+    def _in_partition(self, job_id: int, partition: str, nodes: int) -> None:
+        self._partition_of[job_id] = partition
+        self._on_partition[partition] = self._on_partition.get(partition, 0) | nodes
 
     def _list_solo(self, index: int) -> dict[int, int]:
         """Another job comes onto (or a release walks) a node held by runs: its job goes
@@ -240,6 +265,10 @@ class FreeCores:
         self._solo |= occupied & ~self._occupied
         self._occupied = occupied
         self._held[job_id] = ([], weight, runs)
+        bits = 0
+        for start, end, _ in runs:
+            bits |= ((1 << (end - start)) - 1) << start
+        self._in_partition(job_id, allocation.partition, bits)
         self._slots.clear()
         return True
 
@@ -249,15 +278,20 @@ class FreeCores:
         if held is None:
             return
         nodes, weight, runs = held
+        partition = self._partition_of.pop(job_id)
+        left = 0  # the nodes where no held job of the partition is left
         if runs:
-            nodes = self._release_runs(runs)
+            nodes, left = self._release_runs(runs)
             if not nodes:
+                self._on_partition[partition] &= ~left
                 self._slots.clear()
                 return
         jobs_on = self._jobs_on
         weights = self._weight
         unions = self._union
         occupied = self._occupied
+        partition_of = self._partition_of
+        gone = []
         for index in nodes:
             on = jobs_on[index]
             if len(on) == 1:  # the node's last job: nothing is left on it
@@ -265,6 +299,7 @@ class FreeCores:
                 weights[index] = 0
                 unions[index] = 0
                 occupied &= ~(1 << index)
+                gone.append(index)
                 continue
             del on[job_id]
             weights[index] -= weight
@@ -272,15 +307,23 @@ class FreeCores:
             for mask in on.values():
                 union |= mask
             unions[index] = union
+            for other in on:
+                if partition_of[other] == partition:
+                    break
+            else:
+                gone.append(index)
         self._occupied = occupied
+        self._on_partition[partition] &= ~(left | _bitmap(gone))
         self._derive(nodes)
 
-    def _release_runs(self, runs: Runs) -> list[int]:
+    def _release_runs(self, runs: Runs) -> tuple[list[int], int]:
         """``release`` of a job held by runs: a run whose nodes it still holds alone is
         emptied by slices; the nodes of any other run (another job came onto some of them)
-        are returned, each in ``_jobs_on``, for the release node by node."""
+        are returned, each in ``_jobs_on``, for the release node by node, with the bitmap of
+        the runs emptied."""
         by_free = self._by_free
         left: list[int] = []
+        emptied = 0
         for start, end, _ in runs:
             size = end - start
             bits = ((1 << size) - 1) << start
@@ -306,7 +349,8 @@ class FreeCores:
             self._solo &= ~bits
             if self.partly & bits:
                 self.partly &= ~bits
-        return left
+            emptied |= bits
+        return left, emptied
 
     def _derive(self, nodes: list[int]) -> None:
         """The held cores of ``nodes`` changed: update what is derived from them."""
@@ -427,6 +471,25 @@ class FreeCores:
         whole = len(runs) == len(taken)
         return Placement(cores, cpus, dict.fromkeys(cores, 0), tuple(runs) if whole else ())
 
+    def gang_step_one(self, nodes: int) -> bool:
+        """Whether :meth:`place` on the bitmap ``nodes`` is step 1 of ``steps.Tester``
+        under gang scheduling, for a job of :func:`first_on_free_cores` when no partition
+        has several rows of its own: the fit on the cores no job in a row holds, on the
+        nodes the job may use. Tester leaves out a node an exclusive job holds only when
+        that job's partition is not of a lower tier, where ``place`` leaves out every one
+        (``barred``); they agree when every such node of ``nodes`` has no CPU free (an
+        exclusive job placed by select holds all the cores; one the core started elsewhere
+        may not)."""
+        return not nodes & self.barred & ~self._by_free[0]
+
+    def holds_only(self, nodes: int, partitions: Collection[str]) -> bool:
+        """Whether every job in a row that holds something on the bitmap ``nodes`` is of
+        one of ``partitions``."""
+        for partition, on in self._on_partition.items():
+            if on & nodes and partition not in partitions:
+                return False
+        return True
+
     def _on_run(self, first: int, end: int, number: int, count: int) -> Placement:
         """The placement that gives each node of the run ``first:end`` (wholly free, of
         layout ``number``) its ``count`` lowest cores, remembered: jobs of one size land on
@@ -540,6 +603,19 @@ class FreeCores:
         if want_nodes > 0 or want_tasks > 0:
             return None
         return taken, -want_tasks
+
+
+def _bitmap(indexes: Sequence[int]) -> int:
+    """Node table indexes as a node bitmap."""
+    if len(indexes) < 8:
+        bits = 0
+        for index in indexes:
+            bits |= 1 << index
+        return bits
+    raw = bytearray(max(indexes) // 8 + 1)
+    for index in indexes:
+        raw[index >> 3] |= 1 << (index & 7)
+    return int.from_bytes(raw, "little")
 
 
 def _fewest_that_hold(run: list[int], want: int) -> int | None:

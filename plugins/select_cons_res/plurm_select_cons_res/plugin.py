@@ -17,7 +17,7 @@ from plurm.model.gres import GresAsk, GresHeld, node_counts
 from plurm.model.job import Job, JobRequest, JobState
 from plurm.model.select import Candidate, SelectMode, SelectResult, SelectStatus
 from plurm.registry import PluginContext
-from plurm_select_cons_res.free_cores import FreeCores, on_free_cores
+from plurm_select_cons_res.free_cores import FreeCores, first_on_free_cores, on_free_cores
 from plurm_select_cons_res.gres import GresState, GresTester
 from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing, needs_of, row_count
@@ -40,6 +40,24 @@ _UNITS_MEMO_SIZE = 1 << 14
 _RUN_NOW = SelectMode.RUN_NOW
 _SUCCESS = SelectStatus.SUCCESS
 _ONE_ROW = Sharing.ONE_ROW
+
+
+class _Partitions(NamedTuple):
+    """What the plugin works out from the partitions and the configuration (see
+    ``_of_partitions``)."""
+
+    #: (configuration, preemption traits, partitions): what the rest was worked out from.
+    key: tuple[object, ...]
+    #: Rows per partition.
+    rows: dict[str, int]
+    #: ``_plain``.
+    plain: bool
+    #: Whether every partition has one row (no OverSubscribe=FORCE:n or YES:n with n over
+    #: 1, no extra row for a QOS that suspends).
+    one_row: bool
+    #: Per partition, made when first asked: the partitions whose jobs keep their cores
+    #: from its jobs under gang scheduling (``_kept_beside``).
+    beside: dict[str, frozenset[str]]
 
 
 class _Tested(NamedTuple):
@@ -79,7 +97,7 @@ class ConsResSelect:
         # Functions of the partitions as they are and of one job's request, remembered:
         # the rows and plainness for the partition objects they were computed from, and
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
-        self._by_partitions: tuple[tuple[object, ...], dict[str, int], bool] | None = None
+        self._by_partitions: _Partitions | None = None
         self._last_needs: tuple[int, object, object, object, Needs | None] | None = None
         #: Needs by request shape, per partition object (see ``_needs``).
         self._needs_by_shape: dict[
@@ -105,16 +123,16 @@ class ConsResSelect:
     # ----------------------------------------------------------------------------- helpers
 
     def _rows(self, cluster: Cluster) -> dict[str, int]:
-        return self._of_partitions(cluster)[1]
+        return self._of_partitions(cluster).rows
 
-    def _of_partitions(self, cluster: Cluster) -> tuple[tuple[object, ...], dict[str, int], bool]:
-        """(what they were worked out from, rows per partition, ``_plain``), kept while the
-        partition objects and the configuration stay the same (an update makes a new
-        object). The partitions are compared as a copy of the dict: equal dicts of the same
-        objects compare in C, each value by identity first."""
+    def _of_partitions(self, cluster: Cluster) -> _Partitions:
+        """What the rows and tiers of the partitions give, kept while the partition objects
+        and the configuration stay the same (an update makes a new object). The partitions
+        are compared as a copy of the dict: equal dicts of the same objects compare in C,
+        each value by identity first."""
         known = self._by_partitions
         if known is not None:
-            config, traits, partitions = known[0]
+            config, traits, partitions = known.key
             if (
                 config is cluster.config
                 and traits is cluster.preempt_traits
@@ -127,8 +145,27 @@ class ConsResSelect:
             row_count(part, False) == 1 for part in cluster.partitions.values()
         )
         key = (cluster.config, cluster.preempt_traits, dict(cluster.partitions))
-        self._by_partitions = known = (key, rows, plain)
+        one_row = all(count == 1 for count in rows.values())
+        self._by_partitions = known = _Partitions(key, rows, plain, one_row, {})
         return known
+
+    def _kept_beside(self, cluster: Cluster, partition: str) -> frozenset[str]:
+        """The partitions whose jobs keep their cores from a job of ``partition`` under
+        gang scheduling, in every step of ``steps.Tester`` past the first: its own (a row
+        per partition) and, when the policy chooses victims by partition, those of a higher
+        tier or with PreemptMode=OFF."""
+        known = self._of_partitions(cluster).beside
+        beside = known.get(partition)
+        if beside is None:
+            kept = {partition}
+            if cluster.preempt_traits.by_partition:
+                tier = cluster.partition(partition).priority_tier
+                for name, other in cluster.partitions.items():
+                    mode = other.preempt_mode or cluster.config.preempt_mode
+                    if other.priority_tier > tier or mode.base is PreemptBase.OFF:
+                        kept.add(name)
+            beside = known[partition] = frozenset(kept)
+        return beside
 
     def _tester(self, cluster: Cluster) -> Tester:
         rows = self._rows(cluster)
@@ -282,10 +319,46 @@ class ConsResSelect:
             if not placed_first:  # (else it was placed above: None)
                 placed = self.free_cores.place(needs, free_mask, unit)
         else:
-            placed = self._tester(cluster).test(needs, nodes, job.partition, self.usage)
+            placed = self._test_now(needs, nodes, job.partition, unit, mask, cluster)
         if placed is not None:
             return self._success(job, placed)
         return self._preempt(job, self._tester(cluster), needs, nodes, candidates, cluster)
+
+    def _test_now(
+        self,
+        needs: Needs,
+        nodes: Sequence[str],
+        partition: str,
+        unit: Unit,
+        mask: int | None,
+        cluster: Cluster,
+    ) -> Placement | None:
+        """A RUN_NOW test against the usage off FreeCores's plain case: ``steps.Tester``.
+
+        Under gang scheduling with a row per partition, for a job that does not want whole
+        nodes, counts no memory and asks for no node by name (``first_on_free_cores``), on
+        nodes in table order (``mask``), Tester's step 1 is ``FreeCores.place``
+        (``FreeCores.gang_step_one``), which places the job without the view of the
+        usage. When it finds no room and every job on the nodes is of the job's partition
+        or of one whose jobs keep their cores from it (``_kept_beside``), every later step
+        of Tester blocks the very cores step 1 did, refused as step 1 was: no room either.
+        Otherwise Tester goes on from step 2."""
+        if (
+            mask is None
+            or self.reference
+            or not cluster.config.gang_scheduling
+            or not first_on_free_cores(needs, unit)
+            or not self._of_partitions(cluster).one_row
+            or not self.free_cores.gang_step_one(mask)
+        ):
+            return self._tester(cluster).test(needs, nodes, partition, self.usage)
+        placed = self.free_cores.place(needs, mask, unit)
+        if placed is not None:
+            return placed
+        if self.free_cores.holds_only(mask, self._kept_beside(cluster, partition)):
+            return None
+        tester = self._tester(cluster)
+        return tester.test(needs, nodes, partition, self.usage, free_failed=True)
 
     def _without_gres(self, nodes: Sequence[str], cluster: Cluster) -> NodeBitmap | None:
         """Those of ``nodes`` without generic resources, when some of them have some and
@@ -471,7 +544,7 @@ class ConsResSelect:
         scheduling and with one row per partition, a job that wants its cores to itself
         only ever goes on free cores (steps 2 to 4 never run, no node is left out for
         another partition's rows)."""
-        return self._of_partitions(cluster)[2]
+        return self._of_partitions(cluster).plain
 
     def _idle_test(
         self,

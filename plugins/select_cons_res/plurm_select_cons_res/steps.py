@@ -327,9 +327,12 @@ class Tester:
         partition: str,
         usage: Usage,
         suspend: Collection[int] | None = None,
+        free_failed: bool = False,
     ) -> Placement | None:
         """The job's placement on ``nodes`` against ``usage``, or None. ``suspend`` lists
         the jobs a QOS preemptor suspends: it may then use its partition's extra row.
+        ``free_failed``: the caller knows that step 1 (the fit on the cores no job holds)
+        finds no room (``FreeCores`` found none), so it is not made again.
 
         A test reads the usage on ``nodes`` (their view: only their jobs, never more work
         than summing every job), whether rows hold cores anywhere, the jobs inside their
@@ -337,7 +340,8 @@ class Tester:
         again while none of these changed (``Usage.refusals``; a change of configuration
         reshapes the usage)."""
         if self.reference:
-            return self._test(needs, nodes, partition, usage, View.of(usage), suspend)
+            view = View.of(usage)
+            return self._test(needs, nodes, partition, usage, view, suspend, free_failed)
         # the key of both: a node bitmap's mask (in table order, one node set per mask; its
         # names are made only when a view must be), else the tuple of the names
         key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
@@ -347,7 +351,7 @@ class Tester:
         key = (needs, partition, exempt if isinstance(exempt, frozenset) else frozenset(exempt))
         if refused is not None and key in refused:
             return None
-        placed = self._test(needs, nodes, partition, usage, view, suspend)
+        placed = self._test(needs, nodes, partition, usage, view, suspend, free_failed)
         if placed is None and refused is not None:
             refused.add(key)
         return placed
@@ -360,6 +364,7 @@ class Tester:
         usage: Usage,
         view: View,
         suspend: Collection[int] | None,
+        free_failed: bool = False,
     ) -> Placement | None:
         gang = self.cluster.config.gang_scheduling
         stacking = self.resource.unit is not Unit.NONE and (gang or needs.shared)
@@ -382,7 +387,7 @@ class Tester:
         names = self._allowed_nodes(nodes, partition, needs, view, kept)
         if len(names) < needs.min_nodes:
             return None
-        placed = self.fit(needs, names, partition, view, view.busy)
+        placed = None if free_failed else self.fit(needs, names, partition, view, view.busy)
         if placed is not None or not stacking:
             return placed
         refused: list[Blocked] = [view.busy]  # the cores of the fits that found no room

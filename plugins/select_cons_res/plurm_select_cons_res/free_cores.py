@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from plurm.model.runs import best_span, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
@@ -38,6 +38,8 @@ from plurm_select_cons_res.usage import Allocation, Runs
 
 __all__ = ["FreeCores", "first_on_free_cores", "on_free_cores"]
 
+#: How many sets of partitions ``FreeCores.holds_only`` keeps the other partitions' nodes of.
+_OUTSIDE_KEPT = 256
 #: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
 #: Slurm's node state counter at and above which an exclusive job holds the node.
@@ -108,6 +110,10 @@ class FreeCores:
         #: (``partitions_on``).
         self._partition_of: dict[int, str] = {}
         self._on_partition: dict[str, int] = {}
+        #: Counts the changes of ``_on_partition``; per set of partitions ``holds_only``
+        #: asked about, the nodes of all others' jobs, at that count.
+        self._partition_changes = 0
+        self._outside: dict[frozenset[str], tuple[int, int]] = {}
         #: Per node, the union of its held cores (a core bitmask), and that within the
         #: node's cores (``busy``).
         self._union = [0] * len(self.table)
@@ -216,6 +222,7 @@ class FreeCores:
     def _in_partition(self, job_id: int, partition: str, nodes: int) -> None:
         self._partition_of[job_id] = partition
         self._on_partition[partition] = self._on_partition.get(partition, 0) | nodes
+        self._partition_changes += 1
 
     def _list_solo(self, index: int) -> dict[int, int]:
         """Another job comes onto (or a release walks) a node held by runs: its job goes
@@ -284,6 +291,7 @@ class FreeCores:
             nodes, left = self._release_runs(runs)
             if not nodes:
                 self._on_partition[partition] &= ~left
+                self._partition_changes += 1
                 self._slots.clear()
                 return
         jobs_on = self._jobs_on
@@ -314,6 +322,7 @@ class FreeCores:
                 gone.append(index)
         self._occupied = occupied
         self._on_partition[partition] &= ~(left | _bitmap(gone))
+        self._partition_changes += 1
         self._derive(nodes)
 
     def _release_runs(self, runs: Runs) -> tuple[list[int], int]:
@@ -418,6 +427,8 @@ class FreeCores:
             return None
         slots, some = self._slots_for(needs.cpus_per_task)
         usable = allowed & some
+        if not self._room_for(needs, usable):
+            return None
         most_cpus = len(self._by_free) - 1  # no node has more free CPUs
         widest = most_cpus // needs.cpus_per_task
         # Whole-node jobs on one kind of node leave every usable node wholly free: then
@@ -471,6 +482,23 @@ class FreeCores:
         whole = len(runs) == len(taken)
         return Placement(cores, cpus, dict.fromkeys(cores, 0), tuple(runs) if whole else ())
 
+    def _room_for(self, needs: Needs, usable: int) -> bool:
+        """Whether the nodes of ``usable`` have, all together, the job's nodes and task
+        slots (``_choose`` can only place it then): a busy test mostly ends here, counted
+        from the bitmaps of the nodes by free CPUs."""
+        if usable.bit_count() < needs.min_nodes:
+            return False
+        want = needs.tasks
+        per_task = needs.cpus_per_task
+        by_free = self._by_free
+        for cpus in range(len(by_free) - 1, per_task - 1, -1):  # (the most free CPUs first)
+            on = by_free[cpus] & usable
+            if on:
+                want -= cpus // per_task * on.bit_count()
+                if want <= 0:
+                    return True
+        return False
+
     def gang_step_one(self, nodes: int) -> bool:
         """Whether :meth:`place` on the bitmap ``nodes`` is step 1 of ``steps.Tester``
         under gang scheduling, for a job of :func:`first_on_free_cores` when no partition
@@ -482,13 +510,20 @@ class FreeCores:
         may not)."""
         return not nodes & self.barred & ~self._by_free[0]
 
-    def holds_only(self, nodes: int, partitions: Collection[str]) -> bool:
+    def holds_only(self, nodes: int, partitions: frozenset[str]) -> bool:
         """Whether every job in a row that holds something on the bitmap ``nodes`` is of
-        one of ``partitions``."""
-        for partition, on in self._on_partition.items():
-            if on & nodes and partition not in partitions:
-                return False
-        return True
+        one of ``partitions``. (The nodes of the jobs of all other partitions are kept per
+        set of partitions asked about, until a job is held or released.)"""
+        known = self._outside.get(partitions)
+        if known is None or known[0] != self._partition_changes:
+            outside = 0
+            for partition, on in self._on_partition.items():
+                if partition not in partitions:
+                    outside |= on
+            if len(self._outside) >= _OUTSIDE_KEPT:
+                self._outside.clear()
+            known = self._outside[partitions] = (self._partition_changes, outside)
+        return not known[1] & nodes
 
     def _on_run(self, first: int, end: int, number: int, count: int) -> Placement:
         """The placement that gives each node of the run ``first:end`` (wholly free, of

@@ -947,6 +947,8 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     from plurm.model.job import JobRequest, JobState
     from plurm.model.traits import PreemptTraits
     from plurm.registry import PluginContext
+    from plurm_select_cons_res.free_cores import first_on_free_cores
+    from plurm_select_cons_res.usage import Usage
 
     count = len(nodes)
     every = (1 << count) - 1
@@ -1015,6 +1017,12 @@ def test_gang_tests_on_free_cores_match_the_general_code(
         tested = select.tested.get(99)
         answers.append((result.status, result.nodes, tested and tested.placement))
     assert answers[0] == answers[1]
+    # and on an idle cluster, FreeCores's step 1 alone for a job that shares too
+    needs = select._needs(job, cluster)
+    unit = select.resource.for_partition(cluster.partition(job.partition))
+    if needs is not None and first_on_free_cores(needs, unit):
+        idle = select._tester(cluster).test(needs, tuple(on), job.partition, Usage())
+        assert select.idle_cores.place(needs, on.mask, unit) == idle
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)

@@ -93,7 +93,7 @@ class ConsResSelect:
         #: the needs, the nodes and the unit (node layouts never change), and passes ask the
         #: same again and again. Only the nodes are kept: a wide job's placement holds its
         #: cores on every node, and the memo holds thousands of answers.
-        self.idle_tests: dict[tuple[Needs, object, Unit, bool], tuple[str, ...] | None] = {}
+        self.idle_tests: dict[tuple[Needs, object, Unit], tuple[str, ...] | None] = {}
         # Functions of the partitions as they are and of one job's request, remembered:
         # the rows and plainness for the partition objects they were computed from, and
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
@@ -310,7 +310,7 @@ class ConsResSelect:
             placed = self.free_cores.place(needs, free_mask, unit)
             if placed is not None:
                 return self._success(job, placed)
-        idle = self._idle_test(needs, nodes, job.partition, unit, mask, common, cluster)
+        idle = self._idle_test(needs, nodes, job.partition, unit, mask, cluster)
         if idle is None:
             return SelectResult.never()
         if mode is not _RUN_NOW:
@@ -553,20 +553,23 @@ class ConsResSelect:
         partition: str,
         unit: Unit,
         mask: int | None,
-        common: bool,
         cluster: Cluster,
     ) -> tuple[str, ...] | None:
         """The nodes of the job's placement on an idle cluster (None: it could never run on
         ``nodes``), remembered. ``mask``: the nodes as a bitmap when they are in table order
-        (then the key: the names of a mask in table order are one tuple), else None;
-        ``common``: the test is FreeCores's case, on ``mask``."""
-        key = (needs, tuple(nodes) if mask is None else mask, unit, common)
+        (then the key: the names of a mask in table order are one tuple), else None.
+
+        On an idle cluster nothing blocks a core and no node is left out, so every step of
+        ``steps.Tester`` past the first blocks what the first did: a job of
+        ``first_on_free_cores`` (one that shares included) is placed by FreeCores's step 1
+        alone, on the idle cluster's FreeCores."""
+        key = (needs, tuple(nodes) if mask is None else mask, unit)
         known = self.idle_tests.get(key, _UNKNOWN)
         if known is not _UNKNOWN:
             return known
         if len(self.idle_tests) >= _IDLE_MEMO_SIZE:
             self.idle_tests.clear()
-        if common and mask is not None:
+        if mask is not None and first_on_free_cores(needs, unit):
             placed = self.idle_cores.place(needs, mask, unit)
         else:
             placed = self._tester(cluster).test(needs, nodes, partition, Usage())

@@ -40,6 +40,8 @@ __all__ = ["FreeCores", "first_on_free_cores", "on_free_cores"]
 
 #: How many sets of partitions ``FreeCores.holds_only`` keeps the other partitions' nodes of.
 _OUTSIDE_KEPT = 256
+#: How many node sets' task slots ``FreeCores._room_for`` keeps between two changes.
+_TOTALS_KEPT = 1024
 #: Units whose task slots are the CPUs of a node's free cores (not whole sockets, not memory).
 _CORE_UNITS = (Unit.CORE, Unit.CPU)
 #: Slurm's node state counter at and above which an exclusive job holds the node.
@@ -161,7 +163,7 @@ class FreeCores:
         self._solo = 0
         self._owner = [0] * len(self.table)
         # Derived from the above per tasks' CPUs; emptied on every change.
-        self._slots: dict[int, tuple[list[int], int]] = {}
+        self._slots: dict[int, tuple[list[int], int, dict[int, int]]] = {}
         # Pure functions of their keys, remembered: core sets recur job after job.
         self._picked: dict[tuple[int, int], frozenset[int]] = {}
         self._masks: dict[frozenset[int], int] = {}
@@ -405,8 +407,9 @@ class FreeCores:
 
     # ----------------------------------------------------------------------------- tests
 
-    def _slots_for(self, cpus_per_task: int) -> tuple[list[int], int]:
-        """(task slots per node, bitmap of the nodes with a slot)."""
+    def _slots_for(self, cpus_per_task: int) -> tuple[list[int], int, dict[int, int]]:
+        """(task slots per node, bitmap of the nodes with a slot, the task slots of node
+        sets summed so far by ``_room_for``)."""
         known = self._slots.get(cpus_per_task)
         if known is None:
             if cpus_per_task == 1:
@@ -416,7 +419,7 @@ class FreeCores:
             some = 0
             for mask in self._by_free[cpus_per_task:]:
                 some |= mask
-            known = self._slots[cpus_per_task] = slots, some
+            known = self._slots[cpus_per_task] = slots, some, {}
         return known
 
     def place(self, needs: Needs, nodes: int, unit: Unit) -> Placement | None:
@@ -425,9 +428,9 @@ class FreeCores:
         allowed = nodes & ~self.barred
         if allowed.bit_count() < needs.min_nodes:
             return None
-        slots, some = self._slots_for(needs.cpus_per_task)
+        slots, some, totals = self._slots_for(needs.cpus_per_task)
         usable = allowed & some
-        if not self._room_for(needs, usable):
+        if not self._room_for(needs, usable, totals):
             return None
         most_cpus = len(self._by_free) - 1  # no node has more free CPUs
         widest = most_cpus // needs.cpus_per_task
@@ -482,22 +485,27 @@ class FreeCores:
         whole = len(runs) == len(taken)
         return Placement(cores, cpus, dict.fromkeys(cores, 0), tuple(runs) if whole else ())
 
-    def _room_for(self, needs: Needs, usable: int) -> bool:
+    def _room_for(self, needs: Needs, usable: int, totals: dict[int, int]) -> bool:
         """Whether the nodes of ``usable`` have, all together, the job's nodes and task
-        slots (``_choose`` can only place it then): a busy test mostly ends here, counted
-        from the bitmaps of the nodes by free CPUs."""
+        slots (``_choose`` can only place it then): a busy test mostly ends here. The slots
+        are counted from the bitmaps of the nodes by free CPUs and kept in ``totals`` (per
+        CPUs per task, until the next change): the tests of a pass ask about the same node
+        sets again and again."""
         if usable.bit_count() < needs.min_nodes:
             return False
-        want = needs.tasks
-        per_task = needs.cpus_per_task
-        by_free = self._by_free
-        for cpus in range(len(by_free) - 1, per_task - 1, -1):  # (the most free CPUs first)
-            on = by_free[cpus] & usable
-            if on:
-                want -= cpus // per_task * on.bit_count()
-                if want <= 0:
-                    return True
-        return False
+        total = totals.get(usable)
+        if total is None:
+            total = 0
+            per_task = needs.cpus_per_task
+            by_free = self._by_free
+            for cpus in range(per_task, len(by_free)):
+                on = by_free[cpus] & usable
+                if on:
+                    total += cpus // per_task * on.bit_count()
+            if len(totals) >= _TOTALS_KEPT:
+                totals.clear()
+            totals[usable] = total
+        return total >= needs.tasks
 
     def gang_step_one(self, nodes: int) -> bool:
         """Whether :meth:`place` on the bitmap ``nodes`` is step 1 of ``steps.Tester``

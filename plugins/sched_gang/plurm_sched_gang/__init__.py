@@ -137,15 +137,21 @@ class GangScheduler:
         of their widths grows with the square of the cores) nor an OR per core (each copies
         the mask so far) would do."""
         bits = self._unit_bits
-        places = []
-        for unit in _units(job):
-            place = bits.get(unit)
-            if place is None:
-                place = bits[unit] = len(bits)
-            places.append(place)
+        units = _units(job)
+        places = list(map(bits.get, units))  # (units seen before: the common case)
+        if None in places:
+            places = []
+            for unit in units:
+                place = bits.get(unit)
+                if place is None:
+                    place = bits[unit] = len(bits)
+                places.append(place)
         if not places:
             return 0
-        buffer = bytearray((max(places) >> 3) + 1)
+        low, high = min(places), max(places)
+        if high - low + 1 == len(places):  # one run of places (units are distinct)
+            return ((1 << len(places)) - 1) << low
+        buffer = bytearray((high >> 3) + 1)
         for place in places:
             buffer[place >> 3] |= 1 << (place & 7)
         return int.from_bytes(buffer, "little")

@@ -202,11 +202,18 @@ class SelectResult:
 
     @classmethod
     def busy(cls) -> SelectResult:
-        return cls(SelectStatus.BUSY)
+        """BUSY: one value, shared (a result is frozen; passes refuse jobs by the
+        thousand)."""
+        return _BUSY if cls is SelectResult else cls(SelectStatus.BUSY)
 
     @classmethod
     def never(cls) -> SelectResult:
-        return cls(SelectStatus.NEVER)
+        """NEVER: one value, shared, as ``busy``."""
+        return _NEVER if cls is SelectResult else cls(SelectStatus.NEVER)
+
+
+_BUSY = SelectResult(SelectStatus.BUSY)
+_NEVER = SelectResult(SelectStatus.NEVER)
 
 
 @attrs.frozen

@@ -149,12 +149,13 @@ class ConsResSelect:
         self._by_partitions = known = _Partitions(key, rows, plain, one_row, {})
         return known
 
-    def _kept_beside(self, cluster: Cluster, partition: str) -> frozenset[str]:
+    def _kept_beside(self, facts: _Partitions, cluster: Cluster, partition: str) -> frozenset[str]:
         """The partitions whose jobs keep their cores from a job of ``partition`` under
         gang scheduling, in every step of ``steps.Tester`` past the first: its own (a row
         per partition) and, when the policy chooses victims by partition, those of a higher
-        tier or with PreemptMode=OFF."""
-        known = self._of_partitions(cluster).beside
+        tier or with PreemptMode=OFF. (``facts``: ``_of_partitions``, which the caller
+        has.)"""
+        known = facts.beside
         beside = known.get(partition)
         if beside is None:
             kept = {partition}
@@ -322,6 +323,8 @@ class ConsResSelect:
             placed = self._test_now(needs, nodes, job.partition, unit, mask, cluster)
         if placed is not None:
             return self._success(job, placed)
+        if not candidates:
+            return SelectResult.busy()
         return self._preempt(job, self._tester(cluster), needs, nodes, candidates, cluster)
 
     def _test_now(
@@ -348,14 +351,14 @@ class ConsResSelect:
             or self.reference
             or not cluster.config.gang_scheduling
             or not first_on_free_cores(needs, unit)
-            or not self._of_partitions(cluster).one_row
+            or not (facts := self._of_partitions(cluster)).one_row
             or not self.free_cores.gang_step_one(mask)
         ):
             return self._tester(cluster).test(needs, nodes, partition, self.usage)
         placed = self.free_cores.place(needs, mask, unit)
         if placed is not None:
             return placed
-        if self.free_cores.holds_only(mask, self._kept_beside(cluster, partition)):
+        if self.free_cores.holds_only(mask, self._kept_beside(facts, cluster, partition)):
             return None
         tester = self._tester(cluster)
         return tester.test(needs, nodes, partition, self.usage, free_failed=True)

@@ -191,42 +191,47 @@ class Tester:
         unit: Unit,
         view: View,
         blocked: Blocked,
-    ) -> tuple[dict[str, int], dict[str, int]]:
-        """Each node's task slots using only cores not in ``blocked``, and its free cores
-        (a core bitmask)."""
+    ) -> dict[str, int]:
+        """Each node's task slots using only cores not in ``blocked`` (its free cores:
+        :meth:`_free_cores`)."""
         caps: dict[str, int] = {}
-        free: dict[str, int] = {}
         layouts = self.layouts
         # Per core or per CPU, and with memory not counted, a node's slots depend only on
         # how many of its cores are free.
         by_count = unit in (Unit.CORE, Unit.CPU) and needs.memory_kind is MemoryKind.NONE
         exclusive, per_task = needs.exclusive, needs.cpus_per_task
         if by_count:
-            # (each layout's slots by free-core count, as slots_of_count gives them)
+            # (each layout's slots by free-core count, as slots_of_count gives them: a
+            # node with no core blocked has the last of them)
             kind = (exclusive, per_task)
+            taken_on = blocked.get
             for name in names:
                 layout = layouts[name]
-                cores = layout.all_mask
-                taken = blocked.get(name)
-                mine = free[name] = cores & ~taken if taken else cores
                 counts = layout.slot_counts.get(kind)
                 if counts is None:
                     counts = layout.slot_counts[kind] = tuple(
                         slots_of_count(layout, count, exclusive, per_task)
                         for count in range(layout.cores + 1)
                     )
-                caps[name] = counts[mine.bit_count()]
-            return caps, free
-        counted = unit is not Unit.NONE
+                taken = taken_on(name)
+                if taken:
+                    caps[name] = counts[(layout.all_mask & ~taken).bit_count()]
+                else:
+                    caps[name] = counts[-1]
+            return caps
         for name in names:
-            layout = layouts[name]
-            cores = layout.all_mask
-            taken = blocked.get(name) if counted else None
-            mine = free[name] = cores & ~taken if taken else cores
+            mine = self._free_cores(name, unit, blocked)
             caps[name] = slots(
-                layout, core_set(mine), unit, needs, self._free_memory(name, view, needs)
+                layouts[name], core_set(mine), unit, needs, self._free_memory(name, view, needs)
             )
-        return caps, free
+        return caps
+
+    def _free_cores(self, name: str, unit: Unit, blocked: Blocked) -> int:
+        """The cores of node ``name`` not in ``blocked`` (a core bitmask); all of them when
+        cores are not counted."""
+        cores = self.layouts[name].all_mask
+        taken = blocked.get(name) if unit is not Unit.NONE else None
+        return cores & ~taken if taken else cores
 
     def room(
         self,
@@ -237,7 +242,7 @@ class Tester:
         blocked: Blocked,
     ) -> bool:
         """Whether :meth:`fit` would place the job (the nodes chosen, no cores picked)."""
-        caps, _ = self._slots(needs, names, self._unit(partition), view, blocked)
+        caps = self._slots(needs, names, self._unit(partition), view, blocked)
         return placeable(names, caps, needs, self.cluster.node_index)
 
     def fit(
@@ -250,7 +255,7 @@ class Tester:
     ) -> Placement | None:
         """Place the job on ``names`` using only cores not in ``blocked``."""
         unit = self._unit(partition)
-        caps, free = self._slots(needs, names, unit, view, blocked)
+        caps = self._slots(needs, names, unit, view, blocked)
         chosen = choose_nodes(names, caps, needs, self.cluster.node_index)
         if chosen is None:
             return None
@@ -262,7 +267,8 @@ class Tester:
         for name in chosen:
             layout = self.layouts[name]
             want = tasks[name] * needs.cpus_per_task
-            cores[name] = pick_cores(layout, core_set(free[name]), unit, want, needs.exclusive)
+            free = core_set(self._free_cores(name, unit, blocked))
+            cores[name] = pick_cores(layout, free, unit, want, needs.exclusive)
             cpus[name] = allocated_cpus(layout, unit, want, needs.exclusive)
             memory[name] = self._memory(layout, needs, cpus[name])
         return Placement(cores, cpus, memory)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -845,6 +846,77 @@ _GANG_RUNNING = st.tuples(
 )
 
 
+def _gang_select(
+    params: str,
+    traits: tuple[bool, bool],
+    nodes: list[tuple[int, int, int]],
+    partitions: list[tuple[int, int, int, str, str]],
+    running: list[tuple[int, int, int, int, bool, str, bool]],
+) -> tuple[Cluster, ConsResSelect, list[RealJob]]:
+    """A gang-scheduled cluster of ``nodes`` in ``partitions`` (``_GANG_PARTITION``) with
+    the preemption ``traits`` (by partition, suspending within partitions), and its cons_res
+    plugin with the ``running`` jobs (``_GANG_RUNNING``) begun on it; and those jobs."""
+    from plurm import conf
+    from plurm.model.cluster import Cluster
+    from plurm.model.job import JobRequest, JobState
+    from plurm.model.traits import PreemptTraits
+    from plurm.registry import PluginContext
+
+    begun = []
+    count = len(nodes)
+    lines = "".join(
+        f"NodeName=n{i:02d} CPUs={s * c * t} Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}\n"
+        for i, (s, c, t) in enumerate(nodes)
+    )
+    spans = []
+    for index, (first, end, tier, oversubscribe, mode) in enumerate(partitions):
+        first = min(first, count - 1)
+        end = max(first + 1, min(end, count))
+        spans.append(((1 << end) - 1) & ~((1 << first) - 1))
+        lines += (
+            f"PartitionName=p{index} Nodes=n[{first:02d}-{end - 1:02d}] PriorityTier={tier}"
+            f" OverSubscribe={oversubscribe}" + (f" PreemptMode={mode}" if mode else "") + "\n"
+        )
+    config = conf.parse_text(
+        f"ClusterName=c\nSlurmctldHost=h\nSelectType=select/cons_res\n"
+        f"SelectTypeParameters={params}\nPreemptType=preempt/partition_prio\n"
+        f"PreemptMode=SUSPEND,GANG\n{lines}"
+    )
+    cluster = Cluster.from_config(config)
+    by_partition, suspend_in_partition = traits
+    cluster.preempt_traits = PreemptTraits(
+        by_partition=by_partition, suspend_in_partition=suspend_in_partition
+    )
+    select = ConsResSelect(PluginContext(config, "select/cons_res"))
+    select.select_node_init(cluster)
+    for job_id, (part, where, size, per_task, placed, fate, share) in enumerate(running, 1):
+        part %= len(partitions)
+        request = JobRequest(
+            ntasks=size,
+            cpus_per_task=per_task,
+            exclusive=fate == "exclusive",
+            oversubscribe=share,
+        )
+        busy = RealJob(job_id, request, 0.0, f"p{part}")
+        on = cluster.bitmap(where & spans[part] or spans[part])
+        result = select.select_job_test(busy, on, SelectMode.RUN_NOW, (), cluster)
+        if placed and result.status is SelectStatus.SUCCESS:
+            busy.nodes = result.nodes
+        else:
+            busy.nodes = tuple(on)  # the core may start a job where select would not
+        busy.state = JobState.RUNNING
+        select.select_job_begin(busy, cluster)
+        begun.append(busy)
+        if fate == "gang-suspended":
+            select.select_job_suspend(busy, False, cluster)
+        elif fate == "admin-suspended":
+            select.select_job_suspend(busy, True, cluster)
+        elif fate == "ended":
+            select.select_job_fini(busy, cluster)
+            busy.state = JobState.COMPLETED
+    return cluster, select, begun
+
+
 @settings(max_examples=700, deadline=None, derandomize=True)
 @given(
     params=st.sampled_from(["CR_Core", "CR_CPU"]),
@@ -942,64 +1014,12 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     tiers, sharing or not, with jobs placed by select or started anywhere, exclusive, gang-
     or admin-suspended, or ended; the policy choosing victims by partition (as
     preempt/partition_prio) or not, suspending within partitions (preempt/qos) or not."""
-    from plurm import conf
-    from plurm.model.cluster import Cluster
-    from plurm.model.job import JobRequest, JobState
-    from plurm.model.traits import PreemptTraits
-    from plurm.registry import PluginContext
+    from plurm.model.job import JobRequest
     from plurm_select_cons_res.free_cores import first_on_free_cores
     from plurm_select_cons_res.usage import Usage
 
-    count = len(nodes)
-    every = (1 << count) - 1
-    lines = "".join(
-        f"NodeName=n{i:02d} CPUs={s * c * t} Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}\n"
-        for i, (s, c, t) in enumerate(nodes)
-    )
-    spans = []
-    for index, (first, end, tier, oversubscribe, mode) in enumerate(partitions):
-        first = min(first, count - 1)
-        end = max(first + 1, min(end, count))
-        spans.append(((1 << end) - 1) & ~((1 << first) - 1))
-        lines += (
-            f"PartitionName=p{index} Nodes=n[{first:02d}-{end - 1:02d}] PriorityTier={tier}"
-            f" OverSubscribe={oversubscribe}" + (f" PreemptMode={mode}" if mode else "") + "\n"
-        )
-    config = conf.parse_text(
-        f"ClusterName=c\nSlurmctldHost=h\nSelectType=select/cons_res\n"
-        f"SelectTypeParameters={params}\nPreemptType=preempt/partition_prio\n"
-        f"PreemptMode=SUSPEND,GANG\n{lines}"
-    )
-    cluster = Cluster.from_config(config)
-    by_partition, suspend_in_partition = traits
-    cluster.preempt_traits = PreemptTraits(
-        by_partition=by_partition, suspend_in_partition=suspend_in_partition
-    )
-    select = ConsResSelect(PluginContext(config, "select/cons_res"))
-    select.select_node_init(cluster)
-    for job_id, (part, where, size, per_task, placed, fate, share) in enumerate(running, 1):
-        part %= len(partitions)
-        request = JobRequest(
-            ntasks=size,
-            cpus_per_task=per_task,
-            exclusive=fate == "exclusive",
-            oversubscribe=share,
-        )
-        busy = RealJob(job_id, request, 0.0, f"p{part}")
-        on = cluster.bitmap(where & spans[part] or spans[part])
-        result = select.select_job_test(busy, on, SelectMode.RUN_NOW, (), cluster)
-        if placed and result.status is SelectStatus.SUCCESS:
-            busy.nodes = result.nodes
-        else:
-            busy.nodes = tuple(on)  # the core may start a job where select would not
-        busy.state = JobState.RUNNING
-        select.select_job_begin(busy, cluster)
-        if fate == "gang-suspended":
-            select.select_job_suspend(busy, False, cluster)
-        elif fate == "admin-suspended":
-            select.select_job_suspend(busy, True, cluster)
-        elif fate == "ended":
-            select.select_job_fini(busy, cluster)
+    every = (1 << len(nodes)) - 1
+    cluster, select, _ = _gang_select(params, traits, nodes, partitions, running)
     request = JobRequest(
         min_nodes=min_nodes,
         max_nodes=None if max_nodes is None else min_nodes + max_nodes,
@@ -1023,6 +1043,144 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     if needs is not None and first_on_free_cores(needs, unit):
         idle = select._tester(cluster).test(needs, tuple(on), job.partition, Usage())
         assert select.idle_cores.place(needs, on.mask, unit) == idle
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(["CR_Core", "CR_CPU"]),
+    traits=st.sampled_from([(True, False), (False, False), (False, True)]),
+    nodes=st.lists(_NODE, min_size=1, max_size=8),
+    partitions=st.lists(_GANG_PARTITION, min_size=1, max_size=3),
+    running=st.lists(_GANG_RUNNING, max_size=10),
+    partition=st.integers(0, 2),
+    tasks=st.integers(1, 24),
+    modes=st.lists(
+        st.sampled_from(["REQUEUE", "REQUEUE", "CANCEL", "SUSPEND", "none"]),
+        min_size=10,
+        max_size=10,
+    ),
+    order=st.randoms(use_true_random=False),
+    changes=st.lists(
+        st.tuples(
+            st.sampled_from(["end", "suspend", "resume", "offer", "none"]), st.integers(0, 9)
+        ),
+        max_size=4,
+    ),
+    mask=st.one_of(st.just(2**8 - 1), st.integers(1, 2**8 - 1)),
+)
+# the job that is no candidate ends: removing the candidate is enough now
+@example(
+    params="CR_Core",
+    traits=(False, False),
+    nodes=[(1, 4, 1)],
+    partitions=[(0, 1, 1, "NO", "")],
+    running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "run", False)],
+    partition=0,
+    tasks=4,
+    modes=["none", "none", "REQUEUE", *["none"] * 7],
+    order=random.Random(0),
+    changes=[("end", 0), ("none", 0)],
+    mask=1,
+)
+# the policy offers the other job too: removing both is enough
+@example(
+    params="CR_Core",
+    traits=(False, False),
+    nodes=[(1, 4, 1)],
+    partitions=[(0, 1, 1, "NO", "")],
+    running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "run", False)],
+    partition=0,
+    tasks=4,
+    modes=["none", "none", "REQUEUE", *["none"] * 7],
+    order=random.Random(0),
+    changes=[("offer", 0), ("offer", 1)],
+    mask=1,
+)
+# job 1 ends on the first node: its search (a dry run) comes between that end and the
+# test on both nodes, which must still see the end
+@example(
+    params="CR_Core",
+    traits=(False, False),
+    nodes=[(1, 4, 1), (1, 4, 1)],
+    partitions=[(0, 2, 1, "NO", "")],
+    running=[
+        (0, 0b01, 2, 1, True, "run", False),
+        (0, 0b01, 2, 1, True, "run", False),
+        (0, 0b10, 4, 1, True, "run", False),
+    ],
+    partition=0,
+    tasks=4,
+    modes=["none", "none", "REQUEUE", *["none"] * 7],
+    order=random.Random(0),  # (running jobs 1, 3, 2)
+    changes=[("end", 0)],
+    mask=0b01,
+)
+def test_a_preemption_search_that_found_nothing_is_remembered_while_it_holds(
+    params: str,
+    traits: tuple[bool, bool],
+    nodes: list[tuple[int, int, int]],
+    partitions: list[tuple[int, int, int, str, str]],
+    running: list[tuple[int, int, int, int, bool, str, bool]],
+    partition: int,
+    tasks: int,
+    modes: list[str],
+    order: random.Random,
+    changes: list[tuple[str, int]],
+    mask: int,
+) -> None:
+    """A RUN_NOW test with candidates that found no placement is remembered with the view's
+    refusals (``ConsResSelect._preempt``): tested again and again while jobs (candidates or
+    not: ``none``) end, are suspended by gang scheduling or resume, or the policy offers
+    one more, it gives what the reference (no memory) gives on the same usage, victims
+    included."""
+    from plurm.conf.values import PreemptBase
+    from plurm.model.job import JobRequest, JobState
+    from plurm.model.select import Candidate
+
+    every = (1 << len(nodes)) - 1
+    cluster, select, begun = _gang_select(params, traits, nodes, partitions, running)
+    job = RealJob(99, JobRequest(ntasks=tasks), 0.0, f"p{partition % len(partitions)}")
+    on = cluster.bitmap(mask & every or every)
+    running_jobs = [busy for busy in begun if busy.state is JobState.RUNNING]
+    order.shuffle(running_jobs)
+    mode_of = {busy.job_id: modes[busy.job_id % 10] for busy in begun}
+
+    def answers() -> list[object]:
+        candidates = tuple(
+            Candidate(busy, PreemptBase[mode_of[busy.job_id]], 0)
+            for busy in running_jobs
+            if busy.state is JobState.RUNNING and mode_of[busy.job_id] != "none"
+        )
+        found = []
+        # (a search on some nodes between the changes and a test on all of them: the
+        # search's dry run leaves what the changes marked)
+        for where in (on, cluster.bitmap(every)):
+            for reference in (False, False, True):  # (the second may be remembered)
+                select.reference = reference
+                select.tested.clear()
+                result = select.select_job_test(job, where, SelectMode.RUN_NOW, candidates, cluster)
+                found.append((result.status, result.nodes, result.victims))
+        select.reference = False
+        return found
+
+    first = answers()
+    assert first[0] == first[1] == first[2]
+    assert first[3] == first[4] == first[5]
+    for change, which in changes:
+        if running_jobs:
+            busy = running_jobs[which % len(running_jobs)]
+            if change == "end" and busy.state is JobState.RUNNING:
+                select.select_job_fini(busy, cluster)
+                busy.state = JobState.COMPLETED
+            elif change == "suspend" and busy.state is JobState.RUNNING:
+                select.select_job_suspend(busy, False, cluster)
+            elif change == "resume":
+                select.select_job_resume(busy, False, cluster)
+            elif change == "offer":  # (a candidate more, the usage as it was)
+                mode_of[busy.job_id] = "REQUEUE"
+        found = answers()
+        assert found[0] == found[1] == found[2]
+        assert found[3] == found[4] == found[5]
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)

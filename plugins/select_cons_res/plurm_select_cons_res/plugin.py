@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import attrs
@@ -40,6 +40,8 @@ _UNITS_MEMO_SIZE = 1 << 14
 _RUN_NOW = SelectMode.RUN_NOW
 _SUCCESS = SelectStatus.SUCCESS
 _ONE_ROW = Sharing.ONE_ROW
+#: Marks a preemption search's key among the refusals (``_preempt``).
+_PREEMPTING = "preempting"
 
 
 class _Partitions(NamedTuple):
@@ -394,9 +396,32 @@ class ConsResSelect:
         cluster: Cluster,
     ) -> SelectResult:
         """A RUN_NOW test that found no room: the placement after preempting some of
-        ``candidates`` (suspension in place first, where the partition's mode allows it)."""
+        ``candidates`` (suspension in place first, where the partition's mode allows it).
+
+        A search that found none is remembered with the refusals of the nodes' view
+        (``Usage.refusals``), keyed by what else it reads: the job's needs and partition,
+        the exempt jobs, the policy's traits and every candidate's id and mode, in order.
+        A job that must preempt is tested at every pass while it waits, and its search
+        walks every candidate whenever removing them is not enough."""
         if not candidates:
             return SelectResult.busy()
+        refused: set[Hashable] | None = None
+        if not self.reference:
+            key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
+            self.usage.view_on(nodes, key)
+            refused = self.usage.refusals(key)
+        if refused is not None:
+            exempt = tester.exempt
+            key = (
+                _PREEMPTING,
+                needs,
+                job.partition,
+                exempt if isinstance(exempt, frozenset) else frozenset(exempt),
+                cluster.preempt_traits,
+                tuple((candidate.job_id, candidate.mode) for candidate in candidates),
+            )
+            if key in refused:
+                return SelectResult.busy()
         if (
             cluster.preempt_traits.suspend_in_partition
             and candidates[0].mode is PreemptBase.SUSPEND
@@ -417,6 +442,8 @@ class ConsResSelect:
             suspend_releases=cluster.preempt_traits.suspend_releases,
         )
         if preemption is None:
+            if refused is not None:
+                refused.add(key)
             return SelectResult.busy()
         return self._success(job, preemption.placement, preemption.victims)
 

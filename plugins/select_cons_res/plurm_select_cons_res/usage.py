@@ -325,6 +325,11 @@ class Usage:
         self._undo = []
         self._dry_views = {}
         self.dropped = []
+        # what the removals mark, to put back: the kept views stay good for the usage as
+        # it was, which the end of the dry run brings back (a view made meanwhile is the
+        # dry run's own)
+        marks = [(kept, kept.changed) for kept in self._views.values()]
+        row_changes = self._row_changes
         try:
             yield self
         finally:
@@ -338,7 +343,11 @@ class Usage:
                     self.rows[where[0]][where[1]][job_id] = None
                     self._row_of[job_id] = where
             # (the dry run's views go with it; each removal marked its nodes changed in
-            # the kept ones, which take them afresh when next read)
+            # the kept ones, from which the dry run's views were patched: they are as they
+            # were before it, and so are their marks and refusals)
+            for kept, changed in marks:
+                kept.changed = changed
+            self._row_changes = row_changes
 
     def in_rows(self, job_id: int) -> bool:
         return job_id in self._row_of

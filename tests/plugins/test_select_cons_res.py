@@ -1062,7 +1062,8 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     order=st.randoms(use_true_random=False),
     changes=st.lists(
         st.tuples(
-            st.sampled_from(["end", "suspend", "resume", "offer", "none"]), st.integers(0, 9)
+            st.sampled_from(["end", "suspend", "resume", "offer", "withdraw", "none"]),
+            st.integers(0, 9),
         ),
         max_size=4,
     ),
@@ -1082,7 +1083,7 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     changes=[("end", 0), ("none", 0)],
     mask=1,
 )
-# the policy offers the other job too: removing both is enough
+# the policy offers the other job too, after the first: removing both is enough
 @example(
     params="CR_Core",
     traits=(False, False),
@@ -1092,7 +1093,7 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     partition=0,
     tasks=4,
     modes=["none", "none", "REQUEUE", *["none"] * 7],
-    order=random.Random(0),
+    order=random.Random(1),  # (running jobs 2, 1)
     changes=[("offer", 0), ("offer", 1)],
     mask=1,
 )
@@ -1115,6 +1116,24 @@ def test_gang_tests_on_free_cores_match_the_general_code(
     changes=[("end", 0)],
     mask=0b01,
 )
+# the policy offers the wider job in place of the other: removing it is enough
+@example(
+    params="CR_Core",
+    traits=(False, False),
+    nodes=[(1, 8, 1)],
+    partitions=[(0, 1, 1, "NO", "")],
+    running=[
+        (0, 1, 4, 1, True, "run", False),
+        (0, 1, 2, 1, True, "run", False),
+        (0, 1, 2, 1, True, "run", False),
+    ],
+    partition=0,
+    tasks=4,
+    modes=["none", "none", "REQUEUE", *["none"] * 7],
+    order=random.Random(0),  # (running jobs 1, 3, 2)
+    changes=[("offer", 0), ("withdraw", 2)],
+    mask=1,
+)
 def test_a_preemption_search_that_found_nothing_is_remembered_while_it_holds(
     params: str,
     traits: tuple[bool, bool],
@@ -1131,8 +1150,8 @@ def test_a_preemption_search_that_found_nothing_is_remembered_while_it_holds(
     """A RUN_NOW test with candidates that found no placement is remembered with the view's
     refusals (``ConsResSelect._preempt``): tested again and again while jobs (candidates or
     not: ``none``) end, are suspended by gang scheduling or resume, or the policy offers
-    one more, it gives what the reference (no memory) gives on the same usage, victims
-    included."""
+    one more or one less, it gives what the reference (no memory) gives on the same usage,
+    victims included."""
     from plurm.conf.values import PreemptBase
     from plurm.model.job import JobRequest, JobState
     from plurm.model.select import Candidate
@@ -1178,6 +1197,8 @@ def test_a_preemption_search_that_found_nothing_is_remembered_while_it_holds(
                 select.select_job_resume(busy, False, cluster)
             elif change == "offer":  # (a candidate more, the usage as it was)
                 mode_of[busy.job_id] = "REQUEUE"
+            elif change == "withdraw":  # (a candidate less)
+                mode_of[busy.job_id] = "none"
         found = answers()
         assert found[0] == found[1] == found[2]
         assert found[3] == found[4] == found[5]

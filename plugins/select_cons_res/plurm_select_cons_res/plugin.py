@@ -101,6 +101,9 @@ class ConsResSelect:
         # the last job's needs (select_job_begin asks for the job select_job_test just did).
         self._by_partitions: _Partitions | None = None
         self._last_needs: tuple[int, object, object, object, Needs | None] | None = None
+        #: Per node set and search (``_preempt``), the candidates of the last one that
+        #: found nothing: valid while its key is among the view's refusals.
+        self._searched: dict[tuple[Hashable, Hashable], tuple[tuple[int, PreemptBase], ...]] = {}
         #: Needs by request shape, per partition object (see ``_needs``).
         self._needs_by_shape: dict[
             int, tuple[object, object, dict[tuple[object, ...], Needs | None]]
@@ -400,27 +403,34 @@ class ConsResSelect:
 
         A search that found none is remembered with the refusals of the nodes' view
         (``Usage.refusals``), keyed by what else it reads: the job's needs and partition,
-        the exempt jobs, the policy's traits and every candidate's id and mode, in order.
-        A job that must preempt is tested at every pass while it waits, and its search
-        walks every candidate whenever removing them is not enough."""
+        the exempt jobs, the policy's traits and every candidate's id and mode, in order
+        (not for a job asking for GPUs, whose tests read the GPUs held too). A job that
+        must preempt is tested at every pass while it waits, and its search walks every
+        candidate whenever removing them is not enough. The candidates are compared one by
+        one with those of the search remembered (they may be its first ones), reading no
+        more of them than a search would (it would fail on the same ones first)."""
         if not candidates:
             return SelectResult.busy()
         refused: set[Hashable] | None = None
-        if not self.reference:
-            key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
-            self.usage.view_on(nodes, key)
-            refused = self.usage.refusals(key)
+        if not self.reference and type(tester) is Tester:  # (GPUs are not in the view)
+            nodes_key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
+            self.usage.view_on(nodes, nodes_key)
+            refused = self.usage.refusals(nodes_key)
         if refused is not None:
             exempt = tester.exempt
-            key = (
+            head = (
                 _PREEMPTING,
                 needs,
                 job.partition,
                 exempt if isinstance(exempt, frozenset) else frozenset(exempt),
                 cluster.preempt_traits,
-                tuple((candidate.job_id, candidate.mode) for candidate in candidates),
             )
-            if key in refused:
+            searched = self._searched.get((nodes_key, head))
+            if (
+                searched is not None
+                and (head, searched) in refused
+                and _searched_before(candidates, searched)
+            ):
                 return SelectResult.busy()
         if (
             cluster.preempt_traits.suspend_in_partition
@@ -443,7 +453,12 @@ class ConsResSelect:
         )
         if preemption is None:
             if refused is not None:
-                refused.add(key)
+                # (a search that found nothing has read every candidate)
+                searched = tuple((candidate.job_id, candidate.mode) for candidate in candidates)
+                if len(self._searched) >= _IDLE_MEMO_SIZE:
+                    self._searched.clear()
+                self._searched[nodes_key, head] = searched
+                refused.add((head, searched))
             return SelectResult.busy()
         return self._success(job, preemption.placement, preemption.victims)
 
@@ -833,6 +848,19 @@ class ConsResSelect:
         if not self.resource.memory:
             return None
         return {n: m for n, m in View.of(self.usage).memory.items() if m}
+
+
+def _searched_before(
+    candidates: Sequence[Candidate], searched: tuple[tuple[int, PreemptBase], ...]
+) -> bool:
+    """Whether ``candidates`` are ``searched`` (ids and modes, in order) or the first of
+    them, read one by one up to the first that differs: a search of them removes the
+    candidates in the order of one that found nothing, and stops no later."""
+    count = len(searched)
+    for index, candidate in enumerate(candidates):
+        if index >= count or (candidate.job_id, candidate.mode) != searched[index]:
+            return False
+    return True
 
 
 def _per_gpu(

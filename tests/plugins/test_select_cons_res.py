@@ -917,6 +917,16 @@ def _gang_select(
     return cluster, select, begun
 
 
+#: What the explicit examples of the gang test below share.
+_GANG_EXAMPLE = {
+    "params": "CR_Core",
+    "cpus_per_task": 1,
+    "min_nodes": 1,
+    "max_nodes": None,
+    "shares": False,
+}
+
+
 @settings(max_examples=700, deadline=None, derandomize=True)
 @given(
     params=st.sampled_from(["CR_Core", "CR_CPU"]),
@@ -934,63 +944,47 @@ def _gang_select(
 )
 # a job of a FORCE:1 partition goes on top of the sharing job of another of its tier
 @example(
-    params="CR_Core",
+    **_GANG_EXAMPLE,
     traits=(True, False),
     nodes=[(1, 4, 1)],
     partitions=[(0, 1, 1, "FORCE:1", ""), (0, 1, 1, "FORCE:1", "")],
     running=[(1, 1, 4, 1, True, "run", False)],
     partition=0,
     tasks=1,
-    cpus_per_task=1,
-    min_nodes=1,
-    max_nodes=None,
-    shares=False,
     mask=1,
 )
 # without victims by partition, a job goes on top of a higher tier's
 @example(
-    params="CR_Core",
+    **_GANG_EXAMPLE,
     traits=(False, False),
     nodes=[(1, 4, 1)],
     partitions=[(0, 1, 1, "NO", ""), (0, 1, 2, "NO", "")],
     running=[(1, 1, 4, 1, True, "run", False)],
     partition=0,
     tasks=1,
-    cpus_per_task=1,
-    min_nodes=1,
-    max_nodes=None,
-    shares=False,
     mask=1,
 )
 # an exclusive job of a lower tier that the core started on more nodes than select chose
 # holds one core of each: step 1 may use the other three (FreeCores would not)
 @example(
-    params="CR_Core",
+    **_GANG_EXAMPLE,
     traits=(True, False),
     nodes=[(1, 4, 1), (1, 4, 1), (1, 4, 1)],
     partitions=[(0, 3, 1, "NO", ""), (0, 3, 2, "NO", "")],
     running=[(0, 0b101, 1, 1, False, "exclusive", False)],
     partition=1,
     tasks=3,
-    cpus_per_task=1,
-    min_nodes=1,
-    max_nodes=None,
-    shares=False,
     mask=0b111,
 )
 # a job of a higher tier goes on top of a lower one's, whose other job on the node ended
 @example(
-    params="CR_Core",
+    **_GANG_EXAMPLE,
     traits=(True, False),
     nodes=[(1, 4, 1)],
     partitions=[(0, 1, 1, "NO", ""), (0, 1, 2, "NO", "")],
     running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "ended", False)],
     partition=1,
     tasks=4,
-    cpus_per_task=1,
-    min_nodes=1,
-    max_nodes=None,
-    shares=False,
     mask=1,
 )
 def test_gang_tests_on_free_cores_match_the_general_code(
@@ -1045,6 +1039,17 @@ def test_gang_tests_on_free_cores_match_the_general_code(
         assert select.idle_cores.place(needs, on.mask, unit) == idle
 
 
+#: What the explicit examples of the preemption memory test below share: jobs 1 and 3 are
+#: no candidates, job 2 is one (REQUEUE).
+_SEARCH_EXAMPLE = {
+    "params": "CR_Core",
+    "traits": (False, False),
+    "partition": 0,
+    "tasks": 4,
+    "modes": ["none", "none", "REQUEUE", *["none"] * 7],
+}
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     params=st.sampled_from(["CR_Core", "CR_CPU"]),
@@ -1071,28 +1076,20 @@ def test_gang_tests_on_free_cores_match_the_general_code(
 )
 # the job that is no candidate ends: removing the candidate is enough now
 @example(
-    params="CR_Core",
-    traits=(False, False),
+    **_SEARCH_EXAMPLE,
     nodes=[(1, 4, 1)],
     partitions=[(0, 1, 1, "NO", "")],
     running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "run", False)],
-    partition=0,
-    tasks=4,
-    modes=["none", "none", "REQUEUE", *["none"] * 7],
     order=random.Random(0),
     changes=[("end", 0), ("none", 0)],
     mask=1,
 )
 # the policy offers the other job too, after the first: removing both is enough
 @example(
-    params="CR_Core",
-    traits=(False, False),
+    **_SEARCH_EXAMPLE,
     nodes=[(1, 4, 1)],
     partitions=[(0, 1, 1, "NO", "")],
     running=[(0, 1, 2, 1, True, "run", False), (0, 1, 2, 1, True, "run", False)],
-    partition=0,
-    tasks=4,
-    modes=["none", "none", "REQUEUE", *["none"] * 7],
     order=random.Random(1),  # (running jobs 2, 1)
     changes=[("offer", 0), ("offer", 1)],
     mask=1,
@@ -1100,8 +1097,7 @@ def test_gang_tests_on_free_cores_match_the_general_code(
 # job 1 ends on the first node: its search (a dry run) comes between that end and the
 # test on both nodes, which must still see the end
 @example(
-    params="CR_Core",
-    traits=(False, False),
+    **_SEARCH_EXAMPLE,
     nodes=[(1, 4, 1), (1, 4, 1)],
     partitions=[(0, 2, 1, "NO", "")],
     running=[
@@ -1109,17 +1105,13 @@ def test_gang_tests_on_free_cores_match_the_general_code(
         (0, 0b01, 2, 1, True, "run", False),
         (0, 0b10, 4, 1, True, "run", False),
     ],
-    partition=0,
-    tasks=4,
-    modes=["none", "none", "REQUEUE", *["none"] * 7],
     order=random.Random(0),  # (running jobs 1, 3, 2)
     changes=[("end", 0)],
     mask=0b01,
 )
 # the policy offers the wider job in place of the other: removing it is enough
 @example(
-    params="CR_Core",
-    traits=(False, False),
+    **_SEARCH_EXAMPLE,
     nodes=[(1, 8, 1)],
     partitions=[(0, 1, 1, "NO", "")],
     running=[
@@ -1127,9 +1119,6 @@ def test_gang_tests_on_free_cores_match_the_general_code(
         (0, 1, 2, 1, True, "run", False),
         (0, 1, 2, 1, True, "run", False),
     ],
-    partition=0,
-    tasks=4,
-    modes=["none", "none", "REQUEUE", *["none"] * 7],
     order=random.Random(0),  # (running jobs 1, 3, 2)
     changes=[("offer", 0), ("withdraw", 2)],
     mask=1,

@@ -9,6 +9,7 @@ from plurm.model.bitmap import NodeBitmap, mask_names
 from plurm.model.runs import (
     best_run,
     best_span,
+    bitmap_of,
     consecutive_runs,
     consecutive_spans,
     set_bit_spans,
@@ -126,3 +127,13 @@ def test_a_mask_reads_as_its_names_dense_or_sparse_anywhere_in_the_table(
     expected = tuple(name for index, name in enumerate(_WIDE) if mask >> index & 1)
     assert mask_names(mask, _WIDE) == expected
     assert mask_names(mask, list(_WIDE)) == expected
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 6000), max_size=40))
+def test_a_bitmap_of_positions_sets_those_bits(positions: list[int]) -> None:
+    """bitmap_of sets the bits at the positions given (repeats alike), whether few (ORs)
+    or many (a byte buffer)."""
+    bitmap = bitmap_of(positions)
+    assert bitmap == sum(1 << position for position in set(positions))
+    assert bitmap_of(sorted(set(positions))) == bitmap

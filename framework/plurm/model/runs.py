@@ -13,12 +13,33 @@ import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["best_run", "best_span", "consecutive_runs", "consecutive_spans", "set_bit_spans"]
+__all__ = [
+    "best_run",
+    "best_span",
+    "bitmap_of",
+    "consecutive_runs",
+    "consecutive_spans",
+    "set_bit_spans",
+]
 
 _ONES = re.compile("1+")
 #: Above this many runs, a regular expression over the bitmap written out finds them faster
 #: than arithmetic on the whole integer per run.
 _FEW_SPANS = 32
+
+
+def bitmap_of(positions: Sequence[int]) -> int:
+    """The bitmap with the bits at ``positions`` set (node-table places, say). Made in a
+    byte buffer beyond a few: an OR per position would copy the bitmap so far each time."""
+    if len(positions) < 8:
+        bitmap = 0
+        for position in positions:
+            bitmap |= 1 << position
+        return bitmap
+    raw = bytearray(max(positions) // 8 + 1)
+    for position in positions:
+        raw[position >> 3] |= 1 << (position & 7)
+    return int.from_bytes(raw, "little")
 
 
 def set_bit_spans(bitmap: int) -> list[tuple[int, int]]:

@@ -35,6 +35,7 @@ from plurm import HOOK_API_VERSION, hookimpl
 from plurm.conf.model import PartitionSpec
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job
+from plurm.model.runs import bitmap_of
 from plurm.model.select import GangDecision
 from plurm.registry import PluginContext
 
@@ -151,10 +152,7 @@ class GangScheduler:
         low, high = min(places), max(places)
         if high - low + 1 == len(places):  # one run of places (units are distinct)
             return ((1 << len(places)) - 1) << low
-        buffer = bytearray((high >> 3) + 1)
-        for place in places:
-            buffer[place >> 3] |= 1 << (place & 7)
-        return int.from_bytes(buffer, "little")
+        return bitmap_of(places)
 
     # ----------------------------------------------------------------------------- helpers
 

@@ -29,7 +29,7 @@ import bisect
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 
-from plurm.model.runs import best_span, set_bit_spans
+from plurm.model.runs import best_span, bitmap_of, set_bit_spans
 from plurm_select_cons_res.layout import Layout, Unit
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
 from plurm_select_cons_res.placement import fill_tasks_in_order
@@ -109,7 +109,7 @@ class FreeCores:
         self._held: dict[int, tuple[list[int], int, Runs]] = {}
         #: Each held job's partition, and per partition the nodes (a bitmap) where its held
         #: jobs hold an entry: which partitions a test's nodes hold jobs of
-        #: (``partitions_on``).
+        #: (``holds_only``).
         self._partition_of: dict[int, str] = {}
         self._on_partition: dict[str, int] = {}
         #: Counts the changes of ``_on_partition``; per set of partitions ``holds_only``
@@ -218,7 +218,7 @@ class FreeCores:
             nodes.append(index)
         self._occupied = occupied
         self._held[job_id] = (nodes, weight, ())
-        self._in_partition(job_id, allocation.partition, _bitmap(nodes))
+        self._in_partition(job_id, allocation.partition, bitmap_of(nodes))
         self._derive(nodes)
 
     def _in_partition(self, job_id: int, partition: str, nodes: int) -> None:
@@ -323,7 +323,7 @@ class FreeCores:
             else:
                 gone.append(index)
         self._occupied = occupied
-        self._on_partition[partition] &= ~(left | _bitmap(gone))
+        self._on_partition[partition] &= ~(left | bitmap_of(gone))
         self._partition_changes += 1
         self._derive(nodes)
 
@@ -646,19 +646,6 @@ class FreeCores:
         if want_nodes > 0 or want_tasks > 0:
             return None
         return taken, -want_tasks
-
-
-def _bitmap(indexes: Sequence[int]) -> int:
-    """Node table indexes as a node bitmap."""
-    if len(indexes) < 8:
-        bits = 0
-        for index in indexes:
-            bits |= 1 << index
-        return bits
-    raw = bytearray(max(indexes) // 8 + 1)
-    for index in indexes:
-        raw[index >> 3] |= 1 << (index & 7)
-    return int.from_bytes(raw, "little")
 
 
 def _fewest_that_hold(run: list[int], want: int) -> int | None:

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import attrs
 
+from plurm.model.runs import bitmap_of
 from plurm_select_cons_res.layout import core_mask
 from plurm_select_cons_res.needs import Sharing
 
@@ -182,12 +183,7 @@ class Usage:
                 bit = bit_of[name] = len(bit_of)
                 self._name_of.append(name)
             bits.append(bit)
-        if len(bits) == 1:
-            return 1 << bits[0]
-        raw = bytearray(len(bit_of) // 8 + 1)
-        for bit in bits:
-            raw[bit >> 3] |= 1 << (bit & 7)
-        return int.from_bytes(raw, "little")
+        return bitmap_of(bits)
 
     def view_on(self, nodes: Sequence[str], key: Hashable | None = None) -> View:
         """``View.of(self, nodes)``: the one made last for these nodes if none of them has

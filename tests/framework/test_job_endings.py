@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from plurm.testing.cluster import TestCluster
+from plurm.testing.cluster import JobBuilder, TestCluster
 
 CONF = """
 SelectType=select/linear
@@ -233,3 +233,40 @@ def test_a_grace_victim_is_killed_by_the_time_limit_check_if_its_preemptor_goes(
     assert cluster.state(1).name == "COMPLETING"
     cluster.run_until(34)
     assert cluster.state(1).name == "PREEMPTED"
+
+
+def test_only_a_job_that_outlasts_the_next_limit_check_gets_one(
+    cluster: TestCluster, job: Callable[[], JobBuilder]
+) -> None:
+    """The simulated executor knows each job's run time, so the controller arms a time-limit
+    check only for a job still running when the check comes (the checks run every 30 s).
+    The limit counts run time only: a suspension moves such a job's end and its limit
+    alike, and the resume asks again. A ``sleep`` keeps to the wall clock: suspended, it
+    still ends when it would have."""
+    # Each runs 125 s against a limit of 2 minutes, due at 121: its own end at 126 comes
+    # before the check at 150, unless a suspension of 25 s moves it to 151.
+    first = cluster.submit(job().time(2).runtime(125))
+    second = cluster.submit(job().time(2).runtime(125))
+    cluster.run_until(2)
+    timers = cluster.controller._limit_timers
+    assert (cluster.job(first).start_time, cluster.job(second).start_time) == (1.0, 1.0)
+    assert first not in timers and second not in timers
+    cluster.run_until(50)
+    assert cluster.command(f"scontrol suspend {second}").status == 0
+    cluster.run_until(75)
+    assert cluster.command(f"scontrol resume {second}").status == 0
+    assert second in timers  # due at 146, its end at 151: the check at 150 ends it
+    sleeper = cluster.sbatch("-t 2", "sleep 125")  # (on the node the first job leaves)
+    cluster.run_until(130)
+    assert cluster.job(sleeper).start_time == 127.0
+    assert cluster.command(f"scontrol suspend {sleeper}").status == 0
+    cluster.run_until(155)
+    assert cluster.command(f"scontrol resume {sleeper}").status == 0
+    assert sleeper not in timers  # it wakes at 252, its limit due at 272
+    cluster.run_until(300)
+    out = cluster.command("sacct -n -X -o JobID,State,Elapsed").stdout.split()
+    assert out == [
+        *(str(first), "COMPLETED", "00:02:05"),
+        *(str(second), "TIMEOUT", "00:02:04"),
+        *(str(sleeper), "COMPLETED", "00:01:40"),
+    ]

@@ -54,6 +54,14 @@ class Executor(Protocol):
         """Launch the job on ``job.nodes``."""
         ...
 
+    def ends_by(self, job: Job) -> float | None:
+        """A time by which the job's running processes will have ended by themselves,
+        whatever the controller does to them short of suspending them (a suspended job's
+        end is asked again when it resumes); None when the driver cannot tell, as with real
+        processes. The simulator knows each job's run time: the controller arms no
+        time-limit check that the job's own end comes before."""
+        ...
+
     def suspend(self, job: Job) -> None:
         """Stop the job's processes (SIGTSTP, then SIGSTOP)."""
         ...

@@ -95,6 +95,9 @@ class LiveExecutor:
 
     # ------------------------------------------------------------------ Executor
 
+    def ends_by(self, job: Job) -> float | None:
+        return None  # real processes end when they end
+
     def start(self, job: Job) -> None:
         self._outbox.append((job.nodes[0], "launch", self.launch_message(job)))
 

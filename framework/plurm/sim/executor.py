@@ -138,6 +138,15 @@ class SimExecutor:
         if self.on_start is not None:
             self.on_start(job)
 
+    def ends_by(self, job: Job) -> float | None:
+        """When the job's command ends by itself, as its timer says. None for a job that
+        runs steps: a signal to its steps alone ends its script a moment after the steps
+        die, which can be later than that."""
+        timer = self._timers.get(job.job_id)
+        if timer is None or job.request.runs_steps:
+            return None
+        return timer.when
+
     def out_of_memory(self, job: Job) -> None:
         """The job went over its memory limit: it is SIGKILLed now and ends OUT_OF_MEMORY,
         as slurmstepd ends it."""

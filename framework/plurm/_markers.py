@@ -22,7 +22,7 @@ __all__ = ["HOOK_API_VERSION", "NAME", "hookimpl", "hookspec"]
 #: The pluggy project name, and the prefix of every entry-point group (``plurm.select``, ...).
 NAME = "plurm"
 #: (major, minor) of the hook API. Minor versions only add hooks or optional arguments.
-HOOK_API_VERSION = (1, 13)
+HOOK_API_VERSION = (1, 14)
 
 hookspec = pluggy.HookspecMarker(NAME)
 hookimpl = pluggy.HookimplMarker(NAME)

@@ -369,6 +369,10 @@ class Plugins:
         partly: int | None = self._fast("select_partly_free")(cluster)
         return partly
 
+    def select_answers_by_nodes(self, cluster: Cluster) -> bool:
+        """``select_answers_by_nodes``: True only when the plugin says so."""
+        return self._fast("select_answers_by_nodes")(cluster) is True
+
     def select_node_alloc_mem(self, cluster: Cluster) -> dict[str, int]:
         memory = self._fast("select_node_alloc_mem")(cluster)
         return dict(memory) if memory else {}

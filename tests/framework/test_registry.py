@@ -91,13 +91,13 @@ def test_a_plugin_written_for_hook_api_1_6_still_loads(tmp_path: Path) -> None:
     """1.7 added preempt_by_partition, preempt_suspend_in_partition and preempt_veto, 1.9 the
     priority hooks, 1.10 preempt_victim_cost and select_job_gres, 1.11 select_node_alloc_mem,
     1.12 BackfillStart.allowed and BackfillView.test_now/partly_free, 1.13
-    select_partly_free: a plugin written for
-    1.6, which answers none of them, loads and gets their defaults."""
+    select_partly_free, 1.14 select_answers_by_nodes: a plugin written for 1.6, which
+    answers none of them, loads and gets their defaults."""
 
     class Written16(_Select):
         PLURM_HOOK_API = (1, 6)
 
-    assert HOOK_API_VERSION == (1, 13)
+    assert HOOK_API_VERSION == (1, 14)
     loaded = Registry(factories={"select/w16": Written16}).load("select/w16", _config(tmp_path))
     assert loaded.api == (1, 6)
 

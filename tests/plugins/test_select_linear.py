@@ -203,11 +203,13 @@ def test_hook_sequence_of_a_start(make_cluster: Make, job: Job, hook_recorder) -
     # sched/builtin gives a sort key (asked at start-up), so the pass reads the kept queue
     # and no sched_queue_order call comes first; the submission asks select whether any
     # node could ever hold the job (TEST_ONLY), the default time limit of a job without
-    # -t, then the job's priority
+    # -t, then the job's priority; the first pass asks once whether select answers from the
+    # nodes alone (then a BUSY answer may be kept)
     assert names == [
         "select_job_test",
         "plurm_job_default_time_limit",
         "priority_job_set",
+        "select_answers_by_nodes",
         "select_job_test",
         "select_job_begin",
         "sched_gang_job_start",

@@ -70,6 +70,7 @@ import logging
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.controller.arrays import ArraysMixin
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
+from plurm.controller.busy import BusyAnswers, ChangeLog
 from plurm.controller.dependencies import WaitingMixin
 from plurm.controller.estimates import EstimatesMixin
 from plurm.controller.explain import ExplainMixin, PreemptDecision
@@ -89,6 +90,7 @@ from plurm.manager import Plugins
 from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm.model.job import Job, JobRequest, PendingReason
+from plurm.model.select import SelectResult, SelectStatus
 
 __all__ = ["REQUEUE_DELAY", "TIME_LIMIT_CHECK", "Controller", "RequestError"]
 
@@ -175,6 +177,14 @@ class Controller(
         #: usable-node bitmap.
         self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
+        #: BUSY answers kept while their nodes do not change (see busy.py): the nodes of
+        #: the changes select was told of; the answers of the pass's tests and of backfill's
+        #: tests beside running jobs; whether select lets them be kept, for the
+        #: configuration it answered for.
+        self._changes = ChangeLog()
+        self._busy: BusyAnswers[SelectStatus] = BusyAnswers(self._changes)
+        self._busy_now: BusyAnswers[SelectResult] = BusyAnswers(self._changes)
+        self._busy_kept: tuple[SlurmConfig, bool] | None = None
         #: _refused's answer per pending job, with the partition and request it is for.
         self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}
         #: Pending jobs kept out of the queue: held, waiting on dependencies, or records of

@@ -245,8 +245,22 @@ class PassesMixin(ControllerBase):
 
     def _test_now(self, job: Job, nodes: Sequence[str]) -> SelectResult:
         """Backfill's question for a start beside running jobs: could ``job`` start now on
-        ``nodes`` as they are, and where (a dry run: select changes nothing)."""
-        return self.plugins.select_job_test(job, nodes, _RUN_NOW, (), self.cluster)
+        ``nodes`` as they are, and where (a dry run: select changes nothing). A BUSY answer
+        is kept while nothing changes on those nodes, as the pass's (see busy.py)."""
+        if not self._answers_by_nodes():
+            return self.plugins.select_job_test(job, nodes, _RUN_NOW, (), self.cluster)
+        mask = nodes.mask if type(nodes) is NodeBitmap else self.cluster.mask_of(nodes)
+        key = (job.request, job.partition, mask, self.config)
+        kept = self._busy_now.answer(job.job_id, key, mask)
+        if kept is not None:
+            return kept
+        result = self.plugins.select_job_test(job, nodes, _RUN_NOW, (), self.cluster)
+        if result.status is _BUSY_STATUS:
+            pending = len(self.cluster.jobs_unordered(_PENDING))
+            self._busy_now.keep(job.job_id, key, result, pending)
+        else:
+            self._busy_now.forget(job.job_id)
+        return result
 
     def _partly_free(self) -> int:
         """The bitmap of the nodes holding jobs that still have CPUs free (select's count)."""
@@ -419,11 +433,56 @@ class PassesMixin(ControllerBase):
         A job submitted to several partitions is tried in each, highest PriorityTier first
         (then in the order given), and runs in the first that takes it.
         """
+        if self._pending.kept:
+            self._unsettled[job.job_id] = job  # its reason is set here, or it starts
+        kept = self._busy_key(job, withheld)
+        if kept is not None:
+            key, nodes = kept
+            if self._busy.answer(job.job_id, key, nodes) is not None:
+                job.reason = _RESOURCES  # (what _try_partitions gives a BUSY job)
+                return _BUSY_STATUS
+        outcome = self._try_partitions(job, withheld)
+        if kept is not None:
+            if outcome is _BUSY_STATUS:
+                pending = len(self.cluster.jobs_unordered(_PENDING))
+                self._busy.keep(job.job_id, kept[0], outcome, pending)
+            else:
+                self._busy.forget(job.job_id)
+        return outcome
+
+    def _answers_by_nodes(self) -> bool:
+        """Whether select answers tests without candidates from the job and its nodes
+        alone (``select_answers_by_nodes``), asked once per configuration: then BUSY
+        answers are kept while nothing changes on their nodes (see busy.py)."""
+        config = self.config
+        known = self._busy_kept
+        if known is None or known[0] is not config:
+            known = self._busy_kept = (config, self.plugins.select_answers_by_nodes(self.cluster))
+        return known[1]
+
+    def _busy_key(self, job: Job, withheld: int) -> tuple[tuple[object, ...], int] | None:
+        """What a BUSY answer of :meth:`_try_partitions` for ``job`` is kept under (its
+        request, usable nodes, the nodes withheld from them and the configuration; a
+        partition update is a change on every node), with its usable nodes: None when it
+        may not be kept. It may be when select answers from the
+        nodes alone, the job tries one partition, and no partition may hold its victims (a
+        candidate's preemptability may change with the clock)."""
+        if not self._answers_by_nodes():
+            return None
+        request = job.request
+        if request.partitions and request.partitions != (job.partition,):
+            return None
+        if self._walk_candidates and self._victim_partitions(job.partition):
+            return None
+        usable = self._usable_nodes(job)
+        nodes = usable.mask
+        return (request, usable, withheld & nodes, self.config), nodes
+
+    def _try_partitions(self, job: Job, withheld: int) -> SelectStatus:
+        """:meth:`_try_start`'s test, preemption or start, in each partition in turn."""
         reason = _RESOURCES
         outcome = _NEVER
         was = job.partition
-        if self._pending.kept:
-            self._unsettled[job.job_id] = job  # its reason is set here, or it starts
         for partition in self._partitions_to_try(job):
             job.partition = partition
             usable = self._usable_nodes(job)

@@ -126,6 +126,30 @@ def select_partly_free(cluster: Cluster) -> int | None:
 
 
 @hookspec(firstresult=True)
+def select_answers_by_nodes(cluster: Cluster) -> bool | None:
+    """Whether ``select_job_test`` without candidates (RUN_NOW or TEST_ONLY) answers from
+    the job, the configuration and the nodes it is given alone: from what the lifecycle
+    hooks (``select_job_begin``, ``select_job_fini``, ``select_job_resized``,
+    ``select_job_suspend``, ``select_job_resume``) put on those nodes, never from the time or
+    from other nodes.
+
+    When called: once per configuration, by the core's scheduling pass. While the answer is
+    True, a pending job that can have no preemption candidate and was found BUSY is not
+    tested again until one of those hooks is called for a job on its usable nodes (or its
+    request, its usable nodes, the nodes withheld from it or the configuration change): it
+    keeps its BUSY answer and its reason. A trace replay tests each blocked job at every
+    pass, and between two passes the nodes of most of them do not change.
+
+    :returns: True to let the core keep BUSY answers so; False or None (the default) to be
+        asked every time. Exclusive: first non-None result wins.
+    :Purity: pure.
+    :Slurm equivalent: none (Slurm's main scheduler tests each job it reaches, each pass).
+
+    .. versionadded:: 1.14
+    """
+
+
+@hookspec(firstresult=True)
 def select_node_alloc_mem(cluster: Cluster) -> dict[str, int] | None:
     """The memory (MiB) allocated on each node to the jobs holding it (running and
     suspended), for scontrol's ``AllocMem`` and sinfo's ``ALLOCMEM``.

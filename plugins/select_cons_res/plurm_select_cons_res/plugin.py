@@ -842,6 +842,17 @@ class ConsResSelect:
         return self.free_cores.partly
 
     @hookimpl
+    def select_answers_by_nodes(self, cluster: Cluster) -> bool:
+        """True, but under gang scheduling with a PreemptExemptTime (the cluster's or a
+        QOS's): a running job's cores are then closed to other jobs until its exempt time
+        is over, an answer that changes with the clock (see ``_exempt``)."""
+        config = cluster.config
+        return not (
+            config.gang_scheduling
+            and (config.preempt_exempt_time or any(qos.preempt_exempt_time for qos in config.qos))
+        )
+
+    @hookimpl
     def select_node_alloc_mem(self, cluster: Cluster) -> dict[str, int] | None:
         """The memory of every job holding resources (suspended ones keep theirs), summed
         per node, when SelectTypeParameters counts memory; else None (AllocMem shows 0)."""

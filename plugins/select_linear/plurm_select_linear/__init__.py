@@ -769,6 +769,12 @@ class LinearSelect:
     # ----------------------------------------------------------------------------- lifecycle
 
     @hookimpl
+    def select_answers_by_nodes(self, cluster: Cluster) -> bool:
+        """True: a test reads the nodes it is given, what the jobs there hold and the
+        configuration (a sharing job's mate is a job on those nodes), never the time."""
+        return True
+
+    @hookimpl
     def select_job_begin(self, job: Job, cluster: Cluster) -> bool:
         _, exclusive = _max_share(cluster.partition(job.partition), job)
         nodes = tuple(job.nodes)

@@ -956,3 +956,27 @@ def test_refused_sizes_kept_short_cover_what_every_refusal_covers(
     every = any(n <= least and c <= cpus and nodes & ~on == 0 for on, n, c in refusals)
     assert _covered_on(kept, nodes, least, cpus) is every
     assert len(kept or ()) <= len(refusals)
+
+
+def test_a_job_starts_beside_running_jobs_only_if_it_ends_before_a_reservation(
+    make_cluster: Make,
+) -> None:
+    """The first pending job reserves both nodes from the end of the job on n1 (601, kept
+    at 630 by the pass at 30). Of two one-core jobs that could run beside that job now, the
+    one whose run ends before the reservation (9 minutes) starts; the one that would still
+    run then (11 minutes) waits."""
+    cluster = make_cluster(
+        "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n"
+        "SchedulerType=sched/backfill\nSchedulerParameters=bf_interval=30\n"
+        "NodeName=n[1-2] CPUs=4 RealMemory=1000\nPartitionName=p Nodes=ALL Default=YES\n"
+    )
+    cluster.sbatch("-n1 -w n1 -t 10", "sleep 1000")
+    cluster.sbatch("-N1 -n4 -w n2 -t 5", "sleep 1000")
+    cluster.run_until(2)
+    first = cluster.sbatch("-N2 -n8 -t 5", "sleep 100")
+    short = cluster.sbatch("-n1 -t 9", "sleep 100")
+    long = cluster.sbatch("-n1 -t 11", "sleep 100")
+    cluster.run_until(31)
+    states = cluster.states()
+    assert (states[first], states[short], states[long]) == ("PENDING", "RUNNING", "PENDING")
+    assert cluster.job(short).start_time == 30.0 and cluster.job(short).nodes == ("n1",)

@@ -456,9 +456,28 @@ class BackfillScheduler(BuiltinScheduler):
         # them it covers: reservations are only ever appended, so it grows in place.
         within: dict[float, tuple[int, int]] = {}
 
+        # Every reservation of the pass so far: how many, their union and their latest
+        # start. A run that reaches past every start meets all of them (most runs beside
+        # running jobs do), with no walk of its own.
+        ever_seen, ever_union, ever_latest = 0, 0, -inf
+
+        def reserved_ever() -> tuple[int, float]:
+            """The union of the pass's reservations, and their latest start."""
+            nonlocal ever_seen, ever_union, ever_latest
+            for index in range(ever_seen, len(reserved)):
+                start, mask = reserved[index]
+                ever_union |= mask
+                if start > ever_latest:
+                    ever_latest = start
+            ever_seen = len(reserved)
+            return ever_union, ever_latest
+
         def reserved_within(duration: float) -> int:
             """The nodes reserved in this pass from before ``now + duration``."""
             limit = now + duration
+            union, latest = reserved_ever()
+            if latest < limit:
+                return union
             seen, blocked = within.get(duration, (0, 0))
             for index in range(seen, len(reserved)):
                 start, mask = reserved[index]
@@ -473,6 +492,9 @@ class BackfillScheduler(BuiltinScheduler):
         def reserved_until(duration: float) -> int:
             """The nodes reserved in this pass from ``now + duration`` or before."""
             limit = now + duration
+            union, latest = reserved_ever()
+            if latest <= limit:
+                return union
             seen, blocked = until.get(duration, (0, 0))
             for index in range(seen, len(reserved)):
                 start, mask = reserved[index]

@@ -518,6 +518,8 @@ class BackfillScheduler(BuiltinScheduler):
             # nodes are free now, and how many of those no reservation of the pass takes
             # (-1: not counted yet); the jobs walked over mostly share a few node sets
             counts: dict[int, list[int]] = {}
+            # (no reservation is made during the walk: all of them, and the latest start)
+            union, latest = reserved_ever()
             while index >= 0:
                 at = positions[index]
                 if at <= position:
@@ -528,16 +530,15 @@ class BackfillScheduler(BuiltinScheduler):
                     known = counts[id(usable)] = [(free_now & usable).bit_count(), -1]
                 have = known[0]
                 # (all the reservations first: they take at least as many, and their union
-                # is one int; those starting within the run only when that says no)
+                # is one int; those starting within the run only when that says no, and
+                # only when some reservation starts after the run's end: else they are all)
                 if have >= least:
                     clear = known[1]
                     if clear < 0:
-                        clear = known[1] = (
-                            have - (free_now & usable & reserved_within(inf)).bit_count()
-                        )
-                    if (
-                        clear >= least
-                        or have - (free_now & usable & reserved_within(duration)).bit_count()
+                        clear = known[1] = have - (free_now & usable & union).bit_count()
+                    if clear >= least or (
+                        latest >= now + duration
+                        and have - (free_now & usable & reserved_within(duration)).bit_count()
                         >= least
                     ):
                         return at

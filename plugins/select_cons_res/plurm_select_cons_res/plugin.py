@@ -23,7 +23,7 @@ from plurm_select_cons_res.layout import Layout, Resource, Unit, layout_of
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing, needs_of, row_count
 from plurm_select_cons_res.preempt import preempt_by_removal, preempt_by_suspension
 from plurm_select_cons_res.steps import Placement, Tester
-from plurm_select_cons_res.usage import Usage, View
+from plurm_select_cons_res.usage import Usage, View, nodes_key
 
 __all__ = ["ConsResSelect"]
 
@@ -412,10 +412,11 @@ class ConsResSelect:
         if not candidates:
             return SelectResult.busy()
         refused: set[Hashable] | None = None
+        key: Hashable = None
         if not self.reference and type(tester) is Tester:  # (GPUs are not in the view)
-            nodes_key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
-            self.usage.view_on(nodes, nodes_key)
-            refused = self.usage.refusals(nodes_key)
+            key = nodes_key(nodes)
+            self.usage.view_on(nodes, key)
+            refused = self.usage.refusals(key)
         if refused is not None:
             exempt = tester.exempt
             head = (
@@ -425,7 +426,7 @@ class ConsResSelect:
                 exempt if isinstance(exempt, frozenset) else frozenset(exempt),
                 cluster.preempt_traits,
             )
-            searched = self._searched.get((nodes_key, head))
+            searched = self._searched.get((key, head))
             if (
                 searched is not None
                 and (head, searched) in refused
@@ -457,7 +458,7 @@ class ConsResSelect:
                 searched = tuple((candidate.job_id, candidate.mode) for candidate in candidates)
                 if len(self._searched) >= _IDLE_MEMO_SIZE:
                     self._searched.clear()
-                self._searched[nodes_key, head] = searched
+                self._searched[key, head] = searched
                 refused.add((head, searched))
             return SelectResult.busy()
         return self._success(job, preemption.placement, preemption.victims)
@@ -541,8 +542,8 @@ class ConsResSelect:
         if needs is None:
             return SelectResult.never()
         binding = request.gres_request.enforce_binding
-        nodes_key = _nodes_key(nodes)
-        configured = self._gres_configured(state, need, nodes, nodes_key)
+        on = nodes_key(nodes)
+        configured = self._gres_configured(state, need, nodes, on)
         if len(configured) < max(1, request.min_nodes):
             return SelectResult.never()
         tester = GresTester(self._tester(cluster), state, need, binding, reference=self.reference)
@@ -553,7 +554,7 @@ class ConsResSelect:
             tester.knows_absent(self.usage, known[2])
         unit = self.resource.for_partition(cluster.partition(job.partition))
         # (``configured`` follows from the share and the nodes)
-        key = (needs, need, binding, nodes_key, unit)
+        key = (needs, need, binding, on, unit)
         idle = self.gres_idle_tests.get(key, _UNKNOWN)
         if idle is _UNKNOWN or self.reference:
             placed_idle = tester.test(needs, configured, job.partition, Usage())
@@ -926,10 +927,3 @@ def _mask_in_table_order(nodes: Sequence[str], cluster: Cluster) -> int | None:
         mask |= 1 << position
         last = position
     return mask
-
-
-def _nodes_key(nodes: Sequence[str]) -> object:
-    """``nodes`` as a memo key: a bitmap's mask (it walks in table order), else a tuple."""
-    if type(nodes) is NodeBitmap or isinstance(nodes, NodeBitmap):
-        return nodes.mask
-    return tuple(nodes)

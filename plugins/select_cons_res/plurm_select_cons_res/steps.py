@@ -27,13 +27,12 @@ Cores are thus shared only by jobs that both allow it (FORCE, or YES with
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 import attrs
 
 from plurm.conf.values import PreemptBase
-from plurm.model.bitmap import NodeBitmap
 from plurm.model.cluster import Cluster
 from plurm_select_cons_res.layout import Layout, Resource, Unit, core_set
 from plurm_select_cons_res.needs import MemoryKind, Needs, Sharing
@@ -46,7 +45,7 @@ from plurm_select_cons_res.placement import (
     slots,
     slots_of_count,
 )
-from plurm_select_cons_res.usage import Allocation, Runs, Usage, View, row_empty
+from plurm_select_cons_res.usage import Allocation, Runs, Usage, View, nodes_key, row_empty
 
 __all__ = ["Placement", "Tester"]
 
@@ -348,9 +347,7 @@ class Tester:
         if self.reference:
             view = View.of(usage)
             return self._test(needs, nodes, partition, usage, view, suspend, free_failed)
-        # the key of both: a node bitmap's mask (in table order, one node set per mask; its
-        # names are made only when a view must be), else the tuple of the names
-        key: Hashable = nodes.mask if type(nodes) is NodeBitmap else tuple(nodes)
+        key = nodes_key(nodes)
         view = usage.view_on(nodes, key)
         refused = usage.refusals(key) if suspend is None else None
         exempt = self.exempt

@@ -15,11 +15,12 @@ from typing import TypeVar
 
 import attrs
 
+from plurm.model.bitmap import NodeBitmap
 from plurm.model.runs import bitmap_of
 from plurm_select_cons_res.layout import core_mask
 from plurm_select_cons_res.needs import Sharing
 
-__all__ = ["Allocation", "Row", "Runs", "Usage", "View", "row_empty"]
+__all__ = ["Allocation", "Row", "Runs", "Usage", "View", "nodes_key", "row_empty"]
 
 _V = TypeVar("_V")
 
@@ -636,6 +637,15 @@ class View:
             memory, state, busy, partition_cores, row_cores, private_cores, partitions_on,
             complete=False,
         )  # fmt: skip
+
+
+def nodes_key(nodes: Sequence[str]) -> Hashable:
+    """The key of a node set for :meth:`Usage.view_on` and :meth:`Usage.refusals`: a node
+    bitmap's mask (in table order, one node set per mask; its names are made only when a
+    view must be), else the tuple of the names."""
+    if type(nodes) is NodeBitmap or isinstance(nodes, NodeBitmap):  # (the ABC check is slow)
+        return nodes.mask
+    return tuple(nodes)
 
 
 def row_empty(usage: Usage, partition: str, index: int) -> bool:

@@ -211,14 +211,19 @@ def test_a_suspension_is_a_change_on_the_jobs_nodes(
     assert cluster.states() == {first: "SUSPENDED", waiting: "RUNNING"}
 
 
+def _linear(make_cluster: Make, nodes: int, *partitions: str) -> TestCluster:
+    """A select/linear cluster of ``nodes`` one-CPU nodes and these partition lines."""
+    lines = "".join(f"PartitionName={partition}\n" for partition in partitions)
+    return make_cluster(
+        f"SelectType=select/linear\nNodeName=n[1-{nodes}] CPUs=1 RealMemory=1000\n{lines}"
+    )
+
+
 def test_an_answer_is_kept_only_for_the_same_nodes_withheld(make_cluster: Make) -> None:
     """A pass withholds a blocked job's partition from the jobs after it: the side job is
     BUSY on what is left of its nodes. Once the blocked job is gone, the side job is tested
     on all of them, and starts."""
-    cluster = make_cluster(
-        "SelectType=select/linear\nNodeName=n[1-8] CPUs=1 RealMemory=1000\n"
-        "PartitionName=low Nodes=n[1-6] Default=YES\nPartitionName=side Nodes=n[5-8]\n"
-    )
+    cluster = _linear(make_cluster, 8, "low Nodes=n[1-6] Default=YES", "side Nodes=n[5-8]")
     cluster.sbatch("-p side -N2 -w n[7-8]", "sleep 1000")
     cluster.sbatch("-p low -N4 -w n[1-4]", "sleep 1000")
     cluster.run_until(2)
@@ -234,10 +239,7 @@ def test_an_answer_is_kept_only_for_the_same_nodes_withheld(make_cluster: Make) 
 
 def test_an_answer_is_kept_only_for_the_same_request(make_cluster: Make) -> None:
     """A pending job whose request changes (scontrol update NumNodes) is tested anew."""
-    cluster = make_cluster(
-        "SelectType=select/linear\nNodeName=n[1-4] CPUs=1 RealMemory=1000\n"
-        "PartitionName=p Nodes=ALL Default=YES\n"
-    )
+    cluster = _linear(make_cluster, 4, "p Nodes=ALL Default=YES")
     cluster.sbatch("-N2", "sleep 1000")
     cluster.run_until(2)
     waiting = cluster.sbatch("-N3", "sleep 100")
@@ -251,10 +253,7 @@ def test_an_answer_is_kept_only_for_the_same_request(make_cluster: Make) -> None
 def test_a_job_of_several_partitions_is_tested_every_time(make_cluster: Make) -> None:
     """A job submitted to two partitions is tried in each: a change on either one's nodes
     may let it start, so its BUSY answer is not kept."""
-    cluster = make_cluster(
-        "SelectType=select/linear\nNodeName=n[1-4] CPUs=1 RealMemory=1000\n"
-        "PartitionName=a Nodes=n[1-2] Default=YES\nPartitionName=b Nodes=n[3-4]\n"
-    )
+    cluster = _linear(make_cluster, 4, "a Nodes=n[1-2] Default=YES", "b Nodes=n[3-4]")
     cluster.sbatch("-p a -N2", "sleep 1000")
     cluster.sbatch("-p b -N2", "sleep 50")
     cluster.run_until(2)

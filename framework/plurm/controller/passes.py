@@ -464,9 +464,9 @@ class PassesMixin(ControllerBase):
         """What a BUSY answer of :meth:`_try_partitions` for ``job`` is kept under (its
         request, usable nodes, the nodes withheld from them and the configuration; a
         partition update is a change on every node), with its usable nodes: None when it
-        may not be kept. It may be when select answers from the
-        nodes alone, the job tries one partition, and no partition may hold its victims (a
-        candidate's preemptability may change with the clock)."""
+        may not be kept. It may be when select answers from the nodes alone, the job tries
+        one partition, and no partition may hold its victims (a candidate's preemptability
+        may change with the clock)."""
         if not self._answers_by_nodes():
             return None
         request = job.request

@@ -26,6 +26,7 @@ from plurm.conf.model import NO_EFFECT_KEYS, SlurmConfig
 from plurm.conf.values import SLURM_PREEMPT_TYPES, PreemptBase, PreemptMode
 from plurm.errors import ConfError, raise_collected
 from plurm.hookspecs import SPEC_MODULES
+from plurm.model.changes import ChangeLog
 from plurm.model.select import (
     Candidate,
     GangDecision,
@@ -192,6 +193,9 @@ class Plugins:
         self.loaded = tuple(loaded)
         self._hook = manager.hook
         self._hooks: dict[str, _Hook] = {}
+        #: The nodes of every change the select plugin is told of, whoever tells it (see
+        #: plurm.model.changes): a BUSY answer on nodes none touched since still holds.
+        self.select_changes = ChangeLog()
 
     # ----------------------------------------------------------------------------- loading
 
@@ -331,6 +335,7 @@ class Plugins:
 
     def select_reconfigure(self, cluster: Cluster) -> None:
         self._fast("select_reconfigure")(cluster)
+        self.select_changes.changed(-1)  # (it may read any partition's settings)
 
     def select_job_test(
         self,
@@ -379,6 +384,7 @@ class Plugins:
 
     def select_job_begin(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_begin")(job, cluster)
+        self.select_changes.changed(cluster.mask_of(job.nodes))
 
     def select_job_resources(self, job: Job, cluster: Cluster) -> frozenset[tuple[str, int]] | None:
         units = self._fast("select_job_resources")(job, cluster)
@@ -390,12 +396,15 @@ class Plugins:
 
     def select_job_fini(self, job: Job, cluster: Cluster) -> None:
         self._fast("select_job_fini")(job, cluster)
+        self.select_changes.changed(cluster.mask_of(job.nodes))
 
     def select_job_resized(self, job: Job, nodes: Sequence[str], cluster: Cluster) -> None:
         self._fast("select_job_resized")(job, nodes, cluster)
+        self.select_changes.changed(cluster.mask_of(nodes))
 
     def select_job_suspend(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
         self._fast("select_job_suspend")(job, indefinite, cluster)
+        self.select_changes.changed(cluster.mask_of(job.nodes))
 
     def select_job_resumable(self, job: Job, cluster: Cluster) -> bool:
         """Whether the suspended ``job`` may resume on what it holds: select's answer, else
@@ -408,6 +417,7 @@ class Plugins:
 
     def select_job_resume(self, job: Job, indefinite: bool, cluster: Cluster) -> None:
         self._fast("select_job_resume")(job, indefinite, cluster)
+        self.select_changes.changed(cluster.mask_of(job.nodes))
 
     # ----------------------------------------------------------------------------- preempt
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from plurm.conf.model import PartitionSpec, SlurmConfig
-from plurm.controller.busy import BusyAnswers, ChangeLog
+from plurm.controller.busy import BusyAnswers
 from plurm.controller.health import NodeHealth
 from plurm.controller.limits import AssociationLimits
 from plurm.controller.queue import PendingByPartition, PendingQueue
@@ -119,7 +119,6 @@ class ControllerBase:
     _usable: dict[tuple[str, tuple[str, ...]], _Usable]
     _pools: dict[int, tuple[NodeBitmap, ...]]
     _running_ends: dict[int, tuple[Job, float | None, int]]
-    _changes: ChangeLog
     _busy: BusyAnswers[SelectStatus]
     _busy_now: BusyAnswers[SelectResult]
     _busy_kept: tuple[SlurmConfig, bool] | None

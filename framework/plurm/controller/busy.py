@@ -7,8 +7,9 @@ job and its nodes alone (``select_answers_by_nodes``) and the test has no preemp
 candidates, the answer cannot change before select is told of a change on those nodes, so
 the controller keeps it instead of asking again.
 
-:class:`ChangeLog` keeps the node bitmaps of the latest changes select was told of (the
-lifecycle hooks: a job started, ended, was suspended or resumed, or released nodes);
+:class:`~plurm.model.changes.ChangeLog` (kept by the plugins' facade,
+``Plugins.select_changes``) has the node bitmaps of the latest changes select was told of
+(a job started, ended, was suspended or resumed, or released nodes; a reconfiguration);
 :class:`BusyAnswers` keeps, per job, what its last BUSY test was asked (a key the caller
 makes: the request, the nodes, the configuration...) and how many changes there were then.
 """
@@ -18,43 +19,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from plurm.model.changes import KEPT_CHANGES, ChangeLog
+
 __all__ = ["KEPT_CHANGES", "BusyAnswers", "ChangeLog"]
 
 _Answer = TypeVar("_Answer")
-
-#: The changes kept: a BUSY answer older than that many changes is tested again.
-KEPT_CHANGES = 256
-
-
-class ChangeLog:
-    """The nodes of the latest changes select was told of."""
-
-    def __init__(self) -> None:
-        #: Node bitmaps, oldest first: the change numbered ``n`` (counting from 0 since the
-        #: start) is ``changes[n - dropped]``.
-        self.changes: list[int] = []
-        self.dropped = 0
-
-    def changed(self, nodes: int) -> None:
-        """Select was told of a change on ``nodes`` (a bitmap; -1 for every node)."""
-        changes = self.changes
-        changes.append(nodes)
-        if len(changes) >= 2 * KEPT_CHANGES:
-            del changes[:KEPT_CHANGES]
-            self.dropped += KEPT_CHANGES
-
-    def count(self) -> int:
-        """How many changes there have been."""
-        return self.dropped + len(self.changes)
-
-    def untouched_since(self, count: int, nodes: int) -> bool:
-        """Whether no change after the first ``count`` touched ``nodes`` (False when those
-        changes are no longer kept)."""
-        changes = self.changes
-        since = count - self.dropped
-        if since < 0:
-            return False
-        return not any(map(nodes.__and__, changes[since:]))  # (mostly a few changes)
 
 
 class BusyAnswers(Generic[_Answer]):

@@ -70,7 +70,7 @@ import logging
 from plurm.conf.model import PartitionSpec, SlurmConfig
 from plurm.controller.arrays import ArraysMixin
 from plurm.controller.base import ControllerBase, RequestError, _Ending, _Usable
-from plurm.controller.busy import BusyAnswers, ChangeLog
+from plurm.controller.busy import BusyAnswers
 from plurm.controller.dependencies import WaitingMixin
 from plurm.controller.estimates import EstimatesMixin
 from plurm.controller.explain import ExplainMixin, PreemptDecision
@@ -177,13 +177,12 @@ class Controller(
         #: usable-node bitmap.
         self._usable: dict[tuple[str, tuple[str, ...]], _Usable] = {}
         self._pools: dict[int, tuple[NodeBitmap, ...]] = {}
-        #: BUSY answers kept while their nodes do not change (see busy.py): the nodes of
-        #: the changes select was told of; the answers of the pass's tests and of backfill's
-        #: tests beside running jobs; whether select lets them be kept, for the
-        #: configuration it answered for.
-        self._changes = ChangeLog()
-        self._busy: BusyAnswers[SelectStatus] = BusyAnswers(self._changes)
-        self._busy_now: BusyAnswers[SelectResult] = BusyAnswers(self._changes)
+        #: BUSY answers kept while their nodes do not change (see busy.py; the plugins'
+        #: facade logs the changes select is told of): the answers of the pass's tests and
+        #: of backfill's tests beside running jobs; whether select lets them be kept, for
+        #: the configuration it answered for.
+        self._busy: BusyAnswers[SelectStatus] = BusyAnswers(plugins.select_changes)
+        self._busy_now: BusyAnswers[SelectResult] = BusyAnswers(plugins.select_changes)
         self._busy_kept: tuple[SlurmConfig, bool] | None = None
         #: _refused's answer per pending job, with the partition and request it is for.
         self._refusals: dict[int, tuple[PartitionSpec, JobRequest, PendingReason | None]] = {}

@@ -202,7 +202,6 @@ class LifecycleMixin(ControllerBase):
         self._cancel_limit(job.job_id)
         self.executor.signal(job, "KILL")  # its end report finds it no longer running
         self.plugins.select_job_fini(job, self.cluster)
-        self._changes.changed(self.cluster.mask_of(job.nodes))
         if job.requeue:
             self._back_to_queue(job)
         else:
@@ -242,7 +241,6 @@ class LifecycleMixin(ControllerBase):
             # for -n1 on a 4-CPU node, as 22.05 showed in tests/data/gres)
             job.units = self.plugins.select_job_resources(job, self.cluster)
         self.plugins.select_job_fini(job, self.cluster)
-        self._changes.changed(self.cluster.mask_of(job.nodes))
         if ending is not None and ending.requeue:
             self._back_to_queue(job, REQUEUE_DELAY if ending.delay is None else ending.delay)
         else:
@@ -290,7 +288,6 @@ class LifecycleMixin(ControllerBase):
             # what it was given stays on the job (scontrol's TRES shows all of it)
             job.units = self.plugins.select_job_resources(job, self.cluster)
         self.plugins.select_job_resized(job, gone, self.cluster)
-        self._changes.changed(self.cluster.mask_of(gone))
         self._apply(self.plugins.sched_gang_job_resized(job, self.cluster))
         self._pass_at_time(self.now)  # as for a release at the job's end
 
@@ -311,7 +308,6 @@ class LifecycleMixin(ControllerBase):
         if job.gres_alloc:
             job.gres_alloc = ()  # a requeued job's last GPUs: select chooses anew
         self.plugins.select_job_begin(job, self.cluster)
-        self._changes.changed(self.cluster.mask_of(job.nodes))
         if job.request.gres_request is not None:
             job.gres_alloc = self.plugins.select_job_gres(job, self.cluster)
         if self._limits is not None:
@@ -360,14 +356,12 @@ class LifecycleMixin(ControllerBase):
         self._cancel_limit(job.job_id)
         self.executor.suspend(job)
         self.plugins.select_job_suspend(job, indefinite, self.cluster)
-        self._changes.changed(self.cluster.mask_of(job.nodes))
 
     def _resume(self, job: Job, *, indefinite: bool) -> None:
         job.suspend_time = self.now
         self._set_state(job, _RUNNING)
         self.executor.resume(job)
         self.plugins.select_job_resume(job, indefinite, self.cluster)
-        self._changes.changed(self.cluster.mask_of(job.nodes))
         self._arm_limit(job)
 
     def _apply(self, decision: GangDecision) -> None:

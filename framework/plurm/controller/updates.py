@@ -35,9 +35,6 @@ class UpdatesMixin(ControllerBase):
         except TypeError as error:
             raise RequestError(f"Invalid partition update: {error}") from None
         self.cluster.partitions[name] = updated
-        # select may read any partition's settings (OverSubscribe, tiers): no BUSY answer
-        # holds across the update (busy.py)
-        self._changes.changed(-1)
         self._check_preemption()
         self.plugins.select_reconfigure(self.cluster)
         self._gang_scan()
